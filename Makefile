@@ -1,0 +1,32 @@
+# knowmind — the front door. `make run` and `make test` are all a newcomer needs.
+DGRAPH_VERSION := v25.2.0
+DGRAPH := bin/dgraph
+GO ?= go
+
+.PHONY: run test bench dgraph build clean-data lint
+
+## run: build what is missing and start the service with its own local Dgraph
+run: $(DGRAPH) build
+	bin/knowmind serve $(ARGS)
+
+## test: all tests (starts throwaway Dgraph processes on loopback)
+test: $(DGRAPH)
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 20m ./...
+
+## bench: Go benchmarks (see README "Benchmarks" for workloads)
+bench: $(DGRAPH)
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+## build: the service binary
+build:
+	$(GO) build -o bin/knowmind ./cmd/knowmind
+
+## dgraph: build Dgraph $(DGRAPH_VERSION) from the Go module proxy (cached)
+dgraph: $(DGRAPH)
+$(DGRAPH): deploy/dgraph/go.mod deploy/dgraph/tools.go
+	cd deploy/dgraph && $(GO) build -o ../../$(DGRAPH) github.com/dgraph-io/dgraph/v25/dgraph
+	@touch $(DGRAPH)
+
+clean-data:
+	rm -rf data

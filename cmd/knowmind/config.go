@@ -1,0 +1,111 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of the service, filled from flags with environment
+// variables as defaults (KNOWMIND_<FLAG>, dashes as underscores).
+type Config struct {
+	Addr             string        // HTTP listen address
+	DataDir          string        // managed Dgraph data, secrets
+	Dgraph           []string      // external alphas (gRPC); empty = managed local Dgraph
+	DgraphHTTP       []string      // their HTTP addresses, if not gRPC port - 1000
+	DgraphUser       string        // guardian user of an external cluster
+	DgraphPassword   string        // guardian password of an external cluster
+	DgraphBin        string        // dgraph binary for the managed mode
+	DgraphPortOffset int           // managed mode port offset
+	DgraphCacheMB    int           // managed alpha cache bound
+	Secret           string        // service secret (derives namespace passwords); default: data-dir/secrets/service-secret
+	ShapesDir        string        // extra shape files
+	AllowedOrigins   []string      // browser origins allowed to call the MCP endpoint
+	PublicURL        string        // external base URL (for resource metadata)
+	Embedder         string        // hash | hugot | openai
+	ModelDir         string        // hugot model folder
+	EmbedURL         string        // openai-compatible base URL
+	EmbedModel       string        // model name for the openai provider
+	RerankerDir      string        // hugot cross-encoder folder (optional)
+	JWTSecret        string        // HS256 secret for JWT bearer tokens (optional)
+	JWTPublicKeys    string        // PEM file of RS256/ES256 keys (optional)
+	JWTAudience      string        // required aud claim for JWTs
+	RateLimit        float64       // requests per second per token
+	RateBurst        int           // burst per token
+	ShutdownTimeout  time.Duration // graceful HTTP shutdown
+	LogLevel         string
+}
+
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv("KNOWMIND_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))); ok {
+		return v
+	}
+	return def
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parseServeFlags fills Config from args and the environment.
+func parseServeFlags(args []string) (Config, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var c Config
+	var dgraph, dgraphHTTP, origins string
+	fs.StringVar(&c.Addr, "addr", envOr("addr", "127.0.0.1:8765"), "HTTP listen address (env KNOWMIND_ADDR)")
+	fs.StringVar(&c.DataDir, "data-dir", envOr("data-dir", "./data"), "data directory: managed Dgraph and secrets (env KNOWMIND_DATA_DIR)")
+	fs.StringVar(&dgraph, "dgraph", envOr("dgraph", ""), "external Dgraph alphas host:9080[,host:9080...]; empty = start a local Dgraph (env KNOWMIND_DGRAPH)")
+	fs.StringVar(&dgraphHTTP, "dgraph-http", envOr("dgraph-http", ""), "HTTP addresses of the alphas, if not gRPC port - 1000 (env KNOWMIND_DGRAPH_HTTP)")
+	fs.StringVar(&c.DgraphUser, "dgraph-user", envOr("dgraph-user", "groot"), "guardian user of an external cluster (env KNOWMIND_DGRAPH_USER)")
+	fs.StringVar(&c.DgraphPassword, "dgraph-password", envOr("dgraph-password", ""), "guardian password of an external cluster (env KNOWMIND_DGRAPH_PASSWORD)")
+	fs.StringVar(&c.DgraphBin, "dgraph-bin", envOr("dgraph-bin", ""), "dgraph binary for the managed mode (env KNOWMIND_DGRAPH_BIN; default ./bin/dgraph)")
+	fs.IntVar(&c.DgraphPortOffset, "dgraph-port-offset", atoiOr(envOr("dgraph-port-offset", ""), 100), "port offset of the managed Dgraph (zero 5180/6180, alpha 7180/8180/9180 at 100)")
+	fs.IntVar(&c.DgraphCacheMB, "dgraph-cache-mb", atoiOr(envOr("dgraph-cache-mb", ""), 512), "cache bound of the managed alpha in MB")
+	fs.StringVar(&c.Secret, "secret", envOr("secret", ""), "service secret (env KNOWMIND_SECRET; default: generated in data-dir/secrets)")
+	fs.StringVar(&c.ShapesDir, "shapes-dir", envOr("shapes-dir", ""), "directory of extra relation shape files (env KNOWMIND_SHAPES_DIR)")
+	fs.StringVar(&origins, "allowed-origins", envOr("allowed-origins", ""), "comma-separated browser origins allowed to call /mcp (env KNOWMIND_ALLOWED_ORIGINS)")
+	fs.StringVar(&c.PublicURL, "public-url", envOr("public-url", ""), "external base URL, e.g. https://knowmind.example (env KNOWMIND_PUBLIC_URL)")
+	fs.StringVar(&c.Embedder, "embedder", envOr("embedder", "hash"), "embedding provider: hash (built-in, offline), hugot, openai (env KNOWMIND_EMBEDDER)")
+	fs.StringVar(&c.ModelDir, "model-dir", envOr("model-dir", ""), "model folder for --embedder hugot (env KNOWMIND_MODEL_DIR)")
+	fs.StringVar(&c.EmbedURL, "embed-url", envOr("embed-url", ""), "base URL of an OpenAI-compatible embeddings server (env KNOWMIND_EMBED_URL)")
+	fs.StringVar(&c.EmbedModel, "embed-model", envOr("embed-model", ""), "model name for --embedder openai (env KNOWMIND_EMBED_MODEL)")
+	fs.StringVar(&c.RerankerDir, "reranker-dir", envOr("reranker-dir", ""), "cross-encoder model folder for reranking (env KNOWMIND_RERANKER_DIR)")
+	fs.StringVar(&c.JWTSecret, "jwt-secret", envOr("jwt-secret", ""), "HS256 secret for JWT bearer tokens (env KNOWMIND_JWT_SECRET)")
+	fs.StringVar(&c.JWTPublicKeys, "jwt-public-keys", envOr("jwt-public-keys", ""), "PEM file with RS256/ES256 public keys for JWTs (env KNOWMIND_JWT_PUBLIC_KEYS)")
+	fs.StringVar(&c.JWTAudience, "jwt-audience", envOr("jwt-audience", "knowmind"), "required aud claim of JWTs (env KNOWMIND_JWT_AUDIENCE)")
+	fs.Float64Var(&c.RateLimit, "rate-limit", atofOr(envOr("rate-limit", ""), 20), "requests per second per token (env KNOWMIND_RATE_LIMIT)")
+	fs.IntVar(&c.RateBurst, "rate-burst", atoiOr(envOr("rate-burst", ""), 40), "request burst per token (env KNOWMIND_RATE_BURST)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "graceful shutdown timeout")
+	fs.StringVar(&c.LogLevel, "log-level", envOr("log-level", "info"), "debug, info, warn, error (env KNOWMIND_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	c.Dgraph, c.DgraphHTTP, c.AllowedOrigins = splitList(dgraph), splitList(dgraphHTTP), splitList(origins)
+	return c, nil
+}
+
+func atoiOr(s string, def int) int {
+	if v, err := strconv.Atoi(s); err == nil {
+		return v
+	}
+	return def
+}
+
+func atofOr(s string, def float64) float64 {
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/localdgraph"
+	"github.com/knowmind/knowmind/shapes"
+)
+
+// backend is an open graph client and, in managed mode, the local Dgraph
+// this process started (nil when it uses an external or already running one).
+type backend struct {
+	client  *graph.Client
+	cluster *localdgraph.Cluster
+	shapes  *shapes.Set
+}
+
+func (b *backend) Close() {
+	if b.client != nil {
+		b.client.Close()
+	}
+	if b.cluster != nil {
+		b.cluster.Stop()
+	}
+}
+
+// openBackend connects to Dgraph: the configured external cluster, or the
+// managed local one under data-dir (started here unless this data dir's
+// Dgraph is already running, e.g. for `knowmind token` beside `serve`).
+func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, error) {
+	set, err := shapes.Load(cfg.ShapesDir)
+	if err != nil {
+		return nil, err
+	}
+	b := &backend{shapes: set}
+	secretsDir := filepath.Join(cfg.DataDir, "secrets")
+	secret := []byte(cfg.Secret)
+	if len(secret) == 0 {
+		s, err := readOrCreateSecret(filepath.Join(secretsDir, "service-secret"))
+		if err != nil {
+			return nil, err
+		}
+		secret = s
+	}
+	gcfg := graph.Config{
+		Alphas: cfg.Dgraph, AlphasHTTP: cfg.DgraphHTTP,
+		User: cfg.DgraphUser, Password: cfg.DgraphPassword,
+		Secret: secret, Relations: set.Names(), Logger: log,
+	}
+	if len(cfg.Dgraph) > 0 {
+		b.client, err = graph.Open(ctx, gcfg)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+
+	// Managed mode.
+	aclSecret := filepath.Join(secretsDir, "acl-secret")
+	if _, err := readOrCreateSecret(aclSecret); err != nil {
+		return nil, err
+	}
+	alpha := "127.0.0.1:" + strconv.Itoa(9080+cfg.DgraphPortOffset)
+	alphaHTTP := "127.0.0.1:" + strconv.Itoa(8080+cfg.DgraphPortOffset)
+	if !portOpen(alpha) {
+		b.cluster, err = localdgraph.Start(ctx, localdgraph.Config{
+			Binary: cfg.DgraphBin, DataDir: filepath.Join(cfg.DataDir, "dgraph"),
+			PortOffset: cfg.DgraphPortOffset, ACLSecretFile: aclSecret,
+			CacheMB: cfg.DgraphCacheMB, Logger: log,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	gcfg.Alphas, gcfg.AlphasHTTP = []string{alpha}, []string{alphaHTTP}
+	gcfg.User = "groot"
+	if b.client, err = openManaged(ctx, gcfg, secretsDir, log); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// openManaged logs in as guardian with the password kept in
+// secrets/guardian-password. On the very first start Dgraph still has its
+// well-known default; it is replaced by a random one, written to
+// guardian-password.new before the change and renamed after, so a crash in
+// between cannot lock us out.
+func openManaged(ctx context.Context, gcfg graph.Config, secretsDir string, log *slog.Logger) (*graph.Client, error) {
+	cur := filepath.Join(secretsDir, "guardian-password")
+	next := cur + ".new"
+	var tried []string
+	for _, f := range []string{cur, next} {
+		pw, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		gcfg.Password = strings.TrimSpace(string(pw))
+		c, err := graph.Open(ctx, gcfg)
+		if err == nil {
+			if f == next {
+				_ = os.Rename(next, cur)
+			}
+			return c, nil
+		}
+		tried = append(tried, f)
+	}
+	gcfg.Password = "password"
+	c, err := graph.Open(ctx, gcfg)
+	if err != nil {
+		if len(tried) > 0 {
+			return nil, fmt.Errorf("guardian login failed with %v and with the default password: %w", tried, err)
+		}
+		return nil, err
+	}
+	pw := make([]byte, 24)
+	rand.Read(pw)
+	newPW := hex.EncodeToString(pw)
+	if err := os.WriteFile(next, []byte(newPW), 0o600); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.SetGuardianPassword(ctx, newPW); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := os.Rename(next, cur); err != nil {
+		c.Close()
+		return nil, err
+	}
+	log.Info("managed Dgraph: guardian password set", "file", cur)
+	return c, nil
+}
+
+func readOrCreateSecret(path string) ([]byte, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		return b, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	s := []byte(hex.EncodeToString(b))
+	if err := os.WriteFile(path, s, 0o600); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func portOpen(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}

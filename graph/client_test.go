@@ -1,0 +1,96 @@
+package graph_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/dgraph-io/dgo/v240/protos/api"
+
+	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/schema"
+)
+
+func TestMain(m *testing.M) { dgraphtest.Main(m, []string{"RELATES_TO"}) }
+
+func TestTenantsAreSeparateNamespaces(t *testing.T) {
+	ctx := context.Background()
+	a := dgraphtest.NewTenant(t)
+	b := dgraphtest.NewTenant(t)
+	if a.Namespace == b.Namespace || a.Namespace == 0 {
+		t.Fatalf("namespaces: a=%d b=%d", a.Namespace, b.Namespace)
+	}
+	_, err := a.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true,
+		SetNquads: []byte(`_:m <Memory.title> "secret of a" .`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(ten *graph.Tenant) int {
+		resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ q(func: has(Memory.title)) { count(uid) } }`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct{ Q []struct{ Count int } }
+		json.Unmarshal(resp.Json, &out)
+		if len(out.Q) == 0 {
+			return 0
+		}
+		return out.Q[0].Count
+	}
+	if got := count(a); got != 1 {
+		t.Errorf("tenant a sees %d memories, want 1", got)
+	}
+	if got := count(b); got != 0 {
+		t.Errorf("tenant b sees %d memories of tenant a, want 0", got)
+	}
+}
+
+func TestSchemaVersionRecordedAndRelationPredicate(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	v, err := graph.SchemaVersion(ctx, ten.DG())
+	if err != nil || v != schema.Version {
+		t.Fatalf("schema version = %d, %v; want %d", v, err, schema.Version)
+	}
+	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `schema(pred: [RELATES_TO]) { reverse count }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Schema []struct {
+			Predicate string
+			Reverse   bool
+			Count     bool
+		}
+	}
+	json.Unmarshal(resp.Json, &out)
+	if len(out.Schema) != 1 || !out.Schema[0].Reverse || !out.Schema[0].Count {
+		t.Fatalf("RELATES_TO schema = %s", resp.Json)
+	}
+}
+
+func TestTenantReopenFindsSameNamespace(t *testing.T) {
+	ctx := context.Background()
+	env := dgraphtest.Shared(t)
+	name := dgraphtest.TenantName(t)
+	first, err := env.Client.Tenant(ctx, name, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	again, err := other.Tenant(ctx, name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Namespace != first.Namespace {
+		t.Fatalf("reopened tenant in namespace %d, want %d", again.Namespace, first.Namespace)
+	}
+	if _, err := other.Tenant(ctx, "no-such-tenant", false); err == nil {
+		t.Fatal("unknown tenant without create: want error")
+	}
+}

@@ -1,0 +1,23 @@
+// Package schema holds knowmind's Dgraph schema as DQL files, embedded into
+// the binary and applied idempotently at start by package graph.
+//
+// tenant.dql is applied in every tenant namespace, galaxy.dql in the default
+// namespace that holds tenants and tokens. Bump Version whenever a file
+// changes so graph can record it and a later version can migrate.
+package schema
+
+import _ "embed"
+
+// Version of the schema; recorded as Meta.schema_version in each namespace.
+const Version = 1
+
+// Tenant is the DQL schema of a tenant namespace (without relation predicates,
+// which come from shapes/).
+//
+//go:embed tenant.dql
+var Tenant string
+
+// Galaxy is the DQL schema of the default namespace.
+//
+//go:embed galaxy.dql
+var Galaxy string
