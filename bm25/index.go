@@ -1,0 +1,215 @@
+package bm25
+
+import (
+	"iter"
+	"slices"
+	"sync"
+)
+
+// Index keeps BM25's corpus statistics correct per tenant and language while documents come and
+// go. It stores no text: per document only its language, its length and the ids of its distinct
+// terms, which is exactly what Remove needs to undo Add.
+//
+// Memory: per document about 100 bytes (map slot, id string, entry) plus 4 bytes per distinct
+// term in it; per distinct term of a corpus one vocabulary entry (the term's bytes + ~70 B).
+// TestIndexMemoryPerDoc measures 270 B/doc, 27 MB in all, for 100k docs of 40 tokens (30
+// distinct) over a 50k-term vocabulary: the statistics cost a fraction of the texts' size.
+//
+// Corpora are keyed by the language tag as stored ("de", "en", "" for untagged): Dgraph keeps
+// pred@en and untagged pred apart, and anyoftext searches one of them, so their statistics are
+// kept apart too even though both are analysed as English.
+//
+// The zero value is ready to use; all methods are safe for concurrent use.
+type Index struct {
+	mu      sync.RWMutex
+	tenants map[string]*tenantIndex
+}
+
+type tenantIndex struct {
+	docs    map[string]docEntry
+	corpora map[string]*corpus
+}
+
+type docEntry struct {
+	lang   string   // the corpus key; shares its bytes with the map key
+	length uint32   // tokens, repeats included
+	terms  []uint32 // distinct term ids in the corpus vocabulary
+}
+
+// corpus interns terms as uint32 ids so each document stores 4 bytes per distinct term instead
+// of a string header per term.
+type corpus struct {
+	docs     int64
+	totalLen int64
+	ids      map[string]uint32
+	terms    []string // id → term, "" when the id is free
+	df       []int64  // id → document frequency
+	free     []uint32 // ids whose df fell to 0, reused before the vocabulary grows
+}
+
+// Source is one stored text for Rebuild: the caller's id, its language tag and its raw text.
+type Source struct {
+	ID, Lang, Text string
+}
+
+// Add records document id of tenant with its analysed tokens (Analyze(lang, text)). Adding an id
+// that is already there replaces it, so an update is one Add.
+func (ix *Index) Add(tenant, id, lang string, tokens []string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.tenants == nil {
+		ix.tenants = map[string]*tenantIndex{}
+	}
+	t := ix.tenants[tenant]
+	if t == nil {
+		t = newTenantIndex()
+		ix.tenants[tenant] = t
+	}
+	t.add(id, lang, tokens)
+}
+
+// Remove forgets document id of tenant; removing an unknown id does nothing.
+func (ix *Index) Remove(tenant, id string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	t := ix.tenants[tenant]
+	if t == nil {
+		return
+	}
+	t.remove(id)
+	if len(t.docs) == 0 {
+		delete(ix.tenants, tenant)
+	}
+}
+
+// Stats returns the statistics of tenant's corpus in language lang. With terms, DF holds only
+// those terms (the ones a query needs; absent means 0) — the cheap call for ranking. Without,
+// DF is a full copy of the vocabulary. The result is a snapshot the caller owns.
+func (ix *Index) Stats(tenant, lang string, terms ...string) Stats {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	st := Stats{DF: map[string]int64{}}
+	t := ix.tenants[tenant]
+	if t == nil {
+		return st
+	}
+	c := t.corpora[lang]
+	if c == nil {
+		return st
+	}
+	st.Docs, st.TotalLen = c.docs, c.totalLen
+	if len(terms) == 0 {
+		for term, id := range c.ids {
+			st.DF[term] = c.df[id]
+		}
+		return st
+	}
+	for _, term := range terms {
+		if id, ok := c.ids[term]; ok {
+			st.DF[term] = c.df[id]
+		}
+	}
+	return st
+}
+
+// Len returns the number of documents held for tenant, all languages together.
+func (ix *Index) Len(tenant string) int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if t := ix.tenants[tenant]; t != nil {
+		return len(t.docs)
+	}
+	return 0
+}
+
+// Rebuild replaces everything held for tenant with the documents docs yields, analysing each
+// text with Analyze. It builds the new statistics without holding the lock and swaps them in at
+// the end, so queries keep being answered from the old ones meanwhile; an Add or Remove for the
+// same tenant that lands during a rebuild is lost, so rebuild before serving writes (at startup,
+// from a full scan).
+func (ix *Index) Rebuild(tenant string, docs iter.Seq[Source]) {
+	t := newTenantIndex()
+	for d := range docs {
+		t.add(d.ID, d.Lang, Analyze(d.Lang, d.Text))
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.tenants == nil {
+		ix.tenants = map[string]*tenantIndex{}
+	}
+	if len(t.docs) == 0 {
+		delete(ix.tenants, tenant)
+		return
+	}
+	ix.tenants[tenant] = t
+}
+
+func newTenantIndex() *tenantIndex {
+	return &tenantIndex{docs: map[string]docEntry{}, corpora: map[string]*corpus{}}
+}
+
+func (t *tenantIndex) add(id, lang string, tokens []string) {
+	t.remove(id)
+	c := t.corpora[lang]
+	if c == nil {
+		c = &corpus{ids: map[string]uint32{}}
+		t.corpora[lang] = c
+	}
+	distinct := slices.Clone(tokens)
+	slices.Sort(distinct)
+	distinct = slices.Compact(distinct)
+	ids := make([]uint32, len(distinct))
+	for i, term := range distinct {
+		ids[i] = c.intern(term)
+		c.df[ids[i]]++
+	}
+	c.docs++
+	c.totalLen += int64(len(tokens))
+	for key := range t.corpora {
+		if key == lang {
+			lang = key // share the key's bytes instead of keeping the caller's copy
+			break
+		}
+	}
+	t.docs[id] = docEntry{lang: lang, length: uint32(len(tokens)), terms: ids}
+}
+
+func (t *tenantIndex) remove(id string) {
+	e, ok := t.docs[id]
+	if !ok {
+		return
+	}
+	delete(t.docs, id)
+	c := t.corpora[e.lang]
+	c.docs--
+	c.totalLen -= int64(e.length)
+	for _, tid := range e.terms {
+		c.df[tid]--
+		if c.df[tid] == 0 {
+			delete(c.ids, c.terms[tid])
+			c.terms[tid] = ""
+			c.free = append(c.free, tid)
+		}
+	}
+	if c.docs == 0 {
+		delete(t.corpora, e.lang)
+	}
+}
+
+func (c *corpus) intern(term string) uint32 {
+	if id, ok := c.ids[term]; ok {
+		return id
+	}
+	var id uint32
+	if n := len(c.free); n > 0 {
+		id = c.free[n-1]
+		c.free = c.free[:n-1]
+		c.terms[id] = term
+	} else {
+		id = uint32(len(c.terms))
+		c.terms = append(c.terms, term)
+		c.df = append(c.df, 0)
+	}
+	c.ids[term] = id
+	return id
+}

@@ -1,0 +1,209 @@
+package bm25
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+)
+
+func wantStats(t *testing.T, ix *Index, tenant, lang string, want Stats) {
+	t.Helper()
+	got := ix.Stats(tenant, lang)
+	if got.Docs != want.Docs || got.TotalLen != want.TotalLen || !maps.Equal(got.DF, want.DF) {
+		t.Errorf("Stats(%q, %q) = %+v, want %+v", tenant, lang, got, want)
+	}
+}
+
+func TestIndexAddRemoveReAdd(t *testing.T) {
+	var ix Index
+	ix.Add("t1", "m1", "de", Analyze("de", "Die Einarbeitung dauert"))   // einarbeitung dauert
+	ix.Add("t1", "m2", "de", Analyze("de", "Einarbeitungen und Urlaub")) // einarbeitung urlaub
+	ix.Add("t1", "m3", "en", Analyze("en", "onboarding takes time"))     // onboard take time
+	ix.Add("t2", "m1", "de", Analyze("de", "Urlaub"))                    // other tenant, same id
+
+	wantStats(t, &ix, "t1", "de", Stats{Docs: 2, TotalLen: 4, DF: map[string]int64{"einarbeitung": 2, "dauert": 1, "urlaub": 1}})
+	wantStats(t, &ix, "t1", "en", Stats{Docs: 1, TotalLen: 3, DF: map[string]int64{"onboard": 1, "take": 1, "time": 1}})
+	wantStats(t, &ix, "t2", "de", Stats{Docs: 1, TotalLen: 1, DF: map[string]int64{"urlaub": 1}})
+
+	ix.Remove("t1", "m1")
+	wantStats(t, &ix, "t1", "de", Stats{Docs: 1, TotalLen: 2, DF: map[string]int64{"einarbeitung": 1, "urlaub": 1}})
+	ix.Remove("t1", "m1") // twice: nothing changes
+	ix.Remove("t1", "nope")
+	wantStats(t, &ix, "t1", "de", Stats{Docs: 1, TotalLen: 2, DF: map[string]int64{"einarbeitung": 1, "urlaub": 1}})
+
+	ix.Add("t1", "m1", "de", Analyze("de", "Die Einarbeitung dauert"))
+	wantStats(t, &ix, "t1", "de", Stats{Docs: 2, TotalLen: 4, DF: map[string]int64{"einarbeitung": 2, "dauert": 1, "urlaub": 1}})
+
+	// Adding an existing id replaces it, even across languages.
+	ix.Add("t1", "m2", "en", Analyze("en", "holiday holiday"))
+	wantStats(t, &ix, "t1", "de", Stats{Docs: 1, TotalLen: 2, DF: map[string]int64{"einarbeitung": 1, "dauert": 1}})
+	wantStats(t, &ix, "t1", "en", Stats{Docs: 2, TotalLen: 5, DF: map[string]int64{"onboard": 1, "take": 1, "time": 1, "holidai": 1}})
+
+	// Removing everything leaves empty statistics and the other tenant alone.
+	for _, id := range []string{"m1", "m2", "m3"} {
+		ix.Remove("t1", id)
+	}
+	wantStats(t, &ix, "t1", "de", Stats{DF: map[string]int64{}})
+	wantStats(t, &ix, "t1", "en", Stats{DF: map[string]int64{}})
+	if ix.Len("t1") != 0 || ix.Len("t2") != 1 {
+		t.Errorf("Len t1 = %d, t2 = %d; want 0, 1", ix.Len("t1"), ix.Len("t2"))
+	}
+	wantStats(t, &ix, "t2", "de", Stats{Docs: 1, TotalLen: 1, DF: map[string]int64{"urlaub": 1}})
+}
+
+func TestIndexUntaggedAndEnglishAreSeparateCorpora(t *testing.T) {
+	var ix Index
+	ix.Add("t", "a", "", Analyze("", "support group"))
+	ix.Add("t", "b", "en", Analyze("en", "support"))
+	wantStats(t, &ix, "t", "", Stats{Docs: 1, TotalLen: 2, DF: map[string]int64{"support": 1, "group": 1}})
+	wantStats(t, &ix, "t", "en", Stats{Docs: 1, TotalLen: 1, DF: map[string]int64{"support": 1}})
+}
+
+func TestIndexStatsForQueryTerms(t *testing.T) {
+	var ix Index
+	ix.Add("t", "a", "de", []string{"x", "y"})
+	ix.Add("t", "b", "de", []string{"x"})
+	got := ix.Stats("t", "de", "x", "unknown")
+	if got.Docs != 2 || got.TotalLen != 3 || !maps.Equal(got.DF, map[string]int64{"x": 2}) {
+		t.Errorf("Stats for terms = %+v", got)
+	}
+}
+
+func TestIndexRebuildEqualsIncremental(t *testing.T) {
+	texts := []Source{
+		{ID: "1", Lang: "de", Text: "Die Einarbeitung der neuen Kollegin"},
+		{ID: "2", Lang: "de", Text: "Einarbeitungen dauern"},
+		{ID: "3", Lang: "en", Text: "Caroline went to the support group"},
+		{ID: "4", Lang: "", Text: "untagged support"},
+	}
+	var incremental, rebuilt Index
+	for _, s := range texts {
+		incremental.Add("t", s.ID, s.Lang, Analyze(s.Lang, s.Text))
+	}
+	rebuilt.Add("t", "stale", "de", []string{"weg"})
+	rebuilt.Rebuild("t", slices.Values(texts))
+	for _, lang := range []string{"de", "en", ""} {
+		wantStats(t, &rebuilt, "t", lang, incremental.Stats("t", lang))
+	}
+	if rebuilt.Len("t") != 4 {
+		t.Errorf("Len after rebuild = %d, want 4", rebuilt.Len("t"))
+	}
+}
+
+// TestIndexRandomOps checks the incremental statistics against a recount from scratch after a
+// long random sequence of adds, replaces and removes (which also reuses freed term ids).
+func TestIndexRandomOps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	live := map[string][]string{}
+	var ix Index
+	for range 5000 {
+		id := fmt.Sprint(rng.IntN(50))
+		if rng.IntN(3) == 0 {
+			ix.Remove("t", id)
+			delete(live, id)
+			continue
+		}
+		tokens := make([]string, 1+rng.IntN(6))
+		for i := range tokens {
+			tokens[i] = vocab[rng.IntN(len(vocab))] + fmt.Sprint(rng.IntN(3))
+		}
+		ix.Add("t", id, "de", tokens)
+		live[id] = tokens
+	}
+	want := Stats{DF: map[string]int64{}}
+	for _, tokens := range live {
+		want.Docs++
+		want.TotalLen += int64(len(tokens))
+		distinct := slices.Compact(slices.Sorted(slices.Values(tokens)))
+		for _, tok := range distinct {
+			want.DF[tok]++
+		}
+	}
+	wantStats(t, &ix, "t", "de", want)
+}
+
+func TestIndexConcurrent(t *testing.T) {
+	var ix Index
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			tenant := fmt.Sprint("t", w%2)
+			for i := range 500 {
+				id := fmt.Sprint(w, "-", i%20)
+				ix.Add(tenant, id, "en", []string{"x", fmt.Sprint("y", i%7)})
+				_ = ix.Stats(tenant, "en", "x")
+				if i%3 == 0 {
+					ix.Remove(tenant, id)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, tenant := range []string{"t0", "t1"} {
+		st := ix.Stats(tenant, "en", "x")
+		if st.Docs != int64(ix.Len(tenant)) || st.DF["x"] != st.Docs || st.TotalLen != 2*st.Docs {
+			t.Errorf("%s: %+v with %d docs", tenant, st, ix.Len(tenant))
+		}
+	}
+}
+
+// TestIndexMemoryPerDoc measures what the doc comment on Index promises: 100k docs of 40 tokens
+// (30 distinct) drawn from a 50k-term vocabulary.
+func TestIndexMemoryPerDoc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates ~100 MB")
+	}
+	const docs, vocab = 100_000, 50_000
+	terms := make([]string, vocab)
+	for i := range terms {
+		terms[i] = fmt.Sprintf("term%05d", i)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	tokens := make([]string, 40)
+	var ix Index
+	before := heapInUse()
+	for d := range docs {
+		for i := range 30 {
+			tokens[i] = terms[rng.IntN(vocab)]
+		}
+		copy(tokens[30:], tokens[:10]) // 10 repeats: ~30 distinct
+		ix.Add("tenant", fmt.Sprintf("0x%x", 0x10000+d), "de", tokens)
+	}
+	after := heapInUse()
+	runtime.KeepAlive(terms)
+	runtime.KeepAlive(&ix)
+	perDoc := float64(after-before) / docs
+	t.Logf("%d docs: %.1f MB, %.0f B/doc (vocabulary of %d terms included)", docs, float64(after-before)/1e6, perDoc, vocab)
+	if perDoc > 600 {
+		t.Errorf("%.0f B/doc, the Index doc comment promises about 250", perDoc)
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+func BenchmarkScore100Candidates(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	docs := make([]Doc, 100)
+	for i := range docs {
+		tokens := make([]string, 40)
+		for j := range tokens {
+			tokens[j] = fmt.Sprint("t", rng.IntN(2000))
+		}
+		docs[i] = Doc{ID: fmt.Sprint(i), Tokens: tokens}
+	}
+	st := Stats{Docs: 100_000, TotalLen: 4_000_000, DF: map[string]int64{"t1": 500, "t2": 50, "t3": 5}}
+	for b.Loop() {
+		Score([]string{"t1", "t2", "t3"}, docs, st, Params{})
+	}
+}

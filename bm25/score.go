@@ -1,0 +1,97 @@
+package bm25
+
+import (
+	"math"
+	"sort"
+)
+
+// Stats are the corpus statistics BM25 needs, for one tenant and one language: the number of
+// documents, the sum of their lengths in tokens, and each term's document frequency. DF may hold
+// only the query's terms.
+type Stats struct {
+	Docs     int64
+	TotalLen int64
+	DF       map[string]int64
+}
+
+// Doc is one candidate to score: its id and its analysed text (Analyze's output, repeats kept).
+type Doc struct {
+	ID     string
+	Tokens []string
+}
+
+// Scored is a candidate's id with its BM25 score.
+type Scored struct {
+	ID    string
+	Score float64
+}
+
+// Params are BM25's free parameters. The zero value means the usual defaults (K1 1.2, B 0.75),
+// so a caller that does not tune gets Lucene's behaviour.
+type Params struct {
+	K1 float64 // term-frequency saturation
+	B  float64 // length normalisation, 0 (none) … 1 (full)
+}
+
+// DefaultParams are Lucene's and Elasticsearch's defaults.
+var DefaultParams = Params{K1: 1.2, B: 0.75}
+
+// IDF is Lucene's BM25 inverse document frequency, ln(1 + (N − df + 0.5)/(df + 0.5)): the +1
+// keeps it positive even for a term in every document, so a matching term never lowers a score.
+func IDF(docs, df int64) float64 {
+	return math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// Score returns every doc with its BM25 score for query (analysed tokens), best first, ties by
+// id. A query term counts once however often it is repeated (anyoftext matches a set of terms,
+// too). Statistics that lag behind the candidates (a doc holds a term whose DF is 0, or the
+// corpus looks smaller than the candidate list) are clamped so that scores stay finite and
+// positive for matching terms.
+func Score(query []string, docs []Doc, st Stats, p Params) []Scored {
+	if p == (Params{}) {
+		p = DefaultParams
+	}
+	// Distinct query terms, each with its column in the per-doc tf counts.
+	column := make(map[string]int, len(query))
+	var terms []string
+	for _, t := range query {
+		if _, seen := column[t]; !seen {
+			column[t] = len(terms)
+			terms = append(terms, t)
+		}
+	}
+
+	n := max(st.Docs, int64(len(docs)), 1)
+	avgLen := float64(st.TotalLen) / float64(n)
+	if avgLen <= 0 {
+		avgLen = 1
+	}
+
+	tf := make([]int, len(terms))
+	out := make([]Scored, len(docs))
+	for i, d := range docs {
+		clear(tf)
+		for _, t := range d.Tokens {
+			if c, ok := column[t]; ok {
+				tf[c]++
+			}
+		}
+		norm := p.K1 * (1 - p.B + p.B*float64(len(d.Tokens))/avgLen)
+		var s float64
+		for c, f := range tf {
+			if f == 0 {
+				continue
+			}
+			df := min(max(st.DF[terms[c]], 1), n)
+			s += IDF(n, df) * float64(f) * (p.K1 + 1) / (float64(f) + norm)
+		}
+		out[i] = Scored{ID: d.ID, Score: s}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
