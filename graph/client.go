@@ -32,6 +32,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/schema"
+	"github.com/knowmind/knowmind/shapes"
 )
 
 // Config says how to reach Dgraph.
@@ -50,7 +51,21 @@ type Config struct {
 	// Relations are the relation predicates (from shapes) added to every
 	// tenant schema as [uid] @reverse @count.
 	Relations []string
-	Logger    *slog.Logger
+	// Embedder writes chunk vectors and embeds queries (see embed/).
+	Embedder Embedder
+	// Shapes validate relation types (see shapes/); nil = the default domain.
+	Shapes *shapes.Set
+	Logger *slog.Logger
+}
+
+// Embedder is what graph needs from an embedding provider (implemented by
+// package embed). Vectors must be L2-normalised.
+type Embedder interface {
+	ID() string       // recorded per tenant; a different id never mixes vectors
+	Provider() string // reported as embedding_provider
+	Dim() int
+	EmbedPassages(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
 }
 
 // Client is the service's handle on Dgraph.
@@ -72,6 +87,7 @@ type Tenant struct {
 	Name      string
 	Namespace uint64
 	dg        *dgo.Dgraph
+	c         *Client // embedder, shapes, logger
 }
 
 // DG returns the namespace-scoped Dgraph client.
@@ -92,6 +108,16 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	if len(cfg.Secret) == 0 {
 		return nil, errors.New("graph: a service secret is required to derive namespace credentials")
+	}
+	if cfg.Shapes == nil {
+		set, err := shapes.Default()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Shapes = set
+	}
+	if cfg.Relations == nil {
+		cfg.Relations = cfg.Shapes.Names()
 	}
 	c := &Client{cfg: cfg, log: cfg.Logger, tenants: map[string]*Tenant{}, http: &http.Client{Timeout: 30 * time.Second}}
 	for _, a := range cfg.Alphas {
@@ -191,7 +217,7 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 	if err := ApplyTenantSchema(ctx, dg, c.cfg.Relations); err != nil {
 		return nil, err
 	}
-	t = &Tenant{Name: name, Namespace: ns, dg: dg}
+	t = &Tenant{Name: name, Namespace: ns, dg: dg, c: c}
 	c.mu.Lock()
 	c.tenants[name] = t
 	c.mu.Unlock()

@@ -57,7 +57,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 	gcfg := graph.Config{
 		Alphas: cfg.Dgraph, AlphasHTTP: cfg.DgraphHTTP,
 		User: cfg.DgraphUser, Password: cfg.DgraphPassword,
-		Secret: secret, Relations: set.Names(), Logger: log,
+		Secret: secret, Relations: set.Names(), Shapes: set, Logger: log,
 	}
 	if len(cfg.Dgraph) > 0 {
 		b.client, err = graph.Open(ctx, gcfg)
