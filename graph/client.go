@@ -214,7 +214,13 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 	}); err != nil {
 		return nil, fmt.Errorf("login into namespace %d of tenant %q: %w", ns, name, err)
 	}
+	if err := checkReembed(ctx, name, dg); err != nil {
+		return nil, err
+	}
 	if err := ApplyTenantSchema(ctx, dg, c.cfg.Relations); err != nil {
+		return nil, err
+	}
+	if err := c.checkEmbedder(ctx, name, dg); err != nil {
 		return nil, err
 	}
 	t = &Tenant{Name: name, Namespace: ns, dg: dg, c: c}
