@@ -74,7 +74,11 @@ func TestEmbedderMismatchRefusedThenReembed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out struct{ S []struct{ Text string `json:"Chunk.text"` } }
+	var out struct {
+		S []struct {
+			Text string `json:"Chunk.text"`
+		}
+	}
 	json.Unmarshal(resp.Json, &out)
 	if len(out.S) != 1 || !strings.Contains(out.S[0].Text, "Tarif") {
 		t.Fatalf("vector search after reembed: %s", resp.Json)
