@@ -2,7 +2,9 @@ package main
 
 import (
 	"flag"
+
 	"fmt"
+	"github.com/knowmind/knowmind/embed"
 	"os"
 	"strconv"
 	"strings"
@@ -37,6 +39,9 @@ type Config struct {
 	RateBurst        int           // burst per token
 	ShutdownTimeout  time.Duration // graceful HTTP shutdown
 	LogLevel         string
+
+	embedder        embed.Embedder // built from the fields above by newEmbedder
+	skipTenantCheck bool           // reembed: do not refuse tenants on another embedder
 }
 
 func envOr(name, def string) string {

@@ -58,13 +58,14 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 		Alphas: cfg.Dgraph, AlphasHTTP: cfg.DgraphHTTP,
 		User: cfg.DgraphUser, Password: cfg.DgraphPassword,
 		Secret: secret, Relations: set.Names(), Shapes: set, Logger: log,
+		Embedder: cfg.embedder,
 	}
 	if len(cfg.Dgraph) > 0 {
 		b.client, err = graph.Open(ctx, gcfg)
 		if err != nil {
 			return nil, err
 		}
-		return b, nil
+		return b, b.checkTenants(ctx, cfg)
 	}
 
 	// Managed mode.
@@ -90,7 +91,20 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 		b.Close()
 		return nil, err
 	}
-	return b, nil
+	return b, b.checkTenants(ctx, cfg)
+}
+
+// checkTenants refuses to start on tenants whose vectors come from another
+// embedder (graph.Client.CheckTenants), unless reembed is about to fix them.
+func (b *backend) checkTenants(ctx context.Context, cfg Config) error {
+	if cfg.embedder == nil || cfg.skipTenantCheck {
+		return nil
+	}
+	if err := b.client.CheckTenants(ctx); err != nil {
+		b.Close()
+		return err
+	}
+	return nil
 }
 
 // openManaged logs in as guardian with the password kept in

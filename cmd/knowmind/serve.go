@@ -32,6 +32,13 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	log := newLogger(cfg.LogLevel)
+	e, err := newEmbedder(cfg)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	cfg.embedder = e
+	log.Info("embedder", "id", e.ID(), "provider", e.Provider(), "dim", e.Dim())
 	b, err := openBackend(ctx, cfg, log)
 	if err != nil {
 		return err
