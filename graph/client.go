@@ -87,7 +87,8 @@ type Tenant struct {
 	Name      string
 	Namespace uint64
 	dg        *dgo.Dgraph
-	c         *Client // embedder, shapes, logger
+	c         *Client   // embedder, shapes, logger
+	text      textIndex // BM25 corpus statistics for recall (textindex.go)
 }
 
 // DG returns the namespace-scoped Dgraph client.

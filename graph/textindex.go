@@ -1,0 +1,270 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/knowmind/knowmind/bm25"
+)
+
+// BM25 corpus statistics of a tenant, kept in this process.
+//
+// Dgraph's full-text index finds the chunks that share a term with a query but cannot rank
+// them; recall ranks them with BM25 (package bm25), which needs the corpus' document count,
+// total length and each term's document frequency. Those live here, per tenant, one corpus per
+// stored language tag ("de" for Chunk.text@de, "" for untagged English Chunk.text).
+//
+// What counts: every chunk of every memory with status indexed — superseded versions included,
+// since recall_at_time searches them; failed ingests and deleted memories not. A chunk is the
+// BM25 document, keyed "<Memory.id>#<Chunk.position>", so that the ingest code can report a
+// memory without knowing Dgraph's chunk uids.
+//
+// Lifecycle: the statistics of a tenant are built lazily by the first recall that needs them,
+// from a scan of the tenant's chunks (textIndex.load), and then kept current by the ingest
+// code, which calls indexText after committing a memory with status indexed and unindexText
+// after deleting memories. A hook call that arrives while the scan runs is queued and replayed
+// after it (Add and Remove are idempotent, so replaying one the scan already saw is harmless).
+//
+// Multi-replica caveat: the hooks only see writes made by this process. With several service
+// replicas on one Dgraph, each replica's statistics miss the others' writes until it restarts
+// (or the tenant's statistics are rebuilt, see Tenant.RebuildTextStats). BM25 degrades
+// gracefully under such drift — bm25.Score clamps unknown document frequencies — but the ranking
+// is then only approximately the one a single replica would compute. A deployment with several
+// replicas should rebuild periodically, or move these statistics into Dgraph.
+type textIndex struct {
+	mu       sync.Mutex
+	ix       bm25.Index
+	state    textState
+	ready    chan struct{} // closed when a load finishes (state loaded or failed)
+	pending  []textOp      // hook calls that arrived during a load
+	memories map[string][]string
+}
+
+type textState int
+
+const (
+	textUnloaded textState = iota
+	textLoading
+	textLoaded
+)
+
+// textOp is a queued hook call: add (chunks set) or remove (memory ids).
+type textOp struct {
+	memoryID string
+	lang     string
+	chunks   []textChunk
+	remove   []string
+}
+
+// textChunk is one chunk's searchable text as stored in Chunk.text(@de).
+type textChunk struct {
+	Position int
+	Text     string
+}
+
+// indexText records the chunks of a memory the caller has just committed with status indexed.
+// lang is the memory's language as stored: "de" for German (Chunk.text@de), anything else for
+// untagged English text. Call it after the commit, never for a failed ingest.
+func (t *Tenant) indexText(memoryID, lang string, chunks []textChunk) {
+	t.text.apply(t.Name, textOp{memoryID: memoryID, lang: storedTextLang(lang), chunks: chunks})
+}
+
+// unindexText forgets deleted memories. Call it after the delete is committed.
+func (t *Tenant) unindexText(memoryIDs ...string) {
+	if len(memoryIDs) > 0 {
+		t.text.apply(t.Name, textOp{remove: memoryIDs})
+	}
+}
+
+// storedTextLang is the language tag a memory's chunk text is stored under: "de" for German,
+// "" (untagged, English analysis) for everything else — the rule ingest writes by.
+func storedTextLang(lang string) string {
+	if lang == "de" {
+		return "de"
+	}
+	return ""
+}
+
+func textDocID(memoryID string, position int) string {
+	return memoryID + "#" + strconv.Itoa(position)
+}
+
+func (x *textIndex) apply(tenant string, op textOp) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	switch x.state {
+	case textUnloaded:
+		// Nothing to keep current yet: the first load scans what is committed, this included.
+	case textLoading:
+		x.pending = append(x.pending, op)
+	case textLoaded:
+		x.applyLocked(tenant, op)
+	}
+}
+
+func (x *textIndex) applyLocked(tenant string, op textOp) {
+	if x.memories == nil {
+		x.memories = map[string][]string{}
+	}
+	for _, id := range op.remove {
+		for _, doc := range x.memories[id] {
+			x.ix.Remove(tenant, doc)
+		}
+		delete(x.memories, id)
+	}
+	if op.memoryID == "" {
+		return
+	}
+	for _, doc := range x.memories[op.memoryID] {
+		x.ix.Remove(tenant, doc)
+	}
+	docs := make([]string, 0, len(op.chunks))
+	for _, c := range op.chunks {
+		doc := textDocID(op.memoryID, c.Position)
+		x.ix.Add(tenant, doc, op.lang, bm25.Analyze(op.lang, c.Text))
+		docs = append(docs, doc)
+	}
+	x.memories[op.memoryID] = docs
+}
+
+// stats returns the tenant's statistics for lang and the given query terms, loading them
+// first if this process has not yet.
+func (t *Tenant) textStats(ctx context.Context, lang string, terms []string) (bm25.Stats, error) {
+	if err := t.text.ensure(ctx, t); err != nil {
+		return bm25.Stats{}, err
+	}
+	return t.text.ix.Stats(t.Name, lang, terms...), nil
+}
+
+// RebuildTextStats rescans the tenant's chunks and replaces its BM25 statistics. Recall does
+// this by itself on first use; call it to pick up writes made by other replicas.
+func (t *Tenant) RebuildTextStats(ctx context.Context) error {
+	t.text.mu.Lock()
+	if t.text.state == textLoading {
+		ready := t.text.ready
+		t.text.mu.Unlock()
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		t.text.mu.Lock()
+	}
+	t.text.state = textUnloaded
+	t.text.mu.Unlock()
+	return t.text.ensure(ctx, t)
+}
+
+// ensure loads the statistics once; concurrent callers wait for the one load. A failed load
+// is not cached: the next recall tries again.
+func (x *textIndex) ensure(ctx context.Context, t *Tenant) error {
+	x.mu.Lock()
+	switch x.state {
+	case textLoaded:
+		x.mu.Unlock()
+		return nil
+	case textLoading:
+		ready := x.ready
+		x.mu.Unlock()
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return x.ensure(ctx, t)
+	}
+	x.state, x.ready, x.pending = textLoading, make(chan struct{}), nil
+	ready := x.ready
+	x.mu.Unlock()
+
+	// The load outlives a caller that gives up: other recalls wait for it.
+	docs, memories, err := scanTexts(context.WithoutCancel(ctx), t)
+
+	x.mu.Lock()
+	if err != nil {
+		x.state = textUnloaded
+		x.pending = nil
+	} else {
+		x.ix.Rebuild(t.Name, func(yield func(bm25.Source) bool) {
+			for _, d := range docs {
+				if !yield(d) {
+					return
+				}
+			}
+		})
+		x.memories = memories
+		x.state = textLoaded
+		for _, op := range x.pending {
+			x.applyLocked(t.Name, op)
+		}
+		x.pending = nil
+	}
+	close(ready)
+	x.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("load full-text statistics of tenant %q: %w", t.Name, err)
+	}
+	t.c.log.Info("bm25 statistics loaded", "tenant", t.Name, "chunks", len(docs), "memories", len(memories))
+	return nil
+}
+
+// scanPage is how many memories one scan query reads.
+const scanPage = 500
+
+// scanTextQuery reads one page of indexed memories with their chunk texts, in uid order.
+const scanTextQuery = `{
+  m(func: eq(Memory.status, "indexed"), first: %d%s) {
+    uid
+    Memory.id
+    Memory.chunks { p: Chunk.position  de: Chunk.text@de  en: Chunk.text }
+  }
+}`
+
+// scanTexts reads every chunk of the tenant's indexed memories in pages.
+func scanTexts(ctx context.Context, t *Tenant) ([]bm25.Source, map[string][]string, error) {
+	var docs []bm25.Source
+	memories := map[string][]string{}
+	after := ""
+	for {
+		page := ""
+		if after != "" {
+			page = ", after: " + after
+		}
+		resp, err := t.dg.NewReadOnlyTxn().Query(ctx, fmt.Sprintf(scanTextQuery, scanPage, page))
+		if err != nil {
+			return nil, nil, fmt.Errorf("scan chunk texts: %w", err)
+		}
+		var out struct {
+			M []struct {
+				UID    string `json:"uid"`
+				ID     string `json:"Memory.id"`
+				Chunks []struct {
+					P  int    `json:"p"`
+					DE string `json:"de"`
+					EN string `json:"en"`
+				} `json:"Memory.chunks"`
+			} `json:"m"`
+		}
+		if err := json.Unmarshal(resp.Json, &out); err != nil {
+			return nil, nil, fmt.Errorf("scan chunk texts: %w", err)
+		}
+		for _, m := range out.M {
+			for _, c := range m.Chunks {
+				lang, text := "", c.EN
+				if c.DE != "" {
+					lang, text = "de", c.DE
+				}
+				doc := textDocID(m.ID, c.P)
+				docs = append(docs, bm25.Source{ID: doc, Lang: lang, Text: text})
+				memories[m.ID] = append(memories[m.ID], doc)
+			}
+		}
+		if len(out.M) < scanPage {
+			return docs, memories, nil
+		}
+		after = out.M[len(out.M)-1].UID
+	}
+}

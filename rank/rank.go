@@ -1,0 +1,180 @@
+// Package rank fuses the signals of a recall into one ranking: it folds chunk hits into the
+// memory they belong to, combines the text and vector rankings with reciprocal rank fusion,
+// and scores graph neighbours below the hits that reached them.
+//
+// It is pure computation on ids and numbers: it knows nothing of Dgraph, BM25 internals,
+// embedders or MCP. package graph feeds it what one recall query returned.
+//
+// Scores it produces lie in 0..1 and are monotone with the final rank (a higher rank never
+// has a lower score), so a client may threshold them.
+package rank
+
+import (
+	"cmp"
+	"slices"
+)
+
+// RRFK is reciprocal rank fusion's constant (Cormack et al. 2009): a hit at rank r (1-based)
+// contributes weight/(RRFK + r). 60 is the published value; it keeps one signal's rank 1 from
+// outweighing agreement of both signals a few ranks further down.
+const RRFK = 60
+
+// HopDecay is the factor applied per graph hop: a neighbour reached from a hit scored s is
+// scored s·HopDecay, two hops away s·HopDecay², … — always strictly below the hit that reached
+// it.
+const HopDecay = 0.5
+
+// Hit is one scored candidate; its ranking is the order of a []Hit.
+type Hit struct {
+	ID    string
+	Score float64
+	// Via is the id of the direct hit this one was reached from through the graph, "" for a
+	// direct hit; Hops is the distance from it (0 for a direct hit).
+	Via  string
+	Hops int
+}
+
+// Fold turns a ranking of chunks (best first) into a ranking of the memories they belong to:
+// a memory takes the rank of its best chunk, and best[memory] names that chunk. memoryOf maps a
+// chunk to its memory ("" = the chunk has no eligible memory and is dropped).
+func Fold(chunks []string, memoryOf func(chunk string) string) (memories []string, best map[string]string) {
+	best = map[string]string{}
+	for _, c := range chunks {
+		m := memoryOf(c)
+		if m == "" {
+			continue
+		}
+		if _, seen := best[m]; seen {
+			continue
+		}
+		best[m] = c
+		memories = append(memories, m)
+	}
+	return memories, best
+}
+
+// List is one signal's ranking of memories, best first, with its weight in the fusion.
+type List struct {
+	Weight float64
+	IDs    []string
+}
+
+// RRF fuses rankings by reciprocal rank fusion: score(m) = Σ_l w_l/(RRFK + rank_l(m)), summed
+// over the lists that hold m, divided by Σ_l w_l/(RRFK + 1) so that a memory ranked first by
+// every list scores exactly 1. The result is sorted best first; ties keep the order of the
+// first list that holds the tied ids, then id order, so rankings are deterministic.
+func RRF(lists ...List) []Hit {
+	var max float64
+	score := map[string]float64{}
+	firstSeen := map[string][2]int{} // list index, rank: the tie-breaker
+	for li, l := range lists {
+		if l.Weight <= 0 {
+			continue
+		}
+		max += l.Weight / (RRFK + 1)
+		for r, id := range l.IDs {
+			score[id] += l.Weight / float64(RRFK+r+1)
+			if _, ok := firstSeen[id]; !ok {
+				firstSeen[id] = [2]int{li, r}
+			}
+		}
+	}
+	out := make([]Hit, 0, len(score))
+	for id, s := range score {
+		out = append(out, Hit{ID: id, Score: min(s/max, 1)})
+	}
+	slices.SortFunc(out, func(a, b Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		fa, fb := firstSeen[a.ID], firstSeen[b.ID]
+		if c := cmp.Compare(fa[1], fb[1]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(fa[0], fb[0]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// Expand adds graph neighbours to direct hits. adjacent lists each node's neighbours (both edge
+// directions, as the caller traversed them). A node reached from a hit scored s over h edges
+// scores s·HopDecay^h; a node reachable several ways keeps its best score, and a direct hit
+// keeps its own score when that is higher. Paths longer than hops are not followed. The result
+// is sorted best first; among equal scores direct hits come first, then the input order.
+func Expand(direct []Hit, adjacent map[string][]string, hops int) []Hit {
+	byID := make(map[string]*Hit, len(direct))
+	order := make(map[string]int, len(direct))
+	out := make([]*Hit, 0, len(direct))
+	for _, h := range direct {
+		if _, dup := byID[h.ID]; dup {
+			continue
+		}
+		h := h
+		h.Via, h.Hops = "", 0
+		byID[h.ID] = &h
+		order[h.ID] = len(out)
+		out = append(out, &h)
+	}
+	// Breadth-first relaxation, one hop per round: the frontier holds the nodes whose score
+	// changed in the previous round, so each round extends paths by exactly one edge.
+	frontier := make([]string, 0, len(out))
+	for _, h := range out {
+		frontier = append(frontier, h.ID)
+	}
+	for hop := 1; hop <= hops && len(frontier) > 0; hop++ {
+		// Parents are read as they stood when the round began, so that a node improved in this
+		// round does not pass its new score on before the next one.
+		parents := make([]Hit, len(frontier))
+		for i, id := range frontier {
+			parents[i] = *byID[id]
+		}
+		var next []string
+		changed := map[string]bool{}
+		for _, parent := range parents {
+			from := parent.ID
+			s := parent.Score * HopDecay
+			if s <= 0 {
+				continue
+			}
+			origin := parent.Via
+			if origin == "" {
+				origin = parent.ID
+			}
+			for _, to := range adjacent[from] {
+				cur, ok := byID[to]
+				if ok && cur.Score >= s {
+					continue
+				}
+				if !ok {
+					cur = &Hit{ID: to}
+					byID[to] = cur
+					order[to] = len(out)
+					out = append(out, cur)
+				}
+				cur.Score, cur.Via, cur.Hops = s, origin, parent.Hops+1
+				if !changed[to] {
+					changed[to] = true
+					next = append(next, to)
+				}
+			}
+		}
+		frontier = next
+	}
+	res := make([]Hit, len(out))
+	for i, h := range out {
+		res[i] = *h
+	}
+	slices.SortStableFunc(res, func(a, b Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Hops, b.Hops); c != 0 {
+			return c
+		}
+		return cmp.Compare(order[a.ID], order[b.ID])
+	})
+	return res
+}

@@ -1,0 +1,116 @@
+package rank
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func ids(hits []Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
+}
+
+func TestFoldKeepsBestChunkPerMemory(t *testing.T) {
+	memOf := map[string]string{"c1": "A", "c2": "B", "c3": "A", "c4": "", "c5": "C"}
+	mems, best := Fold([]string{"c1", "c2", "c3", "c4", "c5"}, func(c string) string { return memOf[c] })
+	if !slices.Equal(mems, []string{"A", "B", "C"}) {
+		t.Fatalf("memories = %v", mems)
+	}
+	if best["A"] != "c1" || best["B"] != "c2" || best["C"] != "c5" {
+		t.Fatalf("best chunks = %v", best)
+	}
+}
+
+func TestRRF(t *testing.T) {
+	text := List{Weight: 1, IDs: []string{"A", "B", "C"}}
+	vec := List{Weight: 1, IDs: []string{"B", "D", "A"}}
+	hits := RRF(text, vec)
+	// B: 1/62+1/61, A: 1/61+1/63, D: 1/62, C: 1/63.
+	if got := ids(hits); !slices.Equal(got, []string{"B", "A", "D", "C"}) {
+		t.Fatalf("order = %v", got)
+	}
+	want := (1.0/62 + 1.0/61) / (2.0 / 61)
+	if math.Abs(hits[0].Score-want) > 1e-12 {
+		t.Fatalf("B score = %v, want %v", hits[0].Score, want)
+	}
+	// First in every list scores exactly 1.
+	top := RRF(List{1, []string{"X"}}, List{1, []string{"X"}})
+	if top[0].Score != 1 {
+		t.Fatalf("top score = %v", top[0].Score)
+	}
+	// A single list: rank 1 scores 1, scores fall with rank.
+	one := RRF(List{1, []string{"P", "Q"}})
+	if one[0].Score != 1 || !(one[1].Score < 1) {
+		t.Fatalf("single list scores = %v", one)
+	}
+	// A zero-weight list is ignored entirely.
+	if got := ids(RRF(List{1, []string{"P"}}, List{0, []string{"Z"}})); !slices.Equal(got, []string{"P"}) {
+		t.Fatalf("zero weight list leaked: %v", got)
+	}
+}
+
+func TestRRFTiesAreDeterministic(t *testing.T) {
+	// A only in text at rank 1, B only in vector at rank 1: equal scores; text's list comes first.
+	for range 20 {
+		if got := ids(RRF(List{1, []string{"A"}}, List{1, []string{"B"}})); !slices.Equal(got, []string{"A", "B"}) {
+			t.Fatalf("tie order = %v", got)
+		}
+	}
+}
+
+func TestExpandScoresNeighboursBelowTheirHit(t *testing.T) {
+	direct := []Hit{{ID: "A", Score: 0.9}, {ID: "B", Score: 0.8}, {ID: "E", Score: 0.1}}
+	adj := map[string][]string{
+		"A":  {"N1"},      // N1 one hop from A
+		"N1": {"A", "N2"}, // N2 two hops from A
+		"N2": {"N1", "N3"},
+		"B":  {"E"}, // E is a direct hit, but B's neighbour scores higher than E's own score
+	}
+	for _, tc := range []struct {
+		hops int
+		want []string
+	}{
+		{0, []string{"A", "B", "E"}},
+		{1, []string{"A", "B", "N1", "E"}},
+		{2, []string{"A", "B", "N1", "E", "N2"}},
+		{3, []string{"A", "B", "N1", "E", "N2", "N3"}},
+	} {
+		hits := Expand(direct, adj, tc.hops)
+		if got := ids(hits); !slices.Equal(got, tc.want) {
+			t.Fatalf("hops=%d: order %v, want %v", tc.hops, got, tc.want)
+		}
+		score := map[string]Hit{}
+		for i, h := range hits {
+			score[h.ID] = h
+			if i > 0 && h.Score > hits[i-1].Score {
+				t.Fatalf("hops=%d: scores not monotone: %v", tc.hops, hits)
+			}
+		}
+		if h, ok := score["N1"]; ok && (h.Score != 0.45 || h.Via != "A" || h.Hops != 1) {
+			t.Fatalf("N1 = %+v", h)
+		}
+		if h, ok := score["N2"]; ok && (h.Score != 0.225 || h.Via != "A" || h.Hops != 2) {
+			t.Fatalf("N2 = %+v", h)
+		}
+		if tc.hops >= 1 && (score["E"].Score != 0.4 || score["E"].Via != "B") {
+			t.Fatalf("E = %+v, want raised to 0.4 via B", score["E"])
+		}
+	}
+}
+
+func TestExpandHopsBoundPathsNotRounds(t *testing.T) {
+	// A reaches B (a weak direct hit) in round 1; B must not pass A's score on to C in the same
+	// round: with hops=1, C is two edges from A and one from B, so C gets B's original score/2.
+	direct := []Hit{{ID: "A", Score: 1}, {ID: "B", Score: 0.1}}
+	adj := map[string][]string{"A": {"B"}, "B": {"C"}}
+	hits := Expand(direct, adj, 1)
+	for _, h := range hits {
+		if h.ID == "C" && h.Score != 0.05 {
+			t.Fatalf("C = %+v, want 0.05 (from B's own score)", h)
+		}
+	}
+}
