@@ -12,7 +12,8 @@ import (
 	"github.com/knowmind/knowmind/schema"
 )
 
-func TestMain(m *testing.M) { dgraphtest.Main(m, []string{"RELATES_TO"}) }
+// nil: every relation predicate of the default shapes, as in production.
+func TestMain(m *testing.M) { dgraphtest.Main(m, nil) }
 
 func TestTenantsAreSeparateNamespaces(t *testing.T) {
 	ctx := context.Background()

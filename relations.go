@@ -1,0 +1,49 @@
+package knowmind
+
+import "time"
+
+// LinkResult is what knowmind_link returns: the id of the edge as asked for
+// and of its materialised inverse. Both are stable: linking again returns
+// the same ids.
+type LinkResult struct {
+	EdgeID        string `json:"edge_id"`
+	InverseEdgeID string `json:"inverse_edge_id"`
+}
+
+// UnlinkResult is what knowmind_unlink returns. Deleted means the edge and
+// its inverse are no longer current; their record stays, closed with
+// valid_to, for point-in-time queries.
+type UnlinkResult struct {
+	Deleted bool `json:"deleted"`
+}
+
+// RelationsResult is what knowmind_list_relations returns: the current
+// (open) edges of one memory. Each link appears once per end: as outgoing
+// on the node it was linked from and as incoming on the node it points to
+// (the materialised inverse is not listed as a second edge).
+type RelationsResult struct {
+	Outgoing []OutEdge `json:"outgoing"`
+	Incoming []InEdge  `json:"incoming"`
+}
+
+// OutEdge is an edge from the listed memory to another one.
+type OutEdge struct {
+	RelType   string     `json:"rel_type"`
+	To        string     `json:"to"`
+	Title     string     `json:"title,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	ValidFrom time.Time  `json:"valid_from"`
+	ValidTo   *time.Time `json:"valid_to,omitempty"`
+	EdgeID    string     `json:"edge_id"`
+}
+
+// InEdge is an edge from another memory to the listed one.
+type InEdge struct {
+	RelType   string     `json:"rel_type"`
+	From      string     `json:"from"`
+	Title     string     `json:"title,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	ValidFrom time.Time  `json:"valid_from"`
+	ValidTo   *time.Time `json:"valid_to,omitempty"`
+	EdgeID    string     `json:"edge_id"`
+}
