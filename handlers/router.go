@@ -1,16 +1,15 @@
-// Package handlers is knowmind's transport: a gin router serving the MCP
-// endpoint (one file per MCP tool), health probes, and the mapping of domain
-// errors to the spec's JSON-RPC and HTTP codes (errors.go).
-//
-// It knows MCP and HTTP, not DQL: storage goes through package graph.
 package handlers
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/knowmind/knowmind/graph"
 )
 
 // Readiness reports whether the service can serve requests, with a detail per
@@ -20,6 +19,20 @@ type Readiness func(ctx context.Context) (ready bool, detail map[string]string)
 // Deps are what the router needs; cmd/knowmind fills them.
 type Deps struct {
 	Ready Readiness
+	// Graph serves the MCP endpoint (tenants, tokens); nil = probes only.
+	Graph  *graph.Client
+	Logger *slog.Logger
+	// AllowedOrigins may call the MCP endpoint from a browser ("*" = any);
+	// the same origin as the request's host (or PublicURL) always may.
+	AllowedOrigins []string
+	// PublicURL is the external base URL (resource metadata, WWW-Authenticate).
+	PublicURL string
+	JWT       JWTConfig
+	// RateLimit requests per second per token, with RateBurst; 0 = unlimited.
+	RateLimit float64
+	RateBurst int
+	// MaxBodyBytes bounds a POST body; 0 = 8 MiB.
+	MaxBodyBytes int64
 }
 
 // NewRouter builds the HTTP handler.
@@ -41,5 +54,26 @@ func NewRouter(d Deps) *gin.Engine {
 		}
 		c.JSON(status, gin.H{"status": state, "checks": detail})
 	})
+	if d.Graph != nil {
+		mountMCP(r, d)
+	}
 	return r
+}
+
+// mountMCP serves the MCP endpoint at /api/mcp/v1 and /mcp, and its RFC 9728
+// protected resource metadata.
+func mountMCP(r *gin.Engine, d Deps) {
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{}}
+	e := newEndpoint(newMCPServer(s), newAuthenticator(d.Graph, d.JWT, log), d, log)
+	h := gin.WrapH(e)
+	for _, p := range []string{mcpPath, mcpAltPath} {
+		r.Any(p, h)
+	}
+	md := gin.WrapH(resourceMetadata(e.baseURL))
+	r.GET(metadataPath, md)
+	r.GET(metadataPath+"/*resource", md)
 }

@@ -1,0 +1,302 @@
+package handlers
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
+)
+
+// Authentication happens at HTTP level, before the MCP SDK sees a request:
+// a kmt_ token (looked up by hash in Dgraph on every request, so revocation
+// is immediate) or a signed JWT. Failures are 401 with WWW-Authenticate
+// pointing at the RFC 9728 metadata. Success yields an auth.TokenInfo whose
+// Extra carries the knowmind.Principal; the SDK hands it to every MCP request
+// and pins each session to its token's UserID.
+
+// Keys of auth.TokenInfo.Extra.
+const (
+	extraPrincipal = "principal" // knowmind.Principal
+	extraJWT       = "jwt"       // true for JWT principals
+)
+
+// touchEvery throttles last_used_at writes: bookkeeping, not security.
+const touchEvery = time.Minute
+
+// JWTConfig enables signed JWT bearer tokens beside kmt_ tokens, for
+// deployments with an identity provider. Claims: tenant (string), scope
+// (space-separated) or scopes (array), exp (required), nbf, aud.
+type JWTConfig struct {
+	Secret     []byte             // HS256 key; empty = no HS256
+	PublicKeys []crypto.PublicKey // *rsa.PublicKey for RS256, P-256 *ecdsa.PublicKey for ES256
+	Audience   string             // required aud; "" = aud not checked
+}
+
+func (c JWTConfig) enabled() bool { return len(c.Secret) > 0 || len(c.PublicKeys) > 0 }
+
+// ParsePublicKeys reads RS256/ES256 verification keys from PEM blocks
+// (PUBLIC KEY, RSA PUBLIC KEY or CERTIFICATE).
+func ParsePublicKeys(data []byte) ([]crypto.PublicKey, error) {
+	var keys []crypto.PublicKey
+	for {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			break
+		}
+		var key any
+		var err error
+		switch block.Type {
+		case "PUBLIC KEY":
+			key, err = x509.ParsePKIXPublicKey(block.Bytes)
+		case "RSA PUBLIC KEY":
+			key, err = x509.ParsePKCS1PublicKey(block.Bytes)
+		case "CERTIFICATE":
+			var cert *x509.Certificate
+			if cert, err = x509.ParseCertificate(block.Bytes); err == nil {
+				key = cert.PublicKey
+			}
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("parse %s: %w", block.Type, err)
+		}
+		switch k := key.(type) {
+		case *rsa.PublicKey:
+			keys = append(keys, k)
+		case *ecdsa.PublicKey:
+			if k.Curve != elliptic.P256() {
+				return nil, errors.New("only P-256 ECDSA keys (ES256) are supported")
+			}
+			keys = append(keys, k)
+		default:
+			return nil, fmt.Errorf("unsupported public key type %T", key)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("no public key found in PEM data")
+	}
+	return keys, nil
+}
+
+// tokenStore is what authentication needs from package graph.
+type tokenStore interface {
+	VerifyToken(ctx context.Context, plaintext string) (graph.Token, error)
+	TouchToken(ctx context.Context, id string, at time.Time) error
+}
+
+type authenticator struct {
+	tokens    tokenStore
+	jwt       JWTConfig
+	jwtParser *jwt.Parser
+	log       *slog.Logger
+	lastTouch sync.Map // token id → time.Time of the last last_used_at write
+}
+
+func newAuthenticator(tokens tokenStore, cfg JWTConfig, log *slog.Logger) *authenticator {
+	a := &authenticator{tokens: tokens, jwt: cfg, log: log}
+	if cfg.enabled() {
+		var methods []string
+		if len(cfg.Secret) > 0 {
+			methods = append(methods, "HS256")
+		}
+		for _, k := range cfg.PublicKeys {
+			switch k.(type) {
+			case *rsa.PublicKey:
+				methods = append(methods, "RS256")
+			case *ecdsa.PublicKey:
+				methods = append(methods, "ES256")
+			}
+		}
+		opts := []jwt.ParserOption{jwt.WithValidMethods(methods), jwt.WithExpirationRequired(), jwt.WithLeeway(30 * time.Second)}
+		if cfg.Audience != "" {
+			opts = append(opts, jwt.WithAudience(cfg.Audience))
+		}
+		a.jwtParser = jwt.NewParser(opts...)
+	}
+	return a
+}
+
+// authenticate verifies the request's bearer token. Errors are EUNAUTHORIZED
+// (answer 401 with the message) or anything else (the store failed: 503).
+func (a *authenticator) authenticate(r *http.Request) (*auth.TokenInfo, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "bearer token missing")
+	}
+	scheme, token, ok := strings.Cut(h, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+		return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "malformed Authorization header (want: Bearer <token>)")
+	}
+	if strings.HasPrefix(token, graph.TokenPrefix) {
+		return a.opaque(r.Context(), token)
+	}
+	if a.jwtParser != nil && strings.Count(token, ".") == 2 {
+		return a.parseJWT(token)
+	}
+	return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "malformed token")
+}
+
+func (a *authenticator) opaque(ctx context.Context, token string) (*auth.TokenInfo, error) {
+	tok, err := a.tokens.VerifyToken(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	a.touch(tok)
+	p := tok.Principal()
+	ti := &auth.TokenInfo{UserID: p.TokenID, Scopes: scopeStrings(p.Scopes),
+		Extra: map[string]any{extraPrincipal: p, extraJWT: false}}
+	if tok.ExpiresAt != nil {
+		ti.Expiration = *tok.ExpiresAt
+	}
+	return ti, nil
+}
+
+// touch records last_used_at at most once a minute per token, off the
+// request path.
+func (a *authenticator) touch(tok graph.Token) {
+	now := time.Now()
+	if tok.LastUsedAt != nil && now.Sub(*tok.LastUsedAt) < touchEvery {
+		return
+	}
+	if last, ok := a.lastTouch.Load(tok.ID); ok && now.Sub(last.(time.Time)) < touchEvery {
+		return
+	}
+	a.lastTouch.Store(tok.ID, now)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.tokens.TouchToken(ctx, tok.ID, now); err != nil {
+			a.log.Warn("record token use", "token", tok.ID, "err", err)
+		}
+	}()
+}
+
+type jwtClaims struct {
+	jwt.RegisteredClaims
+	Tenant string   `json:"tenant"`
+	Scope  string   `json:"scope"`
+	Scopes []string `json:"scopes"`
+}
+
+func (a *authenticator) parseJWT(token string) (*auth.TokenInfo, error) {
+	var claims jwtClaims
+	_, err := a.jwtParser.ParseWithClaims(token, &claims, a.jwtKey)
+	if err != nil {
+		if errors.Is(err, jwt.ErrTokenExpired) {
+			return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "token expired")
+		}
+		return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "invalid token")
+	}
+	if graph.ValidTenantName(claims.Tenant) != nil {
+		return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "invalid token: tenant claim missing or invalid")
+	}
+	// Unknown scopes (openid, profile, ...) are an identity provider's, not ours.
+	var scopes []knowmind.Scope
+	for _, s := range append(strings.Fields(claims.Scope), claims.Scopes...) {
+		if sc, ok := knowmind.ParseScope(s); ok {
+			scopes = append(scopes, sc)
+		}
+	}
+	id := "jwt:" + claims.Issuer + ":" + claims.Subject
+	if claims.Subject == "" {
+		id = "jwt:" + claims.Issuer + ":tenant:" + claims.Tenant
+	}
+	p := knowmind.Principal{Tenant: claims.Tenant, Scopes: scopes, TokenID: id}
+	return &auth.TokenInfo{UserID: id, Scopes: scopeStrings(scopes), Expiration: claims.ExpiresAt.Time,
+		Extra: map[string]any{extraPrincipal: p, extraJWT: true}}, nil
+}
+
+// jwtKey picks the verification keys for the token's algorithm; the parser
+// has already refused algorithms that are not configured.
+func (a *authenticator) jwtKey(t *jwt.Token) (any, error) {
+	switch t.Method.Alg() {
+	case "HS256":
+		return a.jwt.Secret, nil
+	case "RS256", "ES256":
+		var set jwt.VerificationKeySet
+		for _, k := range a.jwt.PublicKeys {
+			_, isRSA := k.(*rsa.PublicKey)
+			if isRSA == (t.Method.Alg() == "RS256") {
+				set.Keys = append(set.Keys, k)
+			}
+		}
+		return set, nil
+	}
+	return nil, fmt.Errorf("unexpected algorithm %s", t.Method.Alg())
+}
+
+func scopeStrings(s []knowmind.Scope) []string {
+	out := make([]string, len(s))
+	for i, sc := range s {
+		out[i] = string(sc)
+	}
+	return out
+}
+
+// withTokenInfo puts ti into the request context under the SDK's own key
+// (which is private: only auth.RequireBearerToken can set it). The token was
+// verified already; the verifier here only hands the result over.
+func withTokenInfo(next http.Handler) http.Handler {
+	return auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		ti, ok := ctx.Value(tokenInfoKey{}).(*auth.TokenInfo)
+		if !ok {
+			return nil, auth.ErrInvalidToken
+		}
+		return ti, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true, ClockSkew: time.Minute})(next)
+}
+
+type tokenInfoKey struct{}
+
+// unauthorized answers 401 with the RFC 6750/9728 challenge.
+func unauthorized(w http.ResponseWriter, metadataURL string, err *knowmind.Error, tokenPresent bool) {
+	challenge := fmt.Sprintf("Bearer resource_metadata=%q", metadataURL)
+	if tokenPresent {
+		challenge += fmt.Sprintf(", error=\"invalid_token\", error_description=%q", err.Message)
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeHTTPError(w, http.StatusUnauthorized, nil, codeUnauthorize, err.Message, nil)
+}
+
+// resourceMetadata serves RFC 9728 protected resource metadata: which scopes
+// exist and that tokens go in the Authorization header. There is no
+// authorization server to name: tokens come from `knowmind token create` or
+// the deployment's identity provider.
+func resourceMetadata(base func(*http.Request) string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path := strings.TrimPrefix(r.URL.Path, metadataPath)
+		if path == "" || path == "/" {
+			path = mcpPath
+		}
+		md := oauthex.ProtectedResourceMetadata{
+			Resource:               base(r) + path,
+			ScopesSupported:        []string{"read", "write", "admin"},
+			BearerMethodsSupported: []string{"header"},
+			ResourceName:           "knowmind",
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		_ = json.NewEncoder(w).Encode(md)
+	})
+}

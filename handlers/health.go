@@ -1,0 +1,30 @@
+package handlers
+
+import (
+	"context"
+	"time"
+
+	"github.com/knowmind/knowmind"
+)
+
+// HealthParams: knowmind_health takes no parameters.
+type HealthParams struct{}
+
+// HealthResult is the service status; it carries no tenant data.
+type HealthResult struct {
+	Status  string `json:"status"`
+	Service string `json:"service"`
+	Version string `json:"version"`
+}
+
+// health answers "ok" when Dgraph is reachable and 503 otherwise. It needs no
+// scope and opens no tenant.
+func (s *service) health(ctx context.Context, _ HealthParams) (HealthResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if ok, detail := s.ready(ctx); !ok {
+		s.log.WarnContext(ctx, "knowmind_health: not ready", "request_id", requestIDFrom(ctx), "checks", detail)
+		return HealthResult{}, knowmind.Errorf(knowmind.EUNAVAILABLE, "service unavailable")
+	}
+	return HealthResult{Status: "ok", Service: "memory", Version: knowmind.Version}, nil
+}

@@ -1,0 +1,460 @@
+package handlers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
+)
+
+// The MCP endpoint is the official Go SDK's Streamable HTTP handler behind a
+// thin HTTP layer that does what the SDK does not (or not as the spec wants):
+// Origin check, authentication, per-token rate limit, MCP-Protocol-Version
+// check, JSON-RPC errors for batches (-32600) and unknown methods (-32601,
+// where go-sdk v1.8.0 answers HTTP 400 text/plain), a JSON or SSE response
+// per request by the client's Accept header, and one-shot calls without a
+// session (`curl` with a tools/call, as in the spec's examples).
+
+const (
+	mcpPath         = "/api/mcp/v1"
+	mcpAltPath      = "/mcp"
+	metadataPath    = "/.well-known/oauth-protected-resource"
+	requestIDHeader = "X-Request-Id"
+	sessionHeader   = "Mcp-Session-Id"
+	protocolHeader  = "MCP-Protocol-Version"
+	defaultMaxBody  = 8 << 20 // content may be 1,000,000 characters, JSON-escaped
+	sessionIdle     = 30 * time.Minute
+)
+
+// protocolVersions the endpoint speaks, newest first. initialize echoes one
+// of these when the client asks for it and offers the first otherwise.
+var protocolVersions = []string{"2025-06-18", "2025-03-26"}
+
+// mcpMethods are the requests the server answers; everything else is -32601.
+var mcpMethods = map[string]bool{"initialize": true, "ping": true, "tools/list": true, "tools/call": true}
+
+// mcpNotifications are passed to the SDK; other notifications are ignored (202).
+var mcpNotifications = map[string]bool{
+	"notifications/initialized": true, "notifications/cancelled": true,
+	"notifications/progress": true, "notifications/roots/list_changed": true,
+}
+
+// service holds what tools need. Each tool is a method in its own file.
+type service struct {
+	graph *graph.Client
+	ready Readiness
+	log   *slog.Logger
+	tools map[string]*registeredTool
+}
+
+func newMCPServer(s *service) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "knowmind", Title: "knowmind memory", Version: knowmind.Version},
+		&mcp.ServerOptions{
+			Instructions: "knowmind is a long-term memory: recall before answering from memory, " +
+				"store what should be remembered. Every call works in the workspace of your token.",
+			Logger:                    s.log,
+			Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+			SupportedProtocolVersions: protocolVersions,
+		})
+	srv.AddReceivingMiddleware(s.guardCalls)
+	s.registerTools(srv)
+	return srv
+}
+
+// endpoint is the HTTP handler of /api/mcp/v1 and /mcp.
+type endpoint struct {
+	sessions  http.Handler // stateful: initialize, then Mcp-Session-Id
+	oneShot   http.Handler // stateless: a request without session and without initialize
+	auth      *authenticator
+	limits    *rateLimiter
+	origins   []string
+	publicURL string
+	maxBody   int64
+	log       *slog.Logger
+}
+
+func newEndpoint(srv *mcp.Server, a *authenticator, d Deps, log *slog.Logger) *endpoint {
+	maxBody := d.MaxBodyBytes
+	if maxBody <= 0 {
+		maxBody = defaultMaxBody
+	}
+	getServer := func(*http.Request) *mcp.Server { return srv }
+	// Behind a proxy that names its public URL the Host header is the
+	// public name; the SDK's localhost DNS-rebinding check would refuse it.
+	// Origin checking (below) still applies.
+	behindProxy := d.PublicURL != ""
+	e := &endpoint{
+		sessions: withTokenInfo(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+			Logger: log, SessionTimeout: sessionIdle, MaxRequestBodyBytes: maxBody + 1,
+			DisableLocalhostProtection: behindProxy,
+		})),
+		oneShot: withTokenInfo(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+			Logger: log, Stateless: true, MaxRequestBodyBytes: maxBody + 1,
+			DisableLocalhostProtection: behindProxy,
+		})),
+		auth:      a,
+		limits:    newRateLimiter(d.RateLimit, d.RateBurst),
+		publicURL: strings.TrimRight(d.PublicURL, "/"),
+		maxBody:   maxBody,
+		log:       log,
+	}
+	for _, o := range d.AllowedOrigins {
+		e.origins = append(e.origins, strings.TrimRight(o, "/"))
+	}
+	return e
+}
+
+func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	reqID := newRequestID()
+	r.Header.Set(requestIDHeader, reqID) // tools read it from the request headers the SDK passes on
+	w.Header().Set(requestIDHeader, reqID)
+	sw := &statusWriter{ResponseWriter: w}
+	principal := e.serve(sw, r)
+	e.log.Debug("mcp request", "request_id", reqID, "http_method", r.Method, "status", sw.status,
+		"tenant", principal.Tenant, "token", principal.TokenID, "ms", time.Since(start).Milliseconds())
+}
+
+func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Principal {
+	// A browser page must not drive the server: foreign origins are refused
+	// before anything else.
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if !e.originAllowed(origin, r) {
+			writeHTTPError(w, http.StatusForbidden, nil, codeForbidden, "origin not allowed", nil)
+			return knowmind.Principal{}
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate, Retry-After, X-Request-Id")
+		if r.Method == http.MethodOptions {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return knowmind.Principal{}
+		}
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodPost, http.MethodDelete:
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeHTTPError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "method not allowed", nil)
+		return knowmind.Principal{}
+	}
+
+	ti, err := e.auth.authenticate(r)
+	if err != nil {
+		if ke := knowmind.AsError(err); ke != nil && ke.Code == knowmind.EUNAUTHORIZED {
+			unauthorized(w, e.baseURL(r)+metadataPath, ke, r.Header.Get("Authorization") != "")
+			return knowmind.Principal{}
+		}
+		e.log.Error("authenticate", "request_id", r.Header.Get(requestIDHeader), "err", err)
+		writeHTTPError(w, http.StatusServiceUnavailable, nil, codeUnavailable, "service unavailable", nil)
+		return knowmind.Principal{}
+	}
+	p := ti.Extra[extraPrincipal].(knowmind.Principal)
+
+	if ok, wait := e.limits.allow(p.TokenID, time.Now()); !ok {
+		secs := retryAfterSeconds(wait)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeHTTPError(w, http.StatusTooManyRequests, nil, codeRateLimited, "rate limit exceeded",
+			map[string]any{"retry_after_s": secs})
+		return p
+	}
+
+	// The SDK lets any header >= "2026-07-28" through (string comparison, so
+	// "foo" too); only versions we speak are valid.
+	if v := r.Header.Get(protocolHeader); v != "" && !slices.Contains(protocolVersions, v) {
+		writeHTTPError(w, http.StatusBadRequest, nil, mcp.CodeUnsupportedProtocolVersion,
+			fmt.Sprintf("unsupported %s %q", protocolHeader, v),
+			map[string]any{"supported": protocolVersions, "requested": v})
+		return p
+	}
+
+	r = r.WithContext(context.WithValue(r.Context(), tokenInfoKey{}, ti))
+	switch r.Method {
+	case http.MethodGet:
+		// The server's event stream belongs to a session.
+		if r.Header.Get(sessionHeader) == "" {
+			w.Header().Set("Allow", "POST, DELETE")
+			writeHTTPError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest,
+				"GET opens a session's event stream: send Mcp-Session-Id from initialize", nil)
+			return p
+		}
+		e.sessions.ServeHTTP(w, r)
+	case http.MethodDelete:
+		e.sessions.ServeHTTP(w, r)
+	case http.MethodPost:
+		e.post(w, r)
+	}
+	return p
+}
+
+// rpcMessage is enough of a JSON-RPC message to route it.
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+}
+
+func (e *endpoint) post(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, e.maxBody))
+	if err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			writeHTTPError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("request body exceeds %d bytes", e.maxBody), nil)
+			return
+		}
+		writeHTTPError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "cannot read request body", nil)
+		return
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		writeHTTPError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
+			"JSON-RPC batches are not supported (MCP 2025-06-18): send one message per request", nil)
+		return
+	}
+	var msg rpcMessage
+	if err := json.Unmarshal(body, &msg); err != nil {
+		writeHTTPError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error: the body is not a JSON-RPC message", nil)
+		return
+	}
+	isCall := len(msg.ID) > 0 && string(msg.ID) != "null"
+	if isCall && !validID(msg.ID) {
+		writeHTTPError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "invalid request: id must be a string or a number", nil)
+		return
+	}
+	if msg.JSONRPC != "2.0" || (msg.Method == "" && !isCall) {
+		writeHTTPError(w, http.StatusBadRequest, msg.ID, jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC 2.0 message", nil)
+		return
+	}
+	if msg.Method != "" && !mcpMethods[msg.Method] && !mcpNotifications[msg.Method] {
+		if !isCall {
+			w.WriteHeader(http.StatusAccepted) // notifications get no answer, unknown ones included
+			return
+		}
+		writeHTTPError(w, http.StatusOK, msg.ID, jsonrpc.CodeMethodNotFound, "method not found: "+msg.Method, nil)
+		return
+	}
+
+	jsonOK, sseOK := accepts(r.Header.Values("Accept"))
+	if !jsonOK && !sseOK {
+		writeHTTPError(w, http.StatusNotAcceptable, msg.ID, jsonrpc.CodeInvalidRequest,
+			"Accept must allow application/json or text/event-stream", nil)
+		return
+	}
+	// The SDK insists on both media types and fixes JSON vs SSE per handler;
+	// it always streams SSE here, and JSON clients get the response unwrapped.
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+
+	h := e.sessions
+	if r.Header.Get(sessionHeader) == "" && msg.Method != "initialize" {
+		h = e.oneShot
+	}
+	if sseOK {
+		h.ServeHTTP(w, r)
+		return
+	}
+	buf := &sseBuffer{header: http.Header{}}
+	h.ServeHTTP(buf, r)
+	buf.writeJSON(w, e.log)
+}
+
+func validID(id json.RawMessage) bool {
+	c := id[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+}
+
+// accepts reads an Accept header: JSON is the default (no header, */*,
+// application/json); SSE only when text/event-stream is named.
+func accepts(values []string) (jsonOK, sseOK bool) {
+	named := false
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			if strings.TrimSpace(part) == "" {
+				continue
+			}
+			named = true
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			if q, err := strconv.ParseFloat(params["q"], 64); err == nil && q == 0 {
+				continue
+			}
+			switch mt {
+			case "text/event-stream":
+				sseOK = true
+			case "application/json", "application/*", "*/*":
+				jsonOK = true
+			}
+		}
+	}
+	if !named {
+		return true, false
+	}
+	return jsonOK, sseOK
+}
+
+// originAllowed: configured origins ("*" = any), or the same origin as the
+// request's host (or as --public-url).
+func (e *endpoint) originAllowed(origin string, r *http.Request) bool {
+	origin = strings.TrimRight(origin, "/")
+	for _, o := range e.origins {
+		if o == "*" || strings.EqualFold(o, origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false // includes the opaque origin "null"
+	}
+	if e.publicURL != "" {
+		pu, err := url.Parse(e.publicURL)
+		return err == nil && strings.EqualFold(u.Scheme, pu.Scheme) && strings.EqualFold(u.Host, pu.Host)
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// baseURL is where clients reach this service: --public-url, or the request's own.
+func (e *endpoint) baseURL(r *http.Request) string {
+	if e.publicURL != "" {
+		return e.publicURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func newRequestID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// sseBuffer collects the SDK's SSE answer to one POST so it can be sent as a
+// single application/json body. Only the JSON-RPC response is kept;
+// notifications sent while the request ran (progress, logs) are dropped,
+// since a JSON client cannot receive them on this request.
+type sseBuffer struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *sseBuffer) Header() http.Header { return b.header }
+func (b *sseBuffer) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+func (b *sseBuffer) Write(p []byte) (int, error) {
+	b.WriteHeader(http.StatusOK)
+	return b.body.Write(p)
+}
+func (b *sseBuffer) Flush() {}
+
+func (b *sseBuffer) writeJSON(w http.ResponseWriter, log *slog.Logger) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	for k, v := range b.header {
+		w.Header()[k] = v
+	}
+	ct, _, _ := mime.ParseMediaType(b.header.Get("Content-Type"))
+	if b.status != http.StatusOK || ct != "text/event-stream" {
+		w.WriteHeader(b.status)
+		_, _ = w.Write(b.body.Bytes())
+		return
+	}
+	resp := lastResponse(b.body.Bytes())
+	w.Header().Del("Connection")
+	w.Header().Set("Content-Type", "application/json")
+	if resp == nil {
+		log.Error("mcp: SSE answer held no JSON-RPC response", "bytes", b.body.Len())
+		writeHTTPError(w, http.StatusInternalServerError, nil, jsonrpc.CodeInternalError, "internal error", nil)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(resp)
+}
+
+// lastResponse returns the data of the last SSE event that is a JSON-RPC
+// response (an id and no method).
+func lastResponse(stream []byte) []byte {
+	var found []byte
+	var data bytes.Buffer
+	flush := func() {
+		if data.Len() == 0 {
+			return
+		}
+		var m rpcMessage
+		if json.Unmarshal(data.Bytes(), &m) == nil && m.Method == "" && len(m.ID) > 0 {
+			found = bytes.Clone(data.Bytes())
+		}
+		data.Reset()
+	}
+	sc := bufio.NewScanner(bytes.NewReader(stream))
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			flush()
+		case bytes.HasPrefix(line, []byte("data:")):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
+		}
+	}
+	flush()
+	return found
+}
+
+// statusWriter records the status for the request log; Unwrap lets the SDK
+// flush SSE through it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(p []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
