@@ -71,7 +71,7 @@ func newMCPServer(s *service) *mcp.Server {
 		&mcp.ServerOptions{
 			Instructions: "knowmind is a long-term memory: recall before answering from memory, " +
 				"store what should be remembered. Every call works in the workspace of your token.",
-			Logger:                    s.log,
+			Logger:                    quiet(s.log),
 			Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 			SupportedProtocolVersions: protocolVersions,
 		})
@@ -98,17 +98,18 @@ func newEndpoint(srv *mcp.Server, a *authenticator, d Deps, log *slog.Logger) *e
 		maxBody = defaultMaxBody
 	}
 	getServer := func(*http.Request) *mcp.Server { return srv }
+	sdkLog := quiet(log)
 	// Behind a proxy that names its public URL the Host header is the
 	// public name; the SDK's localhost DNS-rebinding check would refuse it.
 	// Origin checking (below) still applies.
 	behindProxy := d.PublicURL != ""
 	e := &endpoint{
 		sessions: withTokenInfo(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-			Logger: log, SessionTimeout: sessionIdle, MaxRequestBodyBytes: maxBody + 1,
+			Logger: sdkLog, SessionTimeout: sessionIdle, MaxRequestBodyBytes: maxBody + 1,
 			DisableLocalhostProtection: behindProxy,
 		})),
 		oneShot: withTokenInfo(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-			Logger: log, Stateless: true, MaxRequestBodyBytes: maxBody + 1,
+			Logger: sdkLog, Stateless: true, MaxRequestBodyBytes: maxBody + 1,
 			DisableLocalhostProtection: behindProxy,
 		})),
 		auth:      a,
@@ -458,3 +459,22 @@ func (s *statusWriter) Write(p []byte) (int, error) {
 }
 
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// quiet passes on only warnings and errors: the SDK logs every session's
+// connect and disconnect at info, and one-shot calls are a session each.
+func quiet(log *slog.Logger) *slog.Logger {
+	return slog.New(minLevel{log.Handler(), slog.LevelWarn})
+}
+
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.min}
+}
+func (h minLevel) WithGroup(n string) slog.Handler { return minLevel{h.Handler.WithGroup(n), h.min} }

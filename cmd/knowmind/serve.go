@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/handlers"
 )
 
@@ -65,7 +67,15 @@ func runServe(ctx context.Context, args []string) error {
 		return ok, detail
 	}
 
-	router := handlers.NewRouter(handlers.Deps{Ready: ready})
+	jwtCfg, err := jwtConfig(cfg)
+	if err != nil {
+		return err
+	}
+	router := handlers.NewRouter(handlers.Deps{
+		Ready: ready, Graph: b.client, Logger: log,
+		AllowedOrigins: cfg.AllowedOrigins, PublicURL: cfg.PublicURL, JWT: jwtCfg,
+		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
+	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -76,6 +86,9 @@ func runServe(ctx context.Context, args []string) error {
 	base := "http://" + ln.Addr().String()
 	log.Info("knowmind ready", "mcp", base+"/api/mcp/v1", "readyz", base+"/readyz")
 	fmt.Fprintf(os.Stderr, "\nknowmind MCP endpoint: %s/api/mcp/v1 (also %s/mcp)\n\n", base, base)
+	if err := devTokenOnFirstStart(ctx, b.client, base); err != nil {
+		log.Warn("development token", "err", err)
+	}
 
 	select {
 	case <-ctx.Done():
@@ -88,5 +101,51 @@ func runServe(ctx context.Context, args []string) error {
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	_ = srv.Shutdown(sctx)
+	return nil
+}
+
+// jwtConfig reads the JWT settings; JWTs stay off unless a secret or keys
+// are configured.
+func jwtConfig(cfg Config) (handlers.JWTConfig, error) {
+	j := handlers.JWTConfig{Secret: []byte(cfg.JWTSecret), Audience: cfg.JWTAudience}
+	if cfg.JWTPublicKeys != "" {
+		data, err := os.ReadFile(cfg.JWTPublicKeys)
+		if err != nil {
+			return j, fmt.Errorf("--jwt-public-keys: %w", err)
+		}
+		if j.PublicKeys, err = handlers.ParsePublicKeys(data); err != nil {
+			return j, fmt.Errorf("--jwt-public-keys %s: %w", cfg.JWTPublicKeys, err)
+		}
+	}
+	if len(j.Secret) > 0 && len(j.Secret) < 32 {
+		return j, errors.New("--jwt-secret must be at least 32 bytes")
+	}
+	return j, nil
+}
+
+// devTokenOnFirstStart makes `make run` usable at once: on a store without
+// any token it creates tenant "dev" with every scope and prints the token
+// (once: afterwards a token exists).
+func devTokenOnFirstStart(ctx context.Context, c *graph.Client, base string) error {
+	has, err := c.HasTokens(ctx)
+	if err != nil || has {
+		return err
+	}
+	secret, tok, err := c.CreateToken(ctx, "dev", []knowmind.Scope{knowmind.ScopeRead, knowmind.ScopeWrite, knowmind.ScopeAdmin}, "development", nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, `First start: development token for tenant "dev" (read, write, admin; id %s), shown once:
+
+  %s
+
+Try it:
+  curl -s %s/api/mcp/v1 -H 'Authorization: Bearer %s' \
+    -H 'Content-Type: application/json' -H 'Accept: application/json' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"knowmind_health","arguments":{}}}'
+
+More tokens: knowmind token create --tenant acme --scopes read,write   (revoke: knowmind token revoke ID)
+
+`, tok.ID, secret, base, secret)
 	return nil
 }

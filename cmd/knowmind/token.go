@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
+)
+
+func init() {
+	register("token", "token create --tenant NAME --scopes read,write [--name N] [--expires 720h] | token list [--tenant NAME] | token revoke ID", runToken)
+}
+
+const tokenUsage = `usage:
+  knowmind token create --tenant NAME --scopes read[,write,admin] [--name NAME] [--expires DURATION] [serve flags]
+  knowmind token list [--tenant NAME] [serve flags]
+  knowmind token revoke ID [serve flags]
+
+The token is printed once; only its SHA-256 is stored. A new tenant gets its
+Dgraph namespace on the first token. Revocation takes effect on the next request.`
+
+// runToken takes serve's flags and environment, so it reaches the same Dgraph
+// (a running `knowmind serve` with the same --data-dir, or an external one).
+func runToken(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(os.Stderr, tokenUsage)
+		return errors.New("token: missing subcommand")
+	}
+	sub, args := args[0], args[1:]
+	tenant, args := takeStringFlag(args, "tenant", "")
+	scopes, args := takeStringFlag(args, "scopes", "")
+	name, args := takeStringFlag(args, "name", "")
+	expires, args := takeStringFlag(args, "expires", "")
+	var id string
+	if sub == "revoke" {
+		// The id may stand before or after the serve flags.
+		for i, a := range args {
+			if strings.HasPrefix(a, "0x") {
+				id, args = a, append(args[:i:i], args[i+1:]...)
+				break
+			}
+		}
+		if id == "" {
+			return errors.New("token revoke: the token ID (0x…, from `knowmind token list`) is required")
+		}
+	}
+	var scopeList []knowmind.Scope
+	var expiresAt *time.Time
+	switch sub {
+	case "create":
+		if tenant == "" || scopes == "" {
+			return errors.New("token create: --tenant and --scopes are required\n\n" + tokenUsage)
+		}
+		for _, s := range splitList(scopes) {
+			sc, ok := knowmind.ParseScope(s)
+			if !ok {
+				return fmt.Errorf("token create: unknown scope %q (read, write, admin)", s)
+			}
+			scopeList = append(scopeList, sc)
+		}
+		if expires != "" {
+			d, err := time.ParseDuration(expires)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("token create: --expires %q: want a positive duration such as 720h", expires)
+			}
+			at := time.Now().Add(d).UTC()
+			expiresAt = &at
+		}
+	case "list", "revoke":
+	default:
+		return fmt.Errorf("token: unknown subcommand %q\n\n%s", sub, tokenUsage)
+	}
+
+	cfg, err := parseServeFlags(args)
+	if err != nil {
+		return err
+	}
+	cfg.skipTenantCheck = true // token bookkeeping needs no embedder
+	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel))
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+
+	switch sub {
+	case "create":
+		secret, tok, err := b.client.CreateToken(ctx, tenant, scopeList, name, expiresAt)
+		if err != nil {
+			return err
+		}
+		fmt.Println(secret)
+		fmt.Fprintf(os.Stderr, "token %s for tenant %q, scopes %s%s — shown once, store it now\n",
+			tok.ID, tok.Tenant, joinScopes(tok.Scopes), expiryNote(tok.ExpiresAt))
+	case "list":
+		toks, err := b.client.ListTokens(ctx, tenant)
+		if err != nil {
+			return err
+		}
+		printTokens(toks)
+	case "revoke":
+		if err := b.client.RevokeToken(ctx, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "token %s revoked\n", id)
+	}
+	return nil
+}
+
+func printTokens(toks []graph.Token) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tTENANT\tNAME\tSCOPES\tCREATED\tLAST USED\tEXPIRES\tREVOKED")
+	ts := func(t *time.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return t.UTC().Format(time.RFC3339)
+	}
+	for _, t := range toks {
+		name := t.Name
+		if name == "" {
+			name = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Tenant, name, joinScopes(t.Scopes),
+			t.CreatedAt.UTC().Format(time.RFC3339), ts(t.LastUsedAt), ts(t.ExpiresAt), ts(t.RevokedAt))
+	}
+	w.Flush()
+}
+
+func joinScopes(s []knowmind.Scope) string {
+	out := make([]string, len(s))
+	for i, sc := range s {
+		out[i] = string(sc)
+	}
+	return strings.Join(out, ",")
+}
+
+func expiryNote(t *time.Time) string {
+	if t == nil {
+		return ", no expiry"
+	}
+	return ", expires " + t.Format(time.RFC3339)
+}
