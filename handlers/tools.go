@@ -39,6 +39,28 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Scope:    knowmind.ScopeRead,
 		ReadOnly: true,
 	}, s.listRecent)
+	addTool(s, srv, tool{
+		Name:  "knowmind_link",
+		Title: "Link two memories",
+		Description: "Creates a typed relation from_id --rel_type--> to_id between two memories of the workspace; the inverse " +
+			"relation is materialised automatically. rel_type is UPPER_SNAKE_CASE (e.g. OWNS, FOR_CLIENT, SUPERSEDES, REFERENCES) " +
+			"and must be allowed by the domain's shapes. Linking twice returns the same edge ids.",
+		Scope: knowmind.ScopeWrite,
+	}, s.link)
+	addTool(s, srv, tool{
+		Name:  "knowmind_unlink",
+		Title: "Unlink two memories",
+		Description: "Removes the typed relation from_id --rel_type--> to_id and its inverse. " +
+			"The edge is closed (valid_to) rather than erased, so point-in-time queries still see it.",
+		Scope: knowmind.ScopeWrite,
+	}, s.unlink)
+	addTool(s, srv, tool{
+		Name:        "knowmind_list_relations",
+		Title:       "Relations of a memory",
+		Description: "The current outgoing and incoming typed relations of a memory, each with rel_type, the peer's id and title, and created_at.",
+		Scope:       knowmind.ScopeRead,
+		ReadOnly:    true,
+	}, s.listRelations)
 }
 
 // tool is what tools/list shows of a tool and what calling it requires.

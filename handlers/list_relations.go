@@ -1,0 +1,36 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/knowmind/knowmind"
+)
+
+// ListRelationsParams are knowmind_list_relations' parameters.
+type ListRelationsParams struct {
+	MemoryID string `json:"memory_id" jsonschema:"id of the memory whose relations are listed" validate:"required,notblank"`
+}
+
+// ListRelationsResult lists the memory's current outgoing and incoming edges.
+type ListRelationsResult = knowmind.RelationsResult
+
+// listRelations lists the open edges of one memory of the caller's tenant
+// (404 for an unknown memory).
+func (s *service) listRelations(ctx context.Context, p ListRelationsParams) (ListRelationsResult, error) {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return ListRelationsResult{}, err
+	}
+	res, err := t.ListRelations(ctx, p.MemoryID)
+	if err != nil {
+		return ListRelationsResult{}, err
+	}
+	// The spec shows arrays: never null.
+	if res.Outgoing == nil {
+		res.Outgoing = []knowmind.OutEdge{}
+	}
+	if res.Incoming == nil {
+		res.Incoming = []knowmind.InEdge{}
+	}
+	return res, nil
+}

@@ -1,0 +1,28 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/knowmind/knowmind"
+)
+
+// UnlinkParams are knowmind_unlink's parameters.
+type UnlinkParams struct {
+	FromID  string `json:"from_id" jsonschema:"memory id of the source node" validate:"required,notblank"`
+	ToID    string `json:"to_id" jsonschema:"memory id of the target node" validate:"required,notblank"`
+	RelType string `json:"rel_type" jsonschema:"edge type in UPPER_SNAKE_CASE, as linked" validate:"required,notblank"`
+}
+
+// UnlinkResult is {"deleted": true} once edge and inverse are closed.
+type UnlinkResult = knowmind.UnlinkResult
+
+// unlink closes from_id --rel_type--> to_id and its inverse in the caller's
+// tenant (404 when no such edge is open; see docs/relations.md for why the
+// record stays, closed with valid_to).
+func (s *service) unlink(ctx context.Context, p UnlinkParams) (UnlinkResult, error) {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return UnlinkResult{}, err
+	}
+	return t.Unlink(ctx, p.FromID, p.ToID, p.RelType)
+}
