@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/localdgraph"
 )
@@ -32,6 +33,7 @@ type Env struct {
 	Secret   []byte               // service secret used to derive namespace passwords
 	Cluster  *localdgraph.Cluster // nil when KNOWMIND_TEST_DGRAPH is used
 	Client   *graph.Client
+	Embedder graph.Embedder // the client's: the default embedder (embed.New with a zero Config)
 	dir      string
 }
 
@@ -43,7 +45,8 @@ var (
 
 // Main starts Dgraph for the package, runs the tests and stops it.
 // Use it from TestMain: func TestMain(m *testing.M) { dgraphtest.Main(m, nil) }.
-// relations are the relation predicates to add to tenant schemas (nil = none).
+// relations are the relation predicates to add to tenant schemas (nil = the
+// default shapes' relations, as in production).
 func Main(m *testing.M, relations []string) {
 	env, err := Start(context.Background(), relations)
 	if err != nil {
@@ -96,10 +99,19 @@ func Start(ctx context.Context, relations []string) (*Env, error) {
 		env.HTTP = c.AlphaHTTP()
 		env.Password = "password"
 	}
+	// The client gets the service's default embedder, so tests write real
+	// vectors the way production does.
+	emb, err := embed.New(embed.Config{})
+	if err != nil {
+		env.Stop()
+		return nil, err
+	}
+	env.Embedder = emb
 	client, err := graph.Open(ctx, graph.Config{
 		Alphas: env.Alphas, AlphasHTTP: env.HTTP,
 		User: "groot", Password: env.Password,
 		Secret: env.Secret, Relations: relations,
+		Embedder: emb,
 	})
 	if err != nil {
 		env.Stop()

@@ -1,0 +1,187 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/dgo/v240"
+	"github.com/dgraph-io/dgo/v240/protos/api"
+
+	"github.com/knowmind/knowmind"
+)
+
+// A document is a memory of kind "document": its content is split into
+// chunks (see package chunk for the sizes), one vector each. Documents are
+// upserted per title: a new upload of a title replaces the current
+// documents of that title.
+//
+// The new document and the deletion of the old ones are one transaction, so
+// the old version is replaced only by a completely ingested new one, and
+// readers never see both or neither. If the new one cannot be embedded or
+// written, nothing of the old one is touched and the new one is kept with
+// status failed (a later successful upload of the title replaces it too).
+
+// findSameDocumentQuery finds a current, indexed document with this title
+// and content: uploading it again changes nothing. Untitled documents are
+// compared with untitled ones.
+const findSameDocumentQuery = `query q($title: string, $sha: string) {
+  same(func: eq(Memory.content_sha, $sha)) @filter(eq(Memory.kind, "document") AND eq(Memory.title, $title) AND eq(Memory.status, "indexed") AND NOT has(Memory.valid_to)) {
+    uid Memory.id Memory.title Memory.status
+  }
+}`
+
+const findSameUntitledDocumentQuery = `query q($sha: string) {
+  same(func: eq(Memory.content_sha, $sha)) @filter(eq(Memory.kind, "document") AND NOT has(Memory.title) AND eq(Memory.status, "indexed") AND NOT has(Memory.valid_to)) {
+    uid Memory.id Memory.title Memory.status
+  }
+}`
+
+// uploadUntitledDocumentUpsert writes an untitled document unless the same
+// one exists; untitled documents replace nothing.
+const uploadUntitledDocumentUpsert = `query q($sha: string) {
+  same(func: eq(Memory.content_sha, $sha)) @filter(eq(Memory.kind, "document") AND NOT has(Memory.title) AND eq(Memory.status, "indexed") AND NOT has(Memory.valid_to)) {
+    s as uid Memory.id Memory.title Memory.status
+  }
+}`
+
+// uploadDocumentUpsert is the upsert for a titled document: "same" decides
+// whether anything is written, "o" are the current documents of the title
+// (failed ones included) with their chunks "c" and, per relation predicate
+// R_i, the nodes "in_i" whose R_i edges point at them. Relation predicates
+// are not in the Memory type, so "uid(o) * *" would leave them: they are
+// deleted one by one, outgoing and incoming, leaving no edge into nothing.
+func uploadDocumentUpsert(relations []string) (query, deletions string) {
+	var q, del strings.Builder
+	q.WriteString(`query q($title: string, $sha: string) {
+  same(func: eq(Memory.content_sha, $sha)) @filter(eq(Memory.kind, "document") AND eq(Memory.title, $title) AND eq(Memory.status, "indexed") AND NOT has(Memory.valid_to)) {
+    s as uid Memory.id Memory.title Memory.status
+  }
+  o as var(func: eq(Memory.title, $title)) @filter(eq(Memory.kind, "document") AND NOT has(Memory.valid_to)) {
+    c as Memory.chunks
+  }
+`)
+	del.WriteString("uid(c) * * .\nuid(o) * * .\n")
+	// Dgraph allows one reverse edge per block, hence a block per predicate.
+	// (Written <~R>: Dgraph reads ~<R> without complaint but finds nothing.)
+	for i, r := range relations {
+		fmt.Fprintf(&q, "  var(func: uid(o)) { in_%d as <~%s> }\n", i, r)
+		fmt.Fprintf(&del, "uid(o) <%s> * .\nuid(in_%d) <%s> uid(o) .\n", r, i, r)
+	}
+	q.WriteString(`  old(func: uid(o)) { Memory.id }
+}`)
+	return q.String(), del.String()
+}
+
+// titleLocks serialise uploads of one title within this process. Dgraph's
+// conflict detection alone does not: two first uploads of a new title write
+// no common key (Memory.title is not @upsert), so both would commit. A
+// fixed array bounds the memory whatever the number of titles.
+var titleLocks [64]sync.Mutex
+
+func titleLock(namespace uint64, title string) *sync.Mutex {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%d\x00%s", namespace, title)
+	return &titleLocks[h.Sum32()%uint32(len(titleLocks))]
+}
+
+// UploadDocument ingests a longer text as a document (see above for the
+// upsert per title and failure rules). The result lists the replaced
+// documents' ids (never nil, empty when none). Same title and content as a
+// current document returns it with Unchanged.
+func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentInput) (knowmind.StoreResult, error) {
+	content, err := checkContent(in.Content)
+	if err != nil {
+		return knowmind.StoreResult{}, err
+	}
+	title, err := checkText("title", in.Title, knowmind.MaxTitleChars, false)
+	if err != nil {
+		return knowmind.StoreResult{}, err
+	}
+	source, err := checkText("source", in.Source, knowmind.MaxSourceChars, false)
+	if err != nil {
+		return knowmind.StoreResult{}, err
+	}
+	e := newEntry(knowmind.KindDocument, title, content)
+	e.source = source
+
+	var found struct{ Same []dgMemory }
+	q, vars := findSameDocumentQuery, map[string]string{"$title": title, "$sha": e.sha}
+	if title == "" {
+		q, vars = findSameUntitledDocumentQuery, map[string]string{"$sha": e.sha}
+	}
+	if err := t.queryVars(ctx, q, vars, &found); err != nil {
+		return knowmind.StoreResult{}, fmt.Errorf("upload document: look up content: %w", err)
+	}
+	if len(found.Same) > 0 {
+		res := t.unchanged(found.Same[0])
+		res.ReplacedDocumentIDs = []string{}
+		return res, nil
+	}
+
+	started := time.Now()
+	e.split()
+	if err := t.embed(ctx, e); err != nil {
+		return t.recordFailedDocument(ctx, e, err)
+	}
+	body, err := json.Marshal(e.node("m", nowString(), knowmind.StatusIndexed, ""))
+	if err != nil {
+		return t.recordFailedDocument(ctx, e, err)
+	}
+	req := &api.Request{Mutations: []*api.Mutation{{Cond: `@if(eq(len(s), 0))`, SetJson: body}}}
+	if title == "" {
+		req.Query = uploadUntitledDocumentUpsert
+		req.Vars = map[string]string{"$sha": e.sha}
+	} else {
+		query, deletions := uploadDocumentUpsert(t.c.cfg.Relations)
+		req.Query = query
+		req.Vars = map[string]string{"$title": title, "$sha": e.sha}
+		req.Mutations = append(req.Mutations, &api.Mutation{
+			Cond:      `@if(eq(len(s), 0) AND gt(len(o), 0))`,
+			DelNquads: []byte(deletions),
+		})
+		lock := titleLock(t.Namespace, title)
+		lock.Lock()
+		defer lock.Unlock()
+	}
+	var out struct {
+		Same []dgMemory
+		Old  []dgMemory
+	}
+	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+		out.Same, out.Old = nil, nil
+		resp, err := txn.Do(ctx, req)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(resp.Json, &out)
+	})
+	if err != nil {
+		return t.recordFailedDocument(ctx, e, fmt.Errorf("write document: %w", err))
+	}
+	if len(out.Same) > 0 {
+		res := t.unchanged(out.Same[0])
+		res.ReplacedDocumentIDs = []string{}
+		return res, nil
+	}
+	replaced := make([]string, 0, len(out.Old))
+	for _, o := range out.Old {
+		replaced = append(replaced, o.ID)
+	}
+	t.indexed(e)
+	t.unindexText(replaced...)
+	t.c.log.Info("document ingested", "tenant", t.Name, "id", e.id, "title", title,
+		"chunks", len(e.chunks), "replaced", replaced, "took", time.Since(started).Round(time.Millisecond))
+	return knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: title, Status: knowmind.StatusIndexed,
+		ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider(), ReplacedDocumentIDs: replaced}, nil
+}
+
+func (t *Tenant) recordFailedDocument(ctx context.Context, e *entry, cause error) (knowmind.StoreResult, error) {
+	res, err := t.recordFailed(ctx, e, cause)
+	res.ReplacedDocumentIDs = []string{}
+	return res, err
+}

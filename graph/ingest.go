@@ -1,0 +1,334 @@
+package graph
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dgraph-io/dgo/v240"
+	"github.com/dgraph-io/dgo/v240/protos/api"
+	"github.com/google/uuid"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/chunk"
+)
+
+// What store_memory, upload_document and update_fact share: validation,
+// the content hash, chunking, embedding, the JSON of a new Memory node with
+// its chunks, and the record of a failed ingest.
+
+// embedBatch is how many chunk texts go to the embedder per call; the
+// embedder batches further inside. Between calls a large document logs its
+// progress.
+const embedBatch = 128
+
+// failedWriteTimeout bounds recording a failed ingest, which runs even when
+// the request's context has ended (the caller may have gone away).
+const failedWriteTimeout = 15 * time.Second
+
+// entry is a memory or document on its way into the graph.
+type entry struct {
+	id           string // Memory.id, a UUID
+	kind         string // knowmind.KindMemory or KindDocument
+	title        string
+	content      string // as stored: the input without surrounding blanks
+	memoryType   string
+	tags         []string
+	source       string
+	updateReason string
+	sha          string // hex sha-256 of the normalised content
+	lang         string // chunk.German or chunk.English
+	chunks       []chunk.Chunk
+	texts        []string // per chunk: what is stored in Chunk.text and embedded
+	vectors      [][]float32
+}
+
+// checkContent applies the spec's content rules (-32603 content_required /
+// too_large), before anything else is done.
+func checkContent(content string) (string, error) {
+	// A byte length under the limit cannot hold more runes than that; only
+	// longer strings are counted.
+	if len(content) > knowmind.MaxContentChars && utf8.RuneCountInString(content) > knowmind.MaxContentChars {
+		return "", knowmind.Internal(knowmind.ReasonTooLarge, "content exceeds %d characters", knowmind.MaxContentChars)
+	}
+	content = strings.TrimSpace(content)
+	if content == "" {
+		return "", knowmind.Internal(knowmind.ReasonContentRequired, "content is required and must not be empty")
+	}
+	return content, nil
+}
+
+// checkText trims s and bounds it; required text must not be blank.
+func checkText(param, s string, max int, required bool) (string, error) {
+	s = strings.TrimSpace(s)
+	if required && s == "" {
+		return "", knowmind.InvalidParam(param, "%s is required", param)
+	}
+	if utf8.RuneCountInString(s) > max {
+		return "", knowmind.InvalidParam(param, "%s exceeds %d characters", param, max)
+	}
+	return s, nil
+}
+
+func checkMemoryType(s string) (string, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	switch s {
+	case "":
+		return knowmind.MemorySemantic, nil
+	case knowmind.MemorySemantic, knowmind.MemoryEpisodic, knowmind.MemoryProcedural, knowmind.MemoryReference:
+		return s, nil
+	}
+	return "", knowmind.InvalidParam("memory_type", "memory_type must be one of semantic, episodic, procedural, reference")
+}
+
+// checkTags trims tags, drops duplicates and bounds count and length.
+func checkTags(tags []string) ([]string, error) {
+	if len(tags) > knowmind.MaxTags {
+		return nil, knowmind.InvalidParam("tags", "at most %d tags", knowmind.MaxTags)
+	}
+	out := make([]string, 0, len(tags))
+	seen := make(map[string]bool, len(tags))
+	for _, tag := range tags {
+		tag = strings.TrimSpace(tag)
+		if tag == "" {
+			return nil, knowmind.InvalidParam("tags", "tags must not be empty")
+		}
+		if utf8.RuneCountInString(tag) > knowmind.MaxTagChars {
+			return nil, knowmind.InvalidParam("tags", "a tag exceeds %d characters", knowmind.MaxTagChars)
+		}
+		if !seen[tag] {
+			seen[tag] = true
+			out = append(out, tag)
+		}
+	}
+	return out, nil
+}
+
+// ContentSHA is the hex sha-256 of content after normalisation: Unicode NFC
+// (so "ü" typed as one or two code points is the same), whitespace runs
+// collapsed to one space, ends trimmed. Reformatting a text does not make it
+// new content.
+func ContentSHA(content string) string {
+	normal := strings.Join(strings.Fields(norm.NFC.String(content)), " ")
+	sum := sha256.Sum256([]byte(normal))
+	return hex.EncodeToString(sum[:])
+}
+
+func newEntry(kind, title, content string) *entry {
+	return &entry{
+		id:      uuid.NewString(),
+		kind:    kind,
+		title:   title,
+		content: content,
+		sha:     ContentSHA(content),
+	}
+}
+
+// split chunks the content and builds each chunk's text: the title and
+// heading path as a first line, so a chunk found alone still says what it
+// belongs to (and both are searchable), then the body.
+func (e *entry) split() {
+	e.lang = chunk.DetectLanguage(e.content)
+	e.chunks = chunk.Split(e.content, chunk.Options{})
+	e.texts = make([]string, len(e.chunks))
+	for i, c := range e.chunks {
+		header := e.title
+		if c.Heading != "" {
+			if header != "" {
+				header += " > "
+			}
+			header += c.Heading
+		}
+		if header == "" {
+			e.texts[i] = c.Text
+		} else {
+			e.texts[i] = header + "\n\n" + c.Text
+		}
+	}
+}
+
+// embed fills e.vectors, one per chunk, checking what the embedder returns:
+// a wrong count, dimension or a non-finite vector would corrupt the index.
+func (t *Tenant) embed(ctx context.Context, e *entry) error {
+	emb := t.c.cfg.Embedder
+	if emb == nil {
+		return fmt.Errorf("no embedder configured")
+	}
+	e.vectors = make([][]float32, 0, len(e.texts))
+	for start := 0; start < len(e.texts); start += embedBatch {
+		end := min(start+embedBatch, len(e.texts))
+		vecs, err := emb.EmbedPassages(ctx, e.texts[start:end])
+		if err != nil {
+			return fmt.Errorf("embed chunks %d-%d with %s: %w", start, end-1, emb.ID(), err)
+		}
+		if len(vecs) != end-start {
+			return fmt.Errorf("embedder %s returned %d vectors for %d texts", emb.ID(), len(vecs), end-start)
+		}
+		for i, v := range vecs {
+			if len(v) != emb.Dim() {
+				return fmt.Errorf("embedder %s returned a vector of %d dimensions, want %d", emb.ID(), len(v), emb.Dim())
+			}
+			for _, x := range v {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					return fmt.Errorf("embedder %s returned a non-finite vector for chunk %d", emb.ID(), start+i)
+				}
+			}
+		}
+		e.vectors = append(e.vectors, vecs...)
+		if len(e.texts) > embedBatch {
+			t.c.log.Info("embedding chunks", "tenant", t.Name, "id", e.id, "title", e.title,
+				"done", end, "total", len(e.texts))
+		}
+	}
+	return nil
+}
+
+// node is the JSON of the new Memory node. With status indexed it carries
+// its chunks and their vectors; with status failed only the record and the
+// error, so nothing of it is searchable.
+func (e *entry) node(blank, now, status, failure string) map[string]any {
+	m := map[string]any{
+		"uid":                "_:" + blank,
+		"dgraph.type":        "Memory",
+		"Memory.id":          e.id,
+		"Memory.kind":        e.kind,
+		"Memory.content":     e.content,
+		"Memory.status":      status,
+		"Memory.content_sha": e.sha,
+		"Memory.created_at":  now,
+		"Memory.updated_at":  now,
+		"Memory.valid_from":  now,
+		"Memory.chunk_count": 0,
+	}
+	setIf := func(pred, v string) {
+		if v != "" {
+			m[pred] = v
+		}
+	}
+	setIf("Memory.title", e.title)
+	setIf("Memory.lang", e.lang)
+	setIf("Memory.memory_type", e.memoryType)
+	setIf("Memory.source", e.source)
+	setIf("Memory.update_reason", e.updateReason)
+	setIf("Memory.error", failure)
+	if len(e.tags) > 0 {
+		m["Memory.tags"] = e.tags
+	}
+	if status != knowmind.StatusIndexed {
+		return m
+	}
+	// German text carries the language tag so Dgraph's German analyser
+	// indexes it; English stays untagged (see schema/tenant.dql).
+	textPred := "Chunk.text"
+	if e.lang == chunk.German {
+		textPred = "Chunk.text@de"
+	}
+	chunks := make([]map[string]any, len(e.chunks))
+	for i, c := range e.chunks {
+		ch := map[string]any{
+			"uid":             fmt.Sprintf("_:%s_c%d", blank, i),
+			"dgraph.type":     "Chunk",
+			textPred:          e.texts[i],
+			"Chunk.embedding": VectorString(e.vectors[i]),
+			"Chunk.position":  c.Position,
+		}
+		if c.Heading != "" {
+			ch["Chunk.heading"] = c.Heading
+		}
+		chunks[i] = ch
+	}
+	m["Memory.chunks"] = chunks
+	m["Memory.chunk_count"] = len(chunks)
+	return m
+}
+
+// recordFailed keeps a memory whose embedding or write failed, marked
+// failed with the internal error text, and returns the client's error
+// (ingest_failed, naming the kept id). If even this write fails, the error
+// is logged and ingest_failed returned all the same: nothing is reported
+// indexed.
+func (t *Tenant) recordFailed(ctx context.Context, e *entry, cause error) (knowmind.StoreResult, error) {
+	t.c.log.Error("ingest failed", "tenant", t.Name, "kind", e.kind, "id", e.id, "title", e.title, "err", cause)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failedWriteTimeout)
+	defer cancel()
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	body, err := json.Marshal(e.node("m", now, knowmind.StatusFailed, cause.Error()))
+	if err == nil {
+		err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+			_, err := txn.Mutate(ctx, &api.Mutation{SetJson: body})
+			return err
+		})
+	}
+	res := knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusFailed,
+		EmbeddingProvider: t.provider()}
+	kerr := knowmind.Internal(knowmind.ReasonIngestFailed, "the %s could not be indexed; it is kept with status failed", e.kind)
+	kerr.Data = map[string]any{"id": e.id, "status": knowmind.StatusFailed}
+	if err != nil {
+		t.c.log.Error("recording failed ingest failed too", "tenant", t.Name, "id", e.id, "err", err)
+		res = knowmind.StoreResult{Title: e.title, Status: knowmind.StatusFailed, EmbeddingProvider: t.provider()}
+		kerr = knowmind.Internal(knowmind.ReasonIngestFailed, "the %s could not be stored", e.kind)
+	}
+	return res, kerr
+}
+
+// indexed tells recall's full-text statistics about an entry just
+// committed with status indexed (see textindex.go).
+func (t *Tenant) indexed(e *entry) {
+	chunks := make([]textChunk, len(e.chunks))
+	for i, c := range e.chunks {
+		chunks[i] = textChunk{Position: c.Position, Text: e.texts[i]}
+	}
+	t.indexText(e.id, e.lang, chunks)
+}
+
+func (t *Tenant) provider() string {
+	if t.c.cfg.Embedder == nil {
+		return ""
+	}
+	return t.c.cfg.Embedder.Provider()
+}
+
+func nowString() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+
+// dgMemory is a Memory node as DQL returns it.
+type dgMemory struct {
+	UID          string     `json:"uid"`
+	ID           string     `json:"Memory.id"`
+	Kind         string     `json:"Memory.kind"`
+	Title        string     `json:"Memory.title"`
+	Content      string     `json:"Memory.content"`
+	MemoryType   string     `json:"Memory.memory_type"`
+	Tags         []string   `json:"Memory.tags"`
+	Source       string     `json:"Memory.source"`
+	Status       string     `json:"Memory.status"`
+	ContentSHA   string     `json:"Memory.content_sha"`
+	ChunkCount   int        `json:"Memory.chunk_count"`
+	Chunks       int        `json:"chunks"` // count(Memory.chunks)
+	CreatedAt    time.Time  `json:"Memory.created_at"`
+	UpdatedAt    time.Time  `json:"Memory.updated_at"`
+	ValidFrom    time.Time  `json:"Memory.valid_from"`
+	ValidTo      *time.Time `json:"Memory.valid_to"`
+	UpdateReason string     `json:"Memory.update_reason"`
+}
+
+func (m dgMemory) domain() knowmind.Memory {
+	return knowmind.Memory{
+		ID: m.ID, Kind: m.Kind, Title: m.Title, Content: m.Content, MemoryType: m.MemoryType,
+		Tags: m.Tags, Source: m.Source, Status: m.Status, ContentSHA: m.ContentSHA, Chunks: m.Chunks,
+		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, ValidFrom: m.ValidFrom, ValidTo: m.ValidTo,
+		UpdateReason: m.UpdateReason,
+	}
+}
+
+// unchanged is the result for content that is already stored.
+func (t *Tenant) unchanged(m dgMemory) knowmind.StoreResult {
+	return knowmind.StoreResult{MemoryID: m.ID, ID: m.ID, Title: m.Title, Status: m.Status,
+		EmbeddingProvider: t.provider(), Unchanged: true}
+}

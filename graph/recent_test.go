@@ -1,0 +1,74 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+)
+
+func TestListRecentNewestFirst(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	var ids []string
+	for i := range 4 {
+		res, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Title: fmt.Sprint("Notiz ", i), Content: fmt.Sprint("Inhalt Nummer ", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.ID)
+	}
+	doc, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Handbuch", Content: handbookV1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids = append(ids, doc.ID)
+
+	items, err := ten.ListRecent(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 3 || items[0].ID != ids[4] || items[1].ID != ids[3] || items[2].ID != ids[2] {
+		t.Fatalf("items = %+v", items)
+	}
+	d := items[0]
+	if d.Title != "Handbuch" || d.Kind != knowmind.KindDocument || d.Status != knowmind.StatusIndexed ||
+		d.IndexedChunks != 3 || d.CreatedAt.IsZero() || !d.UpdatedAt.Equal(d.CreatedAt) {
+		t.Errorf("document item = %+v", d)
+	}
+	if items[1].Kind != knowmind.KindMemory || items[1].IndexedChunks != 1 || items[1].Title != "Notiz 3" {
+		t.Errorf("memory item = %+v", items[1])
+	}
+	all, err := ten.ListRecent(ctx, graph.MaxRecent)
+	if err != nil || len(all) != 5 {
+		t.Fatalf("k=50: %d items, %v", len(all), err)
+	}
+	for _, k := range []int{0, -1, graph.MaxRecent + 1} {
+		_, err := ten.ListRecent(ctx, k)
+		wantError(t, err, knowmind.EINVALID, "", "k")
+	}
+}
+
+func TestStatsEmptyAndCounts(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	st, err := ten.Stats(ctx)
+	if err != nil || st != (knowmind.Stats{}) {
+		t.Fatalf("empty tenant: %+v, %v", st, err)
+	}
+	if _, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Content: "Eins."}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Handbuch", Content: handbookV1}); err != nil {
+		t.Fatal(err)
+	}
+	// A failed memory counts as a memory but has no chunk.
+	withBrokenEmbedder(t, ten).StoreMemory(ctx, knowmind.StoreMemoryInput{Content: "Zwei."})
+	st, err = ten.Stats(ctx)
+	if err != nil || st != (knowmind.Stats{Memories: 3, Edges: 0, Chunks: 4}) {
+		t.Fatalf("stats = %+v, %v", st, err)
+	}
+}

@@ -1,0 +1,85 @@
+package knowmind
+
+import "time"
+
+// Inputs and results of the ingest, listing and statistics tools. Result
+// structs carry the spec's field names as JSON tags, so a handler can return
+// them as they are.
+
+// Bounds on ingest parameters besides MaxContentChars (the spec names only
+// that one; these keep titles, tags and sources index- and log-sized).
+const (
+	MaxTitleChars        = 500
+	MaxSourceChars       = 2000
+	MaxTags              = 50
+	MaxTagChars          = 100
+	MaxUpdateReasonChars = 2000
+	MaxIDChars           = 200
+)
+
+// StoreMemoryInput are knowmind_store_memory's parameters.
+type StoreMemoryInput struct {
+	Title      string   `json:"title,omitempty"`
+	Content    string   `json:"content"`
+	MemoryType string   `json:"memory_type,omitempty"` // default semantic
+	Tags       []string `json:"tags,omitempty"`
+	Source     string   `json:"source,omitempty"`
+}
+
+// UploadDocumentInput are knowmind_upload_document's parameters.
+type UploadDocumentInput struct {
+	Title   string `json:"title,omitempty"`
+	Content string `json:"content"`
+	Source  string `json:"source,omitempty"`
+}
+
+// UpdateFactInput are knowmind_update_fact's parameters.
+type UpdateFactInput struct {
+	TargetID     string `json:"target_id"`
+	NewTitle     string `json:"new_title"`
+	NewContent   string `json:"new_content"`
+	UpdateReason string `json:"update_reason,omitempty"`
+}
+
+// StoreResult is the result of knowmind_store_memory and
+// knowmind_upload_document. MemoryID and ID are the same value (the spec
+// returns both).
+type StoreResult struct {
+	MemoryID          string `json:"memory_id"`
+	ID                string `json:"id"`
+	Title             string `json:"title"`
+	Status            string `json:"status"`
+	ChunksWritten     int    `json:"chunks_written"`
+	EmbeddingProvider string `json:"embedding_provider"`
+	// Unchanged: the same content was already stored; nothing was written
+	// and ID is the existing entry's.
+	Unchanged bool `json:"unchanged,omitempty"`
+	// ReplacedDocumentIDs (upload_document only, then never nil): documents
+	// of the same title deleted after the new one was ingested.
+	ReplacedDocumentIDs []string `json:"replaced_document_ids,omitzero"`
+}
+
+// UpdateFactResult is the result of knowmind_update_fact.
+type UpdateFactResult struct {
+	OldMemoryID    string `json:"old_memory_id"`
+	NewMemoryID    string `json:"new_memory_id"`
+	SupersedesEdge string `json:"supersedes_edge"`
+}
+
+// RecentItem is one entry of knowmind_list_recent.
+type RecentItem struct {
+	ID            string    `json:"id"`
+	Title         string    `json:"title"`
+	Status        string    `json:"status"`
+	IndexedChunks int       `json:"indexed_chunks"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+	Kind          string    `json:"kind"`
+}
+
+// Stats is the result of knowmind_stats.
+type Stats struct {
+	Memories int64 `json:"memories"` // memories and documents, every version and status
+	Edges    int64 `json:"edges"`    // stored relation edges; an edge and its inverse count as two
+	Chunks   int64 `json:"chunks"`   // chunks with a vector
+}
