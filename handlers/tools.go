@@ -61,6 +61,32 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Scope:       knowmind.ScopeRead,
 		ReadOnly:    true,
 	}, s.listRelations)
+	addTool(s, srv, tool{
+		Name:  "knowmind_store_memory",
+		Title: "Store a memory",
+		Description: "Stores a new memory in the workspace (chunks, vectors and graph node); afterwards knowmind_recall and " +
+			"knowmind_list_recent find it. Append-only: a memory with an existing title is a new memory, never a replacement " +
+			"(versioning is knowmind_update_fact's). Content already stored is recognised by its SHA-256 and returned with " +
+			"unchanged: true. For longer texts with upsert per title use knowmind_upload_document.",
+		Scope: knowmind.ScopeWrite,
+	}, s.storeMemory)
+	addTool(s, srv, tool{
+		Name:  "knowmind_upload_document",
+		Title: "Upload a document",
+		Description: "Ingests a longer text as a document: split into sections (Markdown headings, paragraphs, then a size " +
+			"limit with overlap), one vector per section, one graph node. Upsert per title: an existing document of the same " +
+			"title is replaced by the new version, deleted only after the new one is ingested; its ids are in replaced_document_ids.",
+		Scope: knowmind.ScopeWrite,
+	}, s.uploadDocument)
+	addTool(s, srv, tool{
+		Name:  "knowmind_update_fact",
+		Title: "Update a fact (bi-temporal)",
+		Description: "Bi-temporal update of a memory: the target gets valid_to = now, a new version with valid_from = now is " +
+			"created and linked new --SUPERSEDES--> old. Nothing is deleted, so history stays auditable. Only the current " +
+			"version can be updated; updating an older one is refused naming the current version.",
+		Scope:      knowmind.ScopeWrite,
+		ScopeError: codeForbidden,
+	}, s.updateFact)
 }
 
 // tool is what tools/list shows of a tool and what calling it requires.

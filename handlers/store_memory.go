@@ -1,0 +1,52 @@
+package handlers
+
+import (
+	"context"
+	"strings"
+
+	"github.com/knowmind/knowmind"
+)
+
+// StoreMemoryParams are knowmind_store_memory's parameters. content is not
+// required in the schema: the spec answers its absence with -32603
+// content_required, not -32602, so the handler checks it.
+type StoreMemoryParams struct {
+	Title      string   `json:"title,omitempty" jsonschema:"short title of the memory; titles need not be unique" validate:"max=500"`
+	Content    string   `json:"content,omitempty" jsonschema:"the full text (required, at most 1,000,000 characters)"`
+	MemoryType string   `json:"memory_type,omitempty" jsonschema:"semantic, episodic, procedural or reference (default semantic)" validate:"omitempty,oneof=semantic episodic procedural reference"`
+	Tags       []string `json:"tags,omitempty" jsonschema:"keywords for filtering" validate:"max=50,dive,notblank,max=100"`
+	Source     string   `json:"source,omitempty" jsonschema:"where it comes from, free text" validate:"max=2000"`
+}
+
+// StoreMemoryResult is the spec's result plus unchanged (true when the same
+// content was already stored: nothing was written and id is that memory's).
+type StoreMemoryResult struct {
+	MemoryID          string `json:"memory_id"`
+	ID                string `json:"id"`
+	Title             string `json:"title"`
+	Status            string `json:"status"`
+	ChunksWritten     int    `json:"chunks_written"`
+	EmbeddingProvider string `json:"embedding_provider"`
+	Unchanged         bool   `json:"unchanged,omitempty"`
+}
+
+// storeMemory stores a new memory in the caller's tenant (append-only,
+// idempotent by content; see graph.Tenant.StoreMemory). A failed ingest is
+// -32603 ingest_failed, the memory kept with status failed.
+func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMemoryResult, error) {
+	if strings.TrimSpace(p.Content) == "" {
+		return StoreMemoryResult{}, knowmind.Internal(knowmind.ReasonContentRequired, "content is required and must not be empty")
+	}
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return StoreMemoryResult{}, err
+	}
+	r, err := t.StoreMemory(ctx, knowmind.StoreMemoryInput{
+		Title: p.Title, Content: p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source,
+	})
+	if err != nil {
+		return StoreMemoryResult{}, err
+	}
+	return StoreMemoryResult{MemoryID: r.MemoryID, ID: r.ID, Title: r.Title, Status: r.Status,
+		ChunksWritten: r.ChunksWritten, EmbeddingProvider: r.EmbeddingProvider, Unchanged: r.Unchanged}, nil
+}

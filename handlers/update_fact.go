@@ -1,0 +1,31 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/knowmind/knowmind"
+)
+
+// UpdateFactParams are knowmind_update_fact's parameters.
+type UpdateFactParams struct {
+	TargetID     string `json:"target_id" jsonschema:"id of the memory to update (its current version)" validate:"required,notblank,max=200"`
+	NewTitle     string `json:"new_title" jsonschema:"title of the new version" validate:"required,notblank,max=500"`
+	NewContent   string `json:"new_content" jsonschema:"content of the new version (at most 1,000,000 characters)" validate:"required,notblank"`
+	UpdateReason string `json:"update_reason,omitempty" jsonschema:"why it changed, e.g. address changed" validate:"max=2000"`
+}
+
+// UpdateFactResult names both versions and the SUPERSEDES edge new → old.
+type UpdateFactResult = knowmind.UpdateFactResult
+
+// updateFact supersedes target_id with a new version in the caller's tenant
+// (bi-temporal, nothing deleted; see graph.Tenant.UpdateFact): 404 for an
+// unknown target, 409 naming the current version for a superseded one.
+func (s *service) updateFact(ctx context.Context, p UpdateFactParams) (UpdateFactResult, error) {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return UpdateFactResult{}, err
+	}
+	return t.UpdateFact(ctx, knowmind.UpdateFactInput{
+		TargetID: p.TargetID, NewTitle: p.NewTitle, NewContent: p.NewContent, UpdateReason: p.UpdateReason,
+	})
+}

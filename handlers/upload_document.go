@@ -1,0 +1,54 @@
+package handlers
+
+import (
+	"context"
+	"strings"
+
+	"github.com/knowmind/knowmind"
+)
+
+// UploadDocumentParams are knowmind_upload_document's parameters. content is
+// checked by the handler (-32603 content_required), not the schema.
+type UploadDocumentParams struct {
+	Title   string `json:"title,omitempty" jsonschema:"document title; a new upload replaces the current documents of the same title" validate:"max=500"`
+	Content string `json:"content,omitempty" jsonschema:"the document's full text (required, at most 1,000,000 characters)"`
+	Source  string `json:"source,omitempty" jsonschema:"where it comes from (URL, path)" validate:"max=2000"`
+}
+
+// UploadDocumentResult is the spec's result. replaced_document_ids is always
+// an array; unchanged appears (true) only when the same title and content
+// were already the current document, which is then returned as it is.
+type UploadDocumentResult struct {
+	MemoryID            string   `json:"memory_id"`
+	ID                  string   `json:"id"`
+	Title               string   `json:"title"`
+	Status              string   `json:"status"`
+	ChunksWritten       int      `json:"chunks_written"`
+	EmbeddingProvider   string   `json:"embedding_provider"`
+	ReplacedDocumentIDs []string `json:"replaced_document_ids"`
+	Unchanged           bool     `json:"unchanged,omitempty"`
+}
+
+// uploadDocument ingests a document in the caller's tenant, upserted per
+// title: the old versions are deleted only after the new one is ingested
+// (see graph.Tenant.UploadDocument).
+func (s *service) uploadDocument(ctx context.Context, p UploadDocumentParams) (UploadDocumentResult, error) {
+	if strings.TrimSpace(p.Content) == "" {
+		return UploadDocumentResult{}, knowmind.Internal(knowmind.ReasonContentRequired, "content is required and must not be empty")
+	}
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return UploadDocumentResult{}, err
+	}
+	r, err := t.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: p.Title, Content: p.Content, Source: p.Source})
+	if err != nil {
+		return UploadDocumentResult{}, err
+	}
+	replaced := r.ReplacedDocumentIDs
+	if replaced == nil {
+		replaced = []string{} // the spec's array, never null
+	}
+	return UploadDocumentResult{MemoryID: r.MemoryID, ID: r.ID, Title: r.Title, Status: r.Status,
+		ChunksWritten: r.ChunksWritten, EmbeddingProvider: r.EmbeddingProvider,
+		ReplacedDocumentIDs: replaced, Unchanged: r.Unchanged}, nil
+}
