@@ -9,10 +9,12 @@ import (
 
 // StoreMemoryParams are knowmind_store_memory's parameters. content is not
 // required in the schema: the spec answers its absence with -32603
-// content_required, not -32602, so the handler checks it.
+// content_required, not -32602, so the handler checks it. It is a pointer so
+// the schema allows null, which is absent too (a plain string would make the
+// SDK's schema check answer "content": null with an isError result).
 type StoreMemoryParams struct {
 	Title      string   `json:"title,omitempty" jsonschema:"short title of the memory; titles need not be unique" validate:"max=500"`
-	Content    string   `json:"content,omitempty" jsonschema:"the full text (required, at most 1,000,000 characters)"`
+	Content    *string  `json:"content,omitempty" jsonschema:"the full text (required, at most 1,000,000 characters)"`
 	MemoryType string   `json:"memory_type,omitempty" jsonschema:"semantic, episodic, procedural or reference (default semantic)" validate:"omitempty,oneof=semantic episodic procedural reference"`
 	Tags       []string `json:"tags,omitempty" jsonschema:"keywords for filtering" validate:"max=50,dive,notblank,max=100"`
 	Source     string   `json:"source,omitempty" jsonschema:"where it comes from, free text" validate:"max=2000"`
@@ -34,7 +36,7 @@ type StoreMemoryResult struct {
 // idempotent by content; see graph.Tenant.StoreMemory). A failed ingest is
 // -32603 ingest_failed, the memory kept with status failed.
 func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMemoryResult, error) {
-	if strings.TrimSpace(p.Content) == "" {
+	if p.Content == nil || strings.TrimSpace(*p.Content) == "" {
 		return StoreMemoryResult{}, knowmind.Internal(knowmind.ReasonContentRequired, "content is required and must not be empty")
 	}
 	t, err := s.tenant(ctx)
@@ -42,7 +44,7 @@ func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMe
 		return StoreMemoryResult{}, err
 	}
 	r, err := t.StoreMemory(ctx, knowmind.StoreMemoryInput{
-		Title: p.Title, Content: p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source,
+		Title: p.Title, Content: *p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source,
 	})
 	if err != nil {
 		return StoreMemoryResult{}, err
