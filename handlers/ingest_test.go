@@ -677,3 +677,17 @@ func TestIngestFailed(t *testing.T) {
 		t.Errorf("update after a failed one: %+v", u)
 	}
 }
+
+// null for an optional parameter means "not given", as for content: the
+// memory is stored with the defaults.
+func TestNullOptionalParamsAreAbsent(t *testing.T) {
+	srv := newTestServer(t, nil)
+	url := srv.URL + "/api/mcp/v1"
+	write := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeWrite)
+	var res StoreMemoryResult
+	structured(t, callTool(t, url, write, "knowmind_store_memory", map[string]any{
+		"content": "Null-Parameter sind abwesend.", "title": nil, "source": nil, "memory_type": nil, "tags": nil}), &res)
+	if res.Status != knowmind.StatusIndexed || res.MemoryID == "" {
+		t.Fatalf("store with null optionals = %+v", res)
+	}
+}

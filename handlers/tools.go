@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -191,6 +192,7 @@ func (s *service) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			if err := t.check(call.Params.Arguments); err != nil {
 				return nil, rpcError(cctx, s.log, err)
 			}
+			call.Params.Arguments = dropNulls(call.Params.Arguments)
 		}
 		return next(ctx, method, req)
 	}
@@ -262,4 +264,29 @@ func intOr(p *int, def int) int {
 		return def
 	}
 	return *p
+}
+
+// dropNulls removes top-level null arguments. Our check treats null as
+// absent; the SDK's schema check would reject it as a wrong type (an isError
+// result instead of the spec's codes), so it must not see them.
+func dropNulls(args json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return args
+	}
+	changed := false
+	for k, v := range m {
+		if string(bytes.TrimSpace(v)) == "null" {
+			delete(m, k)
+			changed = true
+		}
+	}
+	if !changed {
+		return args
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return args
+	}
+	return out
 }
