@@ -57,7 +57,7 @@ func dockerUnavailable() string {
 // exactly as the file says, on a network with the file's subnet and the
 // service names as host names, in depends_on order. It then checks
 // /readyz, creates a token with the documented command, and logs into the
-// tenant's namespace with `knowmind tenant credentials` as an analyst would.
+// tenant's namespace with `knowmind tenant analyst` as an analyst would.
 //
 // Docker compose itself is not used (its Go module would pull a large
 // dependency tree into this module); restart policies and published host
@@ -194,11 +194,12 @@ func TestComposeStackUp(t *testing.T) {
 	}
 	out := execOK(ctx, t, km, "knowmind", "token", "create", "--tenant", "acme", "--scopes", "read,write")
 	t.Logf("token create: %d bytes of output", len(out))
-	out = execOK(ctx, t, km, "knowmind", "tenant", "credentials", "--tenant", "acme")
+	out = execOK(ctx, t, km, "knowmind", "tenant", "analyst", "--tenant", "acme")
 	ns := regexp.MustCompile(`(?m)^namespace:\s+(\d+)`).FindStringSubmatch(out)
+	user := regexp.MustCompile(`(?m)^user:\s+(\S+)`).FindStringSubmatch(out)
 	pw := regexp.MustCompile(`(?m)^password:\s+(\S+)`).FindStringSubmatch(out)
-	if ns == nil || pw == nil {
-		t.Fatalf("tenant credentials printed no namespace/password:\n%s", out)
+	if ns == nil || user == nil || pw == nil {
+		t.Fatalf("tenant analyst printed no namespace/user/password:\n%s", out)
 	}
 	grpcAddr, err := started["alpha"].PortEndpoint(ctx, "9080/tcp", "")
 	if err != nil {
@@ -211,7 +212,7 @@ func TestComposeStackUp(t *testing.T) {
 	defer conn.Close()
 	dg := dgo.NewDgraphClient(api.NewDgraphClient(conn))
 	nsID, _ := strconv.ParseUint(ns[1], 10, 64)
-	if err := dg.LoginIntoNamespace(ctx, "groot", pw[1], nsID); err != nil {
+	if err := dg.LoginIntoNamespace(ctx, user[1], pw[1], nsID); err != nil {
 		t.Fatalf("analyst login into namespace %d: %v", nsID, err)
 	}
 	if _, err := dg.NewReadOnlyTxn().Query(ctx, `{ m(func: type(Meta)) { Meta.schema_version } }`); err != nil {

@@ -195,31 +195,38 @@ func uniqueSorted(ids []string) []string {
 	return slices.Compact(out)
 }
 
+// checkQuery runs one query file and compares the result with its
+// expectation.
+func checkQuery(t *testing.T, dg *dgo.Dgraph, path string) {
+	t.Helper()
+	name := filepath.Base(path)
+	exp, ok := expectations[name]
+	if !ok {
+		t.Fatalf("%s has no expectation in docs_test.go: add what it must return on the seeded tenant", name)
+	}
+	out := runQuery(t, dg, path)
+	for block, want := range exp.ids {
+		var got []string
+		if exp.ordered {
+			got = blockIDs(out[block])
+		} else {
+			got, want = uniqueSorted(blockIDs(out[block])), uniqueSorted(want)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s block %s: Memory.ids %v, want %v", name, block, got, want)
+		}
+	}
+	if exp.check != nil {
+		exp.check(t, out)
+	}
+}
+
 func TestAnalystQueriesReturnTheDocumentedNodes(t *testing.T) {
 	ten := seedTenant(t)
 	files := analystQueries(t)
 	for _, path := range files {
-		name := filepath.Base(path)
-		t.Run(strings.TrimSuffix(name, ".dql"), func(t *testing.T) {
-			exp, ok := expectations[name]
-			if !ok {
-				t.Fatalf("%s has no expectation in docs_test.go: add what it must return on the seeded tenant", name)
-			}
-			out := runQuery(t, ten.DG(), path)
-			for block, want := range exp.ids {
-				var got []string
-				if exp.ordered {
-					got = blockIDs(out[block])
-				} else {
-					got, want = uniqueSorted(blockIDs(out[block])), uniqueSorted(want)
-				}
-				if !slices.Equal(got, want) {
-					t.Errorf("block %s: Memory.ids %v, want %v", block, got, want)
-				}
-			}
-			if exp.check != nil {
-				exp.check(t, out)
-			}
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".dql"), func(t *testing.T) {
+			checkQuery(t, ten.DG(), path)
 		})
 	}
 	for name := range expectations {
@@ -444,4 +451,54 @@ func httpQuery(t *testing.T, addr, jwt, q string) string {
 		t.Fatalf("HTTP /query: %d %s", resp.StatusCode, b)
 	}
 	return string(b)
+}
+
+// TestAnalystUserIsReadOnly: the login `knowmind tenant analyst` hands out
+// reads everything the documented queries need and can change nothing.
+func TestAnalystUserIsReadOnly(t *testing.T) {
+	ctx := context.Background()
+	env := dgraphtest.Shared(t)
+	a := seedTenant(t)
+	cred, err := env.Client.AnalystLogin(ctx, a.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cred.User != "analyst" || cred.Namespace != a.Namespace {
+		t.Fatalf("analyst credentials %+v", cred)
+	}
+	analyst := dialAlphas(t, env.Alphas)
+	if err := analyst.LoginIntoNamespace(ctx, cred.User, cred.Password, cred.Namespace); err != nil {
+		t.Fatalf("analyst login: %v", err)
+	}
+	for _, f := range analystQueries(t) {
+		checkQuery(t, analyst, f)
+	}
+	_, err = analyst.NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true,
+		SetNquads: []byte(`_:x <Memory.id> "written_by_analyst" .`)})
+	if err == nil {
+		t.Error("the analyst could write a memory")
+	}
+	if err := analyst.Alter(ctx, &api.Operation{Schema: `<Memory.title>: string .`}); err == nil {
+		t.Error("the analyst could alter the schema")
+	}
+	if err := analyst.Alter(ctx, &api.Operation{DropAll: true}); err == nil {
+		t.Error("the analyst could drop all data")
+	}
+	if n := len(runQueryText(t, analyst, `{ q(func: eq(Memory.id, "written_by_analyst")) { uid } }`)["q"]); n != 0 {
+		t.Error("the analyst's mutation was stored")
+	}
+	// Asking again rotates the password.
+	again, err := env.Client.AnalystLogin(ctx, a.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Password == cred.Password {
+		t.Fatal("password not rotated")
+	}
+	if err := dialAlphas(t, env.Alphas).LoginIntoNamespace(ctx, cred.User, cred.Password, cred.Namespace); err == nil {
+		t.Error("the old analyst password still logs in")
+	}
+	if err := dialAlphas(t, env.Alphas).LoginIntoNamespace(ctx, again.User, again.Password, again.Namespace); err != nil {
+		t.Errorf("the new analyst password: %v", err)
+	}
 }

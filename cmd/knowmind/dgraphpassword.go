@@ -96,8 +96,8 @@ func printFirstRunHint() {
 	fmt.Fprint(os.Stderr, `
 Next: create the first API token (shown once):
   docker compose exec knowmind knowmind token create --tenant acme --scopes read,write
-Analysts log into Ratel (http://localhost:8000) with a tenant's namespace credentials:
-  docker compose exec knowmind knowmind tenant credentials --tenant acme
+A read-only login of that tenant for analysts in Ratel (http://localhost:8000):
+  docker compose exec knowmind knowmind tenant analyst --tenant acme
 `)
 }
 

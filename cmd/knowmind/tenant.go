@@ -5,17 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/knowmind/knowmind/graph"
 )
 
 func init() {
-	register("tenant", "tenant list | tenant credentials --tenant NAME (Ratel login of a tenant's namespace)", runTenant)
+	register("tenant", "tenant list | tenant analyst --tenant NAME (read-only Ratel login) | tenant credentials --tenant NAME (guardian login)", runTenant)
 }
 
 // runTenant takes serve's flags and environment (so it reaches the same
-// Dgraph) plus --tenant.
+// Dgraph) plus --tenant. Analysts get their own read-only login
+// (graph.AnalystLogin); the guardian login (credentials) is for operators.
 func runTenant(ctx context.Context, args []string) error {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "credentials") {
-		return errors.New("usage: knowmind tenant list | knowmind tenant credentials --tenant NAME [serve flags]")
+	if len(args) == 0 || (args[0] != "list" && args[0] != "credentials" && args[0] != "analyst") {
+		return errors.New("usage: knowmind tenant list | knowmind tenant analyst --tenant NAME | knowmind tenant credentials --tenant NAME  [serve flags]")
 	}
 	sub := args[0]
 	tenant, rest := takeStringFlag(args[1:], "tenant", "")
@@ -43,16 +46,23 @@ func runTenant(ctx context.Context, args []string) error {
 		return nil
 	}
 	if tenant == "" {
-		return errors.New("tenant credentials: --tenant is required")
+		return fmt.Errorf("tenant %s: --tenant is required", sub)
 	}
-	cred, err := b.client.NamespaceCredentials(ctx, tenant)
+	var cred graph.NamespaceCredentials
+	var note string
+	if sub == "analyst" {
+		cred, err = b.client.AnalystLogin(ctx, tenant)
+		note = "It reads every predicate of this tenant and can change nothing. Running this again sets a new password."
+	} else {
+		cred, err = b.client.NamespaceCredentials(ctx, tenant)
+		note = "This is the namespace's guardian: it can also write and change the schema. For analysts use `knowmind tenant analyst`."
+	}
 	if err != nil {
 		return err
 	}
 	fmt.Printf("tenant:    %s\nnamespace: %d\nuser:      %s\npassword:  %s\n", cred.Tenant, cred.Namespace, cred.User, cred.Password)
 	fmt.Fprintf(os.Stderr, "\nRatel: open http://localhost:8000, connect to the alpha's HTTP address (http://localhost:8080),\n"+
-		"then Login with namespace %d, user %s and this password. The login sees tenant %q only;\n"+
-		"it can also write, so hand it only to people trusted with the tenant's data (docs/analysts.md).\n",
-		cred.Namespace, cred.User, cred.Tenant)
+		"then Login with namespace %d, user %s and this password. The login sees tenant %q only.\n%s\nSee docs/analysts.md.\n",
+		cred.Namespace, cred.User, cred.Tenant, note)
 	return nil
 }
