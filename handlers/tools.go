@@ -41,6 +41,24 @@ func (s *service) registerTools(srv *mcp.Server) {
 		ReadOnly: true,
 	}, s.listRecent)
 	addTool(s, srv, tool{
+		Name:  "knowmind_recall",
+		Title: "Recall",
+		Description: "Hybrid recall over the workspace's knowledge: full text (BM25, German and English analysis), vectors and " +
+			"graph hops over the memories' relations, fused into one ranking. Returns the k best memories or document " +
+			"sections with a score in 0..1. Superseded versions never appear; use knowmind_recall_at_time for the past.",
+		Scope:    knowmind.ScopeRead,
+		ReadOnly: true,
+	}, s.recall)
+	addTool(s, srv, tool{
+		Name:  "knowmind_recall_at_time",
+		Title: "Recall at a point in time",
+		Description: "Point-in-time recall (bi-temporal): only memories valid at as_of (valid_from <= as_of and valid_to " +
+			"unset or later), over relations valid then, each hit with valid_from and valid_to. " +
+			"Answers \"what did the knowledge base know on March 14?\"",
+		Scope:    knowmind.ScopeRead,
+		ReadOnly: true,
+	}, s.recallAtTime)
+	addTool(s, srv, tool{
 		Name:  "knowmind_link",
 		Title: "Link two memories",
 		Description: "Creates a typed relation from_id --rel_type--> to_id between two memories of the workspace; the inverse " +

@@ -1,0 +1,692 @@
+package graph
+
+// knowmind_recall and knowmind_recall_at_time: text, vector and graph candidates gathered in
+// one DQL request (recallQuery below), then ranked here — BM25 for the text candidates, exact
+// cosine for the vector candidates, reciprocal rank fusion of both, graph neighbours scored
+// below the hits that reached them (package rank).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+	"unicode/utf8"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/rank"
+)
+
+// Candidate budgets. Dgraph cannot rank full-text matches and its HNSW search is approximate,
+// so recall fetches more candidates than it returns and ranks them itself.
+const (
+	// vectorOverFetch: similar_to asks HNSW for max(vectorOverFetch·k, vectorMinCandidates)
+	// chunks; recall re-scores them exactly and keeps the best k memories. The over-fetch also
+	// absorbs chunks whose memory the filters drop (similar_to filters only after its top-k).
+	vectorOverFetch     = 10
+	vectorMinCandidates = 100
+	// textBudget bounds the chunks the full-text step fetches per language: the query terms
+	// are chosen rarest first (by the tenant's document frequencies) while their summed document
+	// frequency stays within it, see matchTerms.
+	textBudget = 400
+	// textCap is the hard limit of the full-text step per language (first: N takes the lowest
+	// uids, not the best, so it must rarely bind: textBudget keeps it from doing so).
+	textCap = 1000
+	// edgeFanout bounds the neighbours followed per node, relation and direction, so a hub node
+	// (a client with a thousand workshops) cannot blow up the neighbourhood.
+	edgeFanout = 25
+)
+
+// Facet filters on relation edges, the rule of relations.go: an edge is open while it has no
+// valid_to (a facet filter on a missing facet is false, so NOT le(...) holds exactly for open
+// edges); at time T it is valid when valid_from <= T < valid_to.
+const (
+	edgeOpenFilter   = `NOT le(valid_to, "9999-12-31T23:59:59Z")`
+	edgeAtTimeFilter = `le(valid_from, "%[1]s") AND NOT le(valid_to, "%[1]s")`
+)
+
+// Memory filters: what recall may return. Failed ingests never (status indexed only);
+// recall: current versions only (no valid_to: update_fact sets it on the superseded one);
+// recall_at_time: valid at $asof.
+const (
+	memoryCurrentFilter = `eq(Memory.status, "indexed") AND NOT has(Memory.valid_to)`
+	memoryAtTimeFilter  = `eq(Memory.status, "indexed") AND le(Memory.valid_from, $asof) AND (NOT has(Memory.valid_to) OR gt(Memory.valid_to, $asof))`
+)
+
+// recallQuery is the one DQL request of a recall. Blocks:
+//
+//	VC      vector candidates: HNSW's approximate top-N chunks, each re-scored exactly
+//	        (vs = dot product with the query vector = cosine, vectors being unit length)
+//	TD, TE  full-text candidates: German analysis on Chunk.text@de, English on untagged text
+//	M0      the memories of all candidate chunks that pass the memory filter
+//	hopN    the edges of the previous frontier over every relation predicate in both
+//	        directions (REL and ~REL), open edges (or valid at as_of) to eligible memories only;
+//	FN      the new nodes they reach
+//	vec     vector candidates, best exact score first, each with its eligible memory
+//	txt     text candidates with their text (for BM25) and their eligible memory
+//	mem     the details of every memory hit or reached; content of memories, and for
+//	        documents the candidate chunks and the first chunk (a document's content is its chunks)
+var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec: float32vector, $de: string, $en: string, $asof: string) {
+{{- if .Vector}}
+  VC as var(func: similar_to(Chunk.embedding, {{.VectorN}}, $vec, ef: {{.VectorN}})) {
+    emb as Chunk.embedding
+    vs as math(emb dot $vec)
+  }
+{{- end}}
+{{- if .TextDE}}
+  TD as var(func: anyoftext(Chunk.text@de, $de), first: {{.TextCap}})
+{{- end}}
+{{- if .TextEN}}
+  TE as var(func: anyoftext(Chunk.text, $en), first: {{.TextCap}})
+{{- end}}
+  var(func: uid({{.Candidates}})) {
+    M0 as ~Memory.chunks @filter({{.MemoryFilter}})
+  }
+{{- range $h := .Hops}}
+  hop{{$h.N}}(func: uid({{$h.From}})) {
+    uid
+  {{- range $i, $rel := $.Relations}}
+    h{{$h.N}}o{{$i}} as <{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) @filter({{$.MemoryFilter}}) { uid }
+    h{{$h.N}}i{{$i}} as <~{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) @filter({{$.MemoryFilter}}) { uid }
+  {{- end}}
+  }
+  F{{$h.N}} as var(func: uid({{$h.Reached}})) @filter(NOT uid({{$h.Seen}}))
+{{- end}}
+{{- if .Vector}}
+  vec(func: uid(VC), orderdesc: val(vs)) {
+    uid
+    s: val(vs)
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid }
+  }
+{{- end}}
+{{- if or .TextDE .TextEN}}
+  txt(func: uid({{.TextVars}})) {
+    uid
+    de: Chunk.text@de
+    en: Chunk.text
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid }
+  }
+{{- end}}
+  mem(func: uid({{.Memories}})) {
+    uid
+    Memory.id
+    Memory.kind
+    Memory.title
+    Memory.source
+    Memory.valid_from
+    Memory.valid_to
+  }
+  content(func: uid({{.Memories}})) @filter(NOT eq(Memory.kind, "document")) {
+    uid
+    Memory.content
+  }
+  docs(func: uid({{.Memories}})) @filter(eq(Memory.kind, "document")) {
+    uid
+{{- if .Vector}}
+    hit: Memory.chunks @filter(uid(VC)) { uid de: Chunk.text@de en: Chunk.text }
+{{- end}}
+    head: Memory.chunks (orderasc: Chunk.position, first: 1) { uid de: Chunk.text@de en: Chunk.text }
+  }
+}`))
+
+type recallHop struct {
+	N             int
+	From, Reached string // uid() argument lists
+	Seen          string
+}
+
+type recallQueryArgs struct {
+	Vector         bool
+	VectorN        int
+	TextDE, TextEN bool
+	TextCap        int
+	Candidates     string
+	TextVars       string
+	MemoryFilter   string
+	EdgeFilter     string
+	Relations      []string
+	Fanout         int
+	Hops           []recallHop
+	Memories       string
+}
+
+// buildRecallQuery renders recallQuery. Relation names come from the shapes set (validated
+// UPPER_SNAKE names); as_of is a time formatted here; everything a client typed travels as a
+// variable.
+func buildRecallQuery(vector, textDE, textEN bool, k, hops int, asOf *time.Time, relations []string) (string, error) {
+	a := recallQueryArgs{
+		Vector: vector, VectorN: max(vectorOverFetch*k, vectorMinCandidates),
+		TextDE: textDE, TextEN: textEN, TextCap: textCap,
+		MemoryFilter: memoryCurrentFilter, EdgeFilter: edgeOpenFilter,
+		Relations: relations, Fanout: edgeFanout,
+	}
+	if asOf != nil {
+		a.MemoryFilter = memoryAtTimeFilter
+		a.EdgeFilter = fmt.Sprintf(edgeAtTimeFilter, asOf.UTC().Format(time.RFC3339Nano))
+	}
+	var cands, text []string
+	if vector {
+		cands = append(cands, "VC")
+	}
+	if textDE {
+		cands, text = append(cands, "TD"), append(text, "TD")
+	}
+	if textEN {
+		cands, text = append(cands, "TE"), append(text, "TE")
+	}
+	if len(cands) == 0 {
+		return "", fmt.Errorf("recall query without candidates")
+	}
+	a.Candidates, a.TextVars = strings.Join(cands, ", "), strings.Join(text, ", ")
+	memories := []string{"M0"}
+	if len(relations) > 0 {
+		for n := 1; n <= hops; n++ {
+			h := recallHop{N: n, From: "M0", Seen: strings.Join(memories, ", ")}
+			if n > 1 {
+				h.From = "F" + strconv.Itoa(n-1)
+			}
+			reached := make([]string, 0, 2*len(relations))
+			for i := range relations {
+				reached = append(reached, fmt.Sprintf("h%do%d", n, i), fmt.Sprintf("h%di%d", n, i))
+			}
+			h.Reached = strings.Join(reached, ", ")
+			a.Hops = append(a.Hops, h)
+			memories = append(memories, "F"+strconv.Itoa(n))
+		}
+	}
+	a.Memories = strings.Join(memories, ", ")
+	var b strings.Builder
+	if err := recallQuery.Execute(&b, a); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// recallResponse is the JSON of recallQuery.
+type recallResponse struct {
+	Vec []struct {
+		UID   string  `json:"uid"`
+		Score float64 `json:"s"`
+		M     []dgUID `json:"m"`
+	} `json:"vec"`
+	Txt []struct {
+		UID string  `json:"uid"`
+		DE  string  `json:"de"`
+		EN  string  `json:"en"`
+		M   []dgUID `json:"m"`
+	} `json:"txt"`
+	Mem []struct {
+		UID       string     `json:"uid"`
+		ID        string     `json:"Memory.id"`
+		Kind      string     `json:"Memory.kind"`
+		Title     string     `json:"Memory.title"`
+		Source    string     `json:"Memory.source"`
+		ValidFrom *time.Time `json:"Memory.valid_from"`
+		ValidTo   *time.Time `json:"Memory.valid_to"`
+	} `json:"mem"`
+	Content []struct {
+		UID     string `json:"uid"`
+		Content string `json:"Memory.content"`
+	} `json:"content"`
+	Docs []struct {
+		UID  string        `json:"uid"`
+		Hit  []dgChunkText `json:"hit"`
+		Head []dgChunkText `json:"head"`
+	} `json:"docs"`
+}
+
+type dgUID struct {
+	UID string `json:"uid"`
+}
+
+type dgChunkText struct {
+	UID string `json:"uid"`
+	DE  string `json:"de"`
+	EN  string `json:"en"`
+}
+
+func (c dgChunkText) text() string {
+	if c.DE != "" {
+		return c.DE
+	}
+	return c.EN
+}
+
+// RerankerName names the cross-encoder recall reranks with, or "none".
+func (c *Client) RerankerName() string { return "none" }
+
+// ValidateRecall checks a recall's parameters, naming the one at fault (-32602).
+func ValidateRecall(q knowmind.RecallQuery) error {
+	query := strings.TrimSpace(q.Query)
+	if query == "" {
+		return knowmind.InvalidParam("query", "query is required and must not be empty")
+	}
+	if utf8.RuneCountInString(query) > knowmind.RecallMaxQueryChars {
+		return knowmind.InvalidParam("query", "query exceeds %d characters", knowmind.RecallMaxQueryChars)
+	}
+	if q.K < 1 || q.K > knowmind.RecallMaxK {
+		return knowmind.InvalidParam("k", "k must be between 1 and %d", knowmind.RecallMaxK)
+	}
+	if q.Hops < 0 || q.Hops > knowmind.RecallMaxHops {
+		return knowmind.InvalidParam("hops", "hops must be between 0 and %d", knowmind.RecallMaxHops)
+	}
+	if q.Signals.NoText && q.Signals.NoVector {
+		return knowmind.InvalidParam("signals", "at least one of text and vector must be on")
+	}
+	return nil
+}
+
+// Recall answers knowmind_recall (q.AsOf nil) and knowmind_recall_at_time (q.AsOf set).
+func (t *Tenant) Recall(ctx context.Context, q knowmind.RecallQuery) (knowmind.RecallResult, error) {
+	start := time.Now()
+	req, err := t.prepareRecall(ctx, q)
+	if err != nil {
+		return knowmind.RecallResult{}, err
+	}
+	res := knowmind.RecallResult{Hits: []knowmind.RecallHit{}, Rerank: "none"}
+	if req.DQL != "" {
+		resp, err := t.dg.NewReadOnlyTxn().QueryWithVars(ctx, req.DQL, req.Vars)
+		if err != nil {
+			return knowmind.RecallResult{}, fmt.Errorf("recall query: %w", err)
+		}
+		var out recallResponse
+		if err := json.Unmarshal(resp.Json, &out); err != nil {
+			return knowmind.RecallResult{}, fmt.Errorf("decode recall response: %w", err)
+		}
+		adjacent, err := parseHops(resp.Json, q.Hops)
+		if err != nil {
+			return knowmind.RecallResult{}, err
+		}
+		res.Hits = out.hits(fuse(&out, req.text, adjacent, q.Hops), q.K, q.AsOf != nil)
+	}
+	res.ElapsedMS = time.Since(start).Milliseconds()
+	return res, nil
+}
+
+// RecallRequest is the DQL request a recall sends, with its variables (the query vector among
+// them). The speed benchmark sends it to Dgraph directly to show the service's own overhead.
+type RecallRequest struct {
+	DQL  string // "" when there is nothing to ask (text only, and no word the index could match)
+	Vars map[string]string
+	text [2]textSide
+}
+
+// PrepareRecall validates q, embeds the query, chooses the full-text terms and renders the DQL,
+// without sending it.
+func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery) (RecallRequest, error) {
+	return t.prepareRecall(ctx, q)
+}
+
+func (t *Tenant) prepareRecall(ctx context.Context, q knowmind.RecallQuery) (RecallRequest, error) {
+	var req RecallRequest
+	if err := ValidateRecall(q); err != nil {
+		return req, err
+	}
+	query := strings.TrimSpace(q.Query)
+	req.Vars = map[string]string{}
+	useVector := !q.Signals.NoVector
+	if useVector {
+		emb := t.c.cfg.Embedder
+		if emb == nil {
+			return req, knowmind.Errorf(knowmind.EPROVIDER, "no embedding provider is configured")
+		}
+		vec, err := emb.EmbedQuery(ctx, query)
+		if err != nil {
+			t.c.log.Error("embed recall query", "tenant", t.Name, "err", err)
+			return req, knowmind.Errorf(knowmind.EPROVIDER, "the embedding provider failed")
+		}
+		req.Vars["$vec"] = VectorString(vec)
+	}
+	// Full text, per stored language: the words to match and the statistics to score with.
+	// [0] German (Chunk.text@de), [1] English (untagged Chunk.text).
+	if !q.Signals.NoText {
+		for i, lang := range []string{"de", ""} {
+			side, err := t.textSide(ctx, lang, query)
+			if err != nil {
+				return req, err
+			}
+			req.text[i] = side
+		}
+		req.Vars["$de"], req.Vars["$en"] = req.text[0].match, req.text[1].match
+	}
+	if !useVector && req.text[0].match == "" && req.text[1].match == "" {
+		return req, nil
+	}
+	if q.AsOf != nil {
+		req.Vars["$asof"] = q.AsOf.UTC().Format(time.RFC3339Nano)
+	}
+	dql, err := buildRecallQuery(useVector, req.text[0].match != "", req.text[1].match != "", q.K, q.Hops, q.AsOf, t.c.cfg.Relations)
+	if err != nil {
+		return req, err
+	}
+	req.DQL = dql
+	return req, nil
+}
+
+// textSide is the full-text part of a recall for one stored language.
+type textSide struct {
+	lang  string   // "de" or "" (untagged, English analysis)
+	match string   // the query words sent to anyoftext ("" = no full-text step)
+	terms []string // the query's analysed terms, all of them, for BM25
+	stats bm25.Stats
+}
+
+func (t *Tenant) textSide(ctx context.Context, lang, query string) (textSide, error) {
+	side := textSide{lang: lang, terms: bm25.Analyze(lang, query)}
+	if len(side.terms) == 0 {
+		return side, nil
+	}
+	st, err := t.textStats(ctx, lang, side.terms)
+	if err != nil {
+		return side, err
+	}
+	side.stats = st
+	if st.Docs == 0 {
+		return side, nil // no text stored in this language: nothing to match
+	}
+	side.match = matchTerms(lang, query, st, textBudget)
+	return side, nil
+}
+
+// matchTerms chooses which query words the full-text step matches. Dgraph returns matches
+// unranked and cuts them at the lowest uids, so a query with a common word ("Kunde" in a CRM)
+// would fill the candidate list with arbitrary chunks. Instead the terms are taken rarest
+// first while their summed document frequency stays within budget (the rarest always), which
+// bounds the candidates by the statistics and keeps the chunks that hold the query's most
+// specific words. Dropped terms still count in BM25 for the chunks that are fetched; a chunk
+// that holds only dropped (common, low-IDF) terms is what the budget gives up — the usual
+// max-score trade-off. Returns the original words whose terms were chosen, for Dgraph to
+// analyse exactly as it analysed the stored text (a stem analysed again may change).
+func matchTerms(lang, query string, st bm25.Stats, budget int64) string {
+	terms := bm25.Terms(lang, query)
+	if len(terms) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(terms, func(a, b string) int { return int(st.DF[a] - st.DF[b]) })
+	chosen := map[string]bool{}
+	var sum int64
+	for i, term := range terms {
+		df := st.DF[term]
+		if i > 0 && sum+df > budget {
+			break
+		}
+		sum += df
+		chosen[term] = true
+	}
+	var words []string
+	for _, w := range strings.Fields(query) {
+		for _, term := range bm25.Terms(lang, w) {
+			if chosen[term] {
+				words = append(words, w)
+				break
+			}
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// parseHops reads the hop blocks' edges into an adjacency list: every relation key of a node
+// (REL or ~REL) lists neighbours.
+func parseHops(raw []byte, hops int) (map[string][]string, error) {
+	adjacent := map[string][]string{}
+	if hops == 0 {
+		return adjacent, nil
+	}
+	var blocks map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, fmt.Errorf("decode recall hops: %w", err)
+	}
+	for n := 1; n <= hops; n++ {
+		data, ok := blocks["hop"+strconv.Itoa(n)]
+		if !ok {
+			continue
+		}
+		var nodes []map[string]json.RawMessage
+		if err := json.Unmarshal(data, &nodes); err != nil {
+			return nil, fmt.Errorf("decode recall hop %d: %w", n, err)
+		}
+		for _, node := range nodes {
+			var from string
+			if err := json.Unmarshal(node["uid"], &from); err != nil {
+				continue
+			}
+			for key, v := range node {
+				if key == "uid" {
+					continue
+				}
+				var peers []dgUID
+				if err := json.Unmarshal(v, &peers); err != nil {
+					continue // a facet or other non-edge key
+				}
+				for _, p := range peers {
+					if p.UID != "" && p.UID != from && !slices.Contains(adjacent[from], p.UID) {
+						adjacent[from] = append(adjacent[from], p.UID)
+					}
+				}
+			}
+		}
+	}
+	return adjacent, nil
+}
+
+// scoredHit is a fused memory with the chunk that represents it.
+type scoredHit struct {
+	rank.Hit
+	chunk string // best chunk uid ("" for a memory reached only through the graph)
+}
+
+// fuse ranks the memories of one recall response: vector candidates by exact cosine, text
+// candidates by BM25, each folded to memories (a memory ranks as its best chunk), fused by
+// reciprocal rank fusion (rank.RRF, weights 1:1), then graph neighbours added below the hits
+// that reached them (rank.Expand).
+func fuse(out *recallResponse, text [2]textSide, adjacent map[string][]string, hops int) []scoredHit {
+	memoryOf := map[string]string{}
+
+	var vecChunks []string
+	vecScore := map[string]float64{}
+	for _, c := range out.Vec {
+		if len(c.M) == 0 {
+			continue
+		}
+		memoryOf[c.UID] = c.M[0].UID
+		vecScore[c.UID] = c.Score
+		vecChunks = append(vecChunks, c.UID) // already best first: orderdesc: val(vs)
+	}
+	vecMems, vecBest := rank.Fold(vecChunks, func(c string) string { return memoryOf[c] })
+
+	// BM25 per language corpus; the two lists are merged by score (both are IDF-weighted sums
+	// over the same query, so their scales are alike), then folded.
+	var scored []bm25.Scored
+	for i, side := range text {
+		if side.match == "" {
+			continue
+		}
+		var docs []bm25.Doc
+		for _, c := range out.Txt {
+			if len(c.M) == 0 {
+				continue
+			}
+			body := c.EN
+			if i == 0 {
+				body = c.DE
+			}
+			if body == "" {
+				continue
+			}
+			memoryOf[c.UID] = c.M[0].UID
+			docs = append(docs, bm25.Doc{ID: c.UID, Tokens: bm25.Analyze(side.lang, body)})
+		}
+		for _, s := range bm25.Score(side.terms, docs, side.stats, bm25.Params{}) {
+			if s.Score > 0 {
+				scored = append(scored, s)
+			}
+		}
+	}
+	slices.SortStableFunc(scored, func(a, b bm25.Scored) int {
+		if a.Score != b.Score {
+			return cmpDesc(a.Score, b.Score)
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	textChunks := make([]string, len(scored))
+	textScore := map[string]float64{}
+	for i, s := range scored {
+		textChunks[i] = s.ID
+		textScore[s.ID] = s.Score
+	}
+	textMems, textBest := rank.Fold(textChunks, func(c string) string { return memoryOf[c] })
+
+	var direct []rank.Hit
+	if fusionMode == "rrf" {
+		direct = rank.RRF(rank.List{Weight: 1, IDs: textMems}, rank.List{Weight: 1, IDs: vecMems})
+	} else {
+		lists := make([]rank.Scored, 0, 2)
+		if len(textMems) > 0 {
+			l := rank.Scored{Weight: 1, IDs: textMems}
+			for _, m := range textMems {
+				l.Scores = append(l.Scores, textScore[textBest[m]])
+			}
+			lists = append(lists, l)
+		}
+		if len(vecMems) > 0 {
+			l := rank.Scored{Weight: vectorWeight, IDs: vecMems}
+			for _, m := range vecMems {
+				l.Scores = append(l.Scores, vecScore[vecBest[m]])
+			}
+			l.Floor = l.Scores[len(l.Scores)-1]
+			lists = append(lists, l)
+		}
+		direct = rank.Relative(lists...)
+	}
+	hits := rank.Expand(direct, adjacent, hops)
+
+	// Each direct hit is represented by its best chunk in the signal that ranks it higher.
+	textRank := indexOf(textMems)
+	vecRank := indexOf(vecMems)
+	res := make([]scoredHit, len(hits))
+	for i, h := range hits {
+		sh := scoredHit{Hit: h}
+		if h.Via == "" {
+			tr, tok := textRank[h.ID]
+			vr, vok := vecRank[h.ID]
+			switch {
+			case tok && (!vok || tr <= vr):
+				sh.chunk = textBest[h.ID]
+			case vok:
+				sh.chunk = vecBest[h.ID]
+			}
+		}
+		res[i] = sh
+	}
+	return res
+}
+
+// fusionMode picks the fusion while it is being benchmarked (KNOWMIND_FUSION=rrf|relative).
+var fusionMode = os.Getenv("KNOWMIND_FUSION")
+
+var vectorWeight = func() float64 {
+	if w, err := strconv.ParseFloat(os.Getenv("KNOWMIND_VECTOR_WEIGHT"), 64); err == nil {
+		return w
+	}
+	return 1
+}()
+
+func cmpDesc(a, b float64) int {
+	if a > b {
+		return -1
+	}
+	if a < b {
+		return 1
+	}
+	return 0
+}
+
+func indexOf(ids []string) map[string]int {
+	m := make(map[string]int, len(ids))
+	for i, id := range ids {
+		m[id] = i
+	}
+	return m
+}
+
+// hits turns the first k fused memories into the tool's result.
+func (out *recallResponse) hits(fused []scoredHit, k int, atTime bool) []knowmind.RecallHit {
+	type memInfo struct {
+		id, kind, title, source string
+		validFrom, validTo      *time.Time
+	}
+	mems := make(map[string]memInfo, len(out.Mem))
+	for _, m := range out.Mem {
+		mems[m.UID] = memInfo{m.ID, m.Kind, m.Title, m.Source, m.ValidFrom, m.ValidTo}
+	}
+	content := make(map[string]string, len(out.Content))
+	for _, c := range out.Content {
+		content[c.UID] = c.Content
+	}
+	chunkText := map[string]string{}
+	for _, c := range out.Txt {
+		chunkText[c.UID] = dgChunkText{DE: c.DE, EN: c.EN}.text()
+	}
+	docHead := map[string]string{}
+	for _, d := range out.Docs {
+		for _, c := range d.Hit {
+			chunkText[c.UID] = c.text()
+		}
+		if len(d.Head) > 0 {
+			docHead[d.UID] = d.Head[0].text()
+		}
+	}
+
+	res := make([]knowmind.RecallHit, 0, k)
+	for _, h := range fused {
+		if len(res) == k {
+			break
+		}
+		m, ok := mems[h.ID]
+		if !ok || m.id == "" {
+			continue // not an eligible memory (defensive: every hit passed the memory filter)
+		}
+		hit := knowmind.RecallHit{MemoryID: m.id, Kind: m.kind, Title: m.title, Source: m.source,
+			Score: roundScore(h.Score)}
+		if m.kind == knowmind.KindDocument {
+			hit.Content = chunkText[h.chunk]
+			if hit.Content == "" {
+				hit.Content = docHead[h.ID]
+			}
+		} else {
+			hit.Content = content[h.ID]
+		}
+		hit.Content = truncateRunes(hit.Content, knowmind.RecallMaxContentChars)
+		if atTime {
+			hit.ValidFrom, hit.ValidTo = m.validFrom, m.validTo
+		}
+		res = append(res, hit)
+	}
+	return res
+}
+
+// roundScore keeps four decimals (scores are for ordering and thresholds, not for more).
+// Rounding is monotone, so it never reorders hits.
+func roundScore(s float64) float64 {
+	return math.Round(s*10000) / 10000
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for pos := range s {
+		if i == n-1 {
+			return strings.TrimRight(s[:pos], " \t\n") + "…"
+		}
+		i++
+	}
+	return s
+}

@@ -1,0 +1,239 @@
+package graph_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/dgo/v240/protos/api"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+)
+
+// recallFixture stores memories in a fresh tenant and recalls from it.
+type recallFixture struct {
+	t   *testing.T
+	ctx context.Context
+	ten *graph.Tenant
+}
+
+func newRecallFixture(t *testing.T) *recallFixture {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return &recallFixture{t: t, ctx: ctx, ten: dgraphtest.NewTenant(t)}
+}
+
+func (f *recallFixture) store(title, content string) string {
+	f.t.Helper()
+	res, err := f.ten.StoreMemory(f.ctx, knowmind.StoreMemoryInput{Title: title, Content: content, Source: "test"})
+	if err != nil {
+		f.t.Fatalf("store %q: %v", title, err)
+	}
+	return res.MemoryID
+}
+
+func (f *recallFixture) link(from, to, rel string) {
+	f.t.Helper()
+	if _, err := f.ten.Link(f.ctx, from, to, rel); err != nil {
+		f.t.Fatalf("link %s -%s-> %s: %v", from, rel, to, err)
+	}
+}
+
+func (f *recallFixture) recall(q knowmind.RecallQuery) knowmind.RecallResult {
+	f.t.Helper()
+	res, err := f.ten.Recall(f.ctx, q)
+	if err != nil {
+		f.t.Fatalf("recall %+v: %v", q, err)
+	}
+	for i, h := range res.Hits {
+		if h.Score < 0 || h.Score > 1 || (i > 0 && h.Score > res.Hits[i-1].Score) {
+			f.t.Fatalf("scores not in 0..1 and falling: %+v", res.Hits)
+		}
+	}
+	return res
+}
+
+func hitIDs(res knowmind.RecallResult) []string {
+	ids := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		ids[i] = h.MemoryID
+	}
+	return ids
+}
+
+func TestRecallGermanStemming(t *testing.T) {
+	f := newRecallFixture(t)
+	want := f.store("Einarbeitungs-Verantwortliche Q2 2026",
+		"Anna Müller ist Ansprechpartnerin für die Einarbeitung neuer Service-Mitarbeitender, vertreten durch Tomasz Kowalski.")
+	f.store("Kantine", "Die Kantine im Erdgeschoss öffnet um halb zwölf und schließt um vierzehn Uhr.")
+	f.store("Parkplätze", "Parkplätze für Besucher gibt es hinter dem Gebäude, Zufahrt über die Lindenstraße.")
+
+	// Text alone: only Dgraph's German analyser (and BM25 with the same stems) can match the
+	// plural against the singular.
+	res := f.recall(knowmind.RecallQuery{Query: "Einarbeitungen", K: 5, Signals: knowmind.RecallSignals{NoVector: true}})
+	if ids := hitIDs(res); !slices.Equal(ids, []string{want}) {
+		t.Fatalf("text-only recall of 'Einarbeitungen' = %v, want only %s", res.Hits, want)
+	}
+	// All signals: it is the best hit, with the spec's fields.
+	res = f.recall(knowmind.RecallQuery{Query: "Wer ist Ansprechpartnerin für die Einarbeitungen?", K: 5, Hops: 2})
+	if len(res.Hits) == 0 || res.Hits[0].MemoryID != want {
+		t.Fatalf("recall = %+v, want %s first", res.Hits, want)
+	}
+	top := res.Hits[0]
+	if top.Title != "Einarbeitungs-Verantwortliche Q2 2026" || !strings.HasPrefix(top.Content, "Anna Müller ist") ||
+		top.Source != "test" || top.Kind != knowmind.KindMemory || top.ValidFrom != nil {
+		t.Fatalf("top hit = %+v", top)
+	}
+	if res.Rerank != "none" {
+		t.Fatalf("rerank = %q, want none (no reranker configured)", res.Rerank)
+	}
+}
+
+func TestRecallHopsReachLinkedMemories(t *testing.T) {
+	f := newRecallFixture(t)
+	hub := f.store("Workshop Müller GmbH März", "Workshop zur Qualitätssicherung bei der Müller GmbH am 12. März in Detmold.")
+	mid := f.store("Kundenakte", "Stammdaten des Kunden: Industriestraße 7, Ansprechpartner Herr Berger.")
+	far := f.store("Rahmenvertrag", "Laufzeit bis Ende 2027, Kündigungsfrist drei Monate, Preisanpassung jährlich.")
+	// Memories that share a word with the query outrank far on their own.
+	for _, s := range []string{
+		"Qualitätssicherung im Lager: Stichproben jeden Montag.",
+		"Der Workshop für neue Auszubildende findet im Mai statt.",
+		"Detmold ist Sitz der Niederlassung Nord.",
+		"März-Abrechnung wird am Monatsende erstellt.",
+	} {
+		f.store("", s)
+	}
+	f.link(hub, mid, "RELATES_TO")
+	f.link(mid, far, "REFERENCES")
+
+	q := "Workshop Qualitätssicherung Müller GmbH Detmold März"
+	res0 := f.recall(knowmind.RecallQuery{Query: q, K: 3, Hops: 0})
+	if len(res0.Hits) == 0 || res0.Hits[0].MemoryID != hub {
+		t.Fatalf("hops=0: %+v, want %s first", res0.Hits, hub)
+	}
+	if slices.Contains(hitIDs(res0), far) {
+		t.Fatalf("hops=0 returned the 2-hop memory: %+v", res0.Hits)
+	}
+	res2 := f.recall(knowmind.RecallQuery{Query: q, K: 3, Hops: 2})
+	t.Logf("hops=2: %+v", res2.Hits)
+	ids := hitIDs(res2)
+	if !slices.Equal(ids, []string{hub, mid, far}) {
+		t.Fatalf("hops=2: %v, want hub, 1-hop, 2-hop", ids)
+	}
+	if !(res2.Hits[1].Score < res2.Hits[0].Score && res2.Hits[2].Score < res2.Hits[1].Score) {
+		t.Fatalf("neighbours not scored below the hit that reached them: %+v", res2.Hits)
+	}
+	res1 := f.recall(knowmind.RecallQuery{Query: q, K: 3, Hops: 1})
+	if slices.Contains(hitIDs(res1), far) || !slices.Contains(hitIDs(res1), mid) {
+		t.Fatalf("hops=1: %+v, want the 1-hop memory and not the 2-hop one", res1.Hits)
+	}
+}
+
+func TestRecallAtTimeFollowsUpdateFact(t *testing.T) {
+	f := newRecallFixture(t)
+	old := f.store("Tarif Müller GmbH", "Müller GmbH läuft auf Tarif Starter mit zwei Plätzen.")
+	f.store("Urlaub", "Betriebsferien sind in den ersten beiden Augustwochen.")
+	before := time.Now().UTC()
+	time.Sleep(20 * time.Millisecond)
+	upd, err := f.ten.UpdateFact(f.ctx, knowmind.UpdateFactInput{TargetID: old,
+		NewTitle: "Tarif Müller GmbH ab Juni", NewContent: "Müller GmbH läuft auf Tarif Business mit fünf Plätzen.",
+		UpdateReason: "Upgrade"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now().UTC().Add(time.Second)
+	q := "Tarif Müller GmbH"
+
+	// Current recall: only the new version, ever.
+	cur := f.recall(knowmind.RecallQuery{Query: q, K: 5, Hops: 2})
+	if ids := hitIDs(cur); !slices.Contains(ids, upd.NewMemoryID) || slices.Contains(ids, old) {
+		t.Fatalf("recall = %v, want the new version %s and never the old %s", ids, upd.NewMemoryID, old)
+	}
+	// At a time before the update: the old version, with its validity.
+	then := f.recall(knowmind.RecallQuery{Query: q, K: 5, Hops: 2, AsOf: &before})
+	if ids := hitIDs(then); len(ids) == 0 || ids[0] != old || slices.Contains(ids, upd.NewMemoryID) {
+		t.Fatalf("recall_at_time(before) = %+v, want the old version only", then.Hits)
+	}
+	if h := then.Hits[0]; h.ValidFrom == nil || h.ValidTo == nil || !h.ValidFrom.Before(before) || !h.ValidTo.After(before) {
+		t.Fatalf("old version validity = %v .. %v", h.ValidFrom, h.ValidTo)
+	}
+	// After it: the new version, still valid (no valid_to).
+	now := f.recall(knowmind.RecallQuery{Query: q, K: 5, Hops: 2, AsOf: &after})
+	if ids := hitIDs(now); len(ids) == 0 || ids[0] != upd.NewMemoryID || slices.Contains(ids, old) {
+		t.Fatalf("recall_at_time(after) = %+v, want the new version only", now.Hits)
+	}
+	if h := now.Hits[0]; h.ValidFrom == nil || h.ValidTo != nil {
+		t.Fatalf("new version validity = %v .. %v", h.ValidFrom, h.ValidTo)
+	}
+	// Long before anything was stored: nothing.
+	early := before.Add(-24 * time.Hour)
+	if res := f.recall(knowmind.RecallQuery{Query: q, K: 5, AsOf: &early}); len(res.Hits) != 0 {
+		t.Fatalf("recall_at_time(yesterday) = %+v, want none", res.Hits)
+	}
+}
+
+func TestRecallHonoursK(t *testing.T) {
+	f := newRecallFixture(t)
+	for _, s := range []string{"Rot", "Grün", "Blau", "Gelb", "Weiß", "Schwarz", "Orange"} {
+		f.store("Farbe "+s, "Die Farbe "+s+" steht im Corporate-Design-Handbuch.")
+	}
+	for _, k := range []int{1, 3, 7} {
+		if res := f.recall(knowmind.RecallQuery{Query: "Farbe Corporate Design", K: k, Hops: 2}); len(res.Hits) != k {
+			t.Fatalf("k=%d: %d hits", k, len(res.Hits))
+		}
+	}
+	if res := f.recall(knowmind.RecallQuery{Query: "Farbe Corporate Design", K: 25}); len(res.Hits) != 7 {
+		t.Fatalf("k=25 over 7 memories: %d hits", len(res.Hits))
+	}
+}
+
+func TestRecallNeverReturnsFailedIngests(t *testing.T) {
+	f := newRecallFixture(t)
+	// A failed ingest as ingest records it: the node with status failed and no chunks.
+	mu := `_:m <Memory.id> "failed-1" .
+_:m <Memory.kind> "memory" .
+_:m <Memory.title> "Kaputt" .
+_:m <Memory.content> "Zebrastreifen vor dem Haupteingang" .
+_:m <Memory.status> "failed" .
+_:m <Memory.valid_from> "2020-01-01T00:00:00Z" .
+_:m <Memory.chunks> _:c .
+_:c <Chunk.text@de> "Zebrastreifen vor dem Haupteingang" .
+_:m <dgraph.type> "Memory" .`
+	if _, err := f.ten.DG().NewTxn().Mutate(f.ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(mu)}); err != nil {
+		t.Fatal(err)
+	}
+	ok := f.store("Eingang", "Der Haupteingang ist ab sieben Uhr geöffnet.")
+	res := f.recall(knowmind.RecallQuery{Query: "Zebrastreifen Haupteingang", K: 5, Hops: 2})
+	if ids := hitIDs(res); !slices.Equal(ids, []string{ok}) {
+		t.Fatalf("recall = %+v, want only %s", res.Hits, ok)
+	}
+}
+
+func TestRecallValidation(t *testing.T) {
+	ten := dgraphtest.NewTenant(t)
+	for _, tc := range []struct {
+		name  string
+		q     knowmind.RecallQuery
+		param string
+	}{
+		{"empty query", knowmind.RecallQuery{Query: "  ", K: 5, Hops: 2}, "query"},
+		{"k zero", knowmind.RecallQuery{Query: "x", K: 0, Hops: 2}, "k"},
+		{"k 26", knowmind.RecallQuery{Query: "x", K: 26, Hops: 2}, "k"},
+		{"hops -1", knowmind.RecallQuery{Query: "x", K: 5, Hops: -1}, "hops"},
+		{"hops 4", knowmind.RecallQuery{Query: "x", K: 5, Hops: 4}, "hops"},
+		{"query too long", knowmind.RecallQuery{Query: strings.Repeat("x", knowmind.RecallMaxQueryChars+1), K: 5}, "query"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ten.Recall(context.Background(), tc.q)
+			e := knowmind.AsError(err)
+			if e == nil || e.Code != knowmind.EINVALID || e.Param != tc.param {
+				t.Fatalf("err = %v, want EINVALID naming %q", err, tc.param)
+			}
+		})
+	}
+}

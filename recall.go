@@ -1,0 +1,63 @@
+package knowmind
+
+import "time"
+
+// Bounds and defaults of knowmind_recall and knowmind_recall_at_time (spec: k 1..25 default 5,
+// hops 0..3 default 2).
+const (
+	RecallDefaultK    = 5
+	RecallMaxK        = 25
+	RecallDefaultHops = 2
+	RecallMaxHops     = 3
+	// RecallMaxQueryChars bounds the query text (the spec gives no limit; this keeps a query
+	// embeddable and its full-text part small).
+	RecallMaxQueryChars = 4000
+)
+
+// RecallQuery is one recall. AsOf nil asks for what is current (knowmind_recall: superseded
+// versions never appear); AsOf set asks for what was valid then (knowmind_recall_at_time:
+// valid_from ≤ AsOf and valid_to unset or > AsOf, for memories and for relation edges).
+type RecallQuery struct {
+	Query string
+	K     int // 1..RecallMaxK; handlers apply the default
+	Hops  int // 0..RecallMaxHops; handlers apply the default (0 is a valid value)
+	AsOf  *time.Time
+	// Signals switches signals off, for ablation benchmarks; the zero value uses them all.
+	Signals RecallSignals
+}
+
+// RecallSignals turns recall's signals off one by one. The graph signal is Hops.
+type RecallSignals struct {
+	NoText   bool // no full-text candidates (BM25)
+	NoVector bool // no vector candidates
+	NoRerank bool // skip the cross-encoder even when one is configured
+}
+
+// RecallHit is one memory or document a recall returns.
+type RecallHit struct {
+	MemoryID string `json:"memory_id"`
+	Kind     string `json:"kind"`
+	Title    string `json:"title"`
+	// Content is the memory's content for a memory (cut at RecallMaxContentChars), and for a
+	// document the text of its best-matching chunk (its first chunk when it was reached only
+	// through the graph): a document can be a million characters, a chunk is what matched.
+	Content string `json:"content"`
+	// Score lies in 0..1 and never increases down the list.
+	Score  float64 `json:"score"`
+	Source string  `json:"source,omitempty"`
+	// ValidFrom and ValidTo are reported by recall_at_time (ValidTo absent: still valid).
+	ValidFrom *time.Time `json:"valid_from,omitempty"`
+	ValidTo   *time.Time `json:"valid_to,omitempty"`
+}
+
+// RecallMaxContentChars bounds a hit's content; longer content ends in "…".
+const RecallMaxContentChars = 4000
+
+// RecallResult is what knowmind_recall and knowmind_recall_at_time return.
+type RecallResult struct {
+	Hits      []RecallHit `json:"hits"`
+	ElapsedMS int64       `json:"elapsed_ms"`
+	// Rerank names the cross-encoder that reordered the hits, or "none" when no reranker is
+	// configured (or it was switched off): recall never pretends to rerank.
+	Rerank string `json:"rerank"`
+}
