@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/dgraph-io/dgo/v240"
 	"github.com/dgraph-io/dgo/v240/protos/api"
 
+	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
@@ -48,7 +51,7 @@ var seedMemories = []seedMemory{
 		tags: []string{"angebot"}, createdAt: "2026-02-15T10:00:00Z",
 		chunks: []seedChunk{{text: "Angebot über ein Schulungspaket mit drei Terminen für die Müller GmbH."}}},
 	{id: "memory_quality_review_2026_03_20", title: "Quality review minutes", memoryType: "episodic", lang: "en",
-		tags: []string{"protokoll", "qm"}, createdAt: "2026-03-20T11:00:00Z",
+		tags: []string{"protokoll", "qm"}, source: "meeting-notes", createdAt: "2026-03-20T11:00:00Z",
 		chunks: []seedChunk{{text: "The quality reviews found two open corrective actions; the QM handbook chapter on audits applies."}}},
 	// The fact chain: v1 -> v2 -> v3 (update_fact: each new version SUPERSEDES the previous).
 	{id: "memory_mueller_tarif_v1", title: "Tarif Müller GmbH bis 31.01.2026", memoryType: "semantic", lang: "de",
@@ -62,8 +65,9 @@ var seedMemories = []seedMemory{
 		tags: []string{"tarif"}, createdAt: "2026-04-01T00:00:00Z",
 		updateReason: "Zwei Plätze dazu",
 		chunks:       []seedChunk{{text: "Müller GmbH läuft auf Tarif Business mit sieben Plätzen."}}},
-	{id: "document_qm_handbuch", kind: "document", title: "QM-Handbuch", memoryType: "reference", lang: "de",
-		tags: []string{"handbuch", "qm"}, createdAt: "2025-11-03T12:00:00Z", source: "qm-handbuch-v3.md",
+	// Documents have no memory_type or tags (knowmind_upload_document takes none).
+	{id: "document_qm_handbuch", kind: "document", title: "QM-Handbuch", lang: "de",
+		createdAt: "2025-11-03T12:00:00Z", source: "qm-handbuch-v3.md",
 		chunks: []seedChunk{
 			{heading: "Geltungsbereich", text: "Dieses Handbuch gilt für alle Standorte der Firma."},
 			{heading: "Audits", text: "Interne Audits finden zweimal im Jahr statt; Abweichungen werden als Korrekturmaßnahmen erfasst."},
@@ -170,10 +174,16 @@ func memoryNode(ctx context.Context, emb embed.Embedder, m seedMemory) (map[stri
 	n := map[string]any{
 		"uid": "_:" + m.id, "dgraph.type": "Memory",
 		"Memory.id": m.id, "Memory.kind": kind, "Memory.title": m.title, "Memory.content": strings.Join(content, "\n\n"),
-		"Memory.memory_type": m.memoryType, "Memory.tags": m.tags, "Memory.status": status,
+		"Memory.status":      status,
 		"Memory.content_sha": hex.EncodeToString(sum[:]), "Memory.lang": m.lang,
 		"Memory.created_at": m.createdAt, "Memory.updated_at": m.createdAt, "Memory.valid_from": validFrom,
 		"Memory.chunk_count": 0,
+	}
+	if m.memoryType != "" {
+		n["Memory.memory_type"] = m.memoryType
+	}
+	if len(m.tags) > 0 {
+		n["Memory.tags"] = m.tags
 	}
 	if m.source != "" {
 		n["Memory.source"] = m.source
@@ -249,4 +259,131 @@ func supersede(ctx context.Context, ten *graph.Tenant, newer, older string) erro
 		_, err := txn.Do(ctx, req)
 		return err
 	})
+}
+
+// TestSeedLooksLikeWhatTheServiceWrites stores a memory, a document and a
+// fact update through graph's real ingest path in a second tenant and
+// checks that the seeded example uses the same predicates per node kind,
+// the same text language tags and the same edge facets, so the queries
+// this page documents are tested on the graph the service really writes.
+func TestSeedLooksLikeWhatTheServiceWrites(t *testing.T) {
+	ctx := context.Background()
+	seededTen := seedTenant(t)
+	real := dgraphtest.NewTenant(t)
+	mem, err := real.StoreMemory(ctx, knowmind.StoreMemoryInput{Title: "Müller GmbH (Kunde)", MemoryType: "semantic",
+		Tags: []string{"class:client"}, Source: "crm", Content: "Die Müller GmbH in Detmold ist seit 2024 Kundin. Ansprechpartnerin ist Frau Schmidt."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := real.StoreMemory(ctx, knowmind.StoreMemoryInput{Title: "Quality review minutes", MemoryType: "episodic",
+		Content: "The quality reviews found two open corrective actions; the QM handbook chapter on audits applies."}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := real.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "QM-Handbuch", Source: "qm-handbuch-v3.md",
+		Content: "# Geltungsbereich\n\nDieses Handbuch gilt für alle Standorte der Firma.\n\n# Audits\n\nInterne Audits finden zweimal im Jahr statt; Abweichungen werden als Korrekturmaßnahmen erfasst.\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := real.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: mem.ID, NewTitle: "Müller GmbH (Kunde seit 2023)",
+		NewContent: "Die Müller GmbH in Detmold ist seit 2023 Kundin.", UpdateReason: "Datum korrigiert"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, what := range []struct{ name, fn, filter string }{
+		{"memory", `type(Memory)`, `eq(Memory.kind, "memory") AND eq(Memory.status, "indexed")`},
+		{"document", `eq(Memory.kind, "document")`, `eq(Memory.status, "indexed")`},
+		{"chunk", `type(Chunk)`, `has(Chunk.position)`},
+	} {
+		got, want := usedPredicates(t, seededTen, what.fn, what.filter), usedPredicates(t, real, what.fn, what.filter)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s nodes: the seed uses %v, the service writes %v", what.name, got, want)
+		}
+	}
+	for _, rel := range []string{"SUPERSEDES", "SUPERSEDED_BY"} {
+		got, want := edgeFacets(t, seededTen, rel), edgeFacets(t, real, rel)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s facets: the seed writes %v, the service %v", rel, got, want)
+		}
+	}
+}
+
+// usedPredicates lists the predicates that at least one selected node
+// has; Chunk.text is listed per language tag ("Chunk.text" untagged,
+// "Chunk.text@de"), since has() does not tell them apart.
+func usedPredicates(t *testing.T, ten *graph.Tenant, fn, filter string) []string {
+	t.Helper()
+	ctx := context.Background()
+	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `schema {}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Schema []struct{ Predicate string } `json:"schema"`
+	}
+	if err := json.Unmarshal(resp.Json, &schema); err != nil {
+		t.Fatal(err)
+	}
+	var preds []string
+	for _, s := range schema.Schema {
+		// Node fields only (Type.field): relation predicates depend on
+		// what is linked, and are compared through their facets.
+		if strings.Contains(s.Predicate, ".") && !strings.HasPrefix(s.Predicate, "dgraph.") &&
+			!strings.HasPrefix(s.Predicate, "Meta.") && s.Predicate != "Chunk.text" {
+			preds = append(preds, s.Predicate)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("{\n")
+	for i, p := range preds {
+		fmt.Fprintf(&b, "  p%d(func: %s) @filter((%s) AND has(<%s>)) { count(uid) }\n", i, fn, filter, p)
+	}
+	fmt.Fprintf(&b, "  untagged(func: %s) @filter(%s) { t: Chunk.text }\n  de(func: %s) @filter(%s) { t: Chunk.text@de }\n}", fn, filter, fn, filter)
+	resp, err = ten.DG().NewReadOnlyTxn().Query(ctx, b.String())
+	if err != nil {
+		t.Fatalf("%s: %v", b.String(), err)
+	}
+	var out map[string][]map[string]any
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		t.Fatal(err)
+	}
+	var used []string
+	for i, p := range preds {
+		if r := out[fmt.Sprintf("p%d", i)]; len(r) > 0 && r[0]["count"].(float64) > 0 {
+			used = append(used, p)
+		}
+	}
+	for key, name := range map[string]string{"untagged": "Chunk.text", "de": "Chunk.text@de"} {
+		if slices.ContainsFunc(out[key], func(m map[string]any) bool { return m["t"] != nil }) {
+			used = append(used, name)
+		}
+	}
+	sort.Strings(used)
+	return used
+}
+
+// edgeFacets lists the facet names on the rel edges of a tenant.
+func edgeFacets(t *testing.T, ten *graph.Tenant, rel string) []string {
+	t.Helper()
+	resp, err := ten.DG().NewReadOnlyTxn().Query(context.Background(), `{ q(func: has(`+rel+`)) { `+rel+` @facets { uid } } }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Q []map[string][]map[string]any }
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, n := range out.Q {
+		for _, e := range n[rel] {
+			for k := range e {
+				if f, ok := strings.CutPrefix(k, rel+"|"); ok {
+					seen[f] = true
+				}
+			}
+		}
+	}
+	var names []string
+	for f := range seen {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	return names
 }
