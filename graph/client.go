@@ -70,12 +70,15 @@ type Embedder interface {
 
 // Client is the service's handle on Dgraph.
 type Client struct {
-	cfg    Config
-	log    *slog.Logger
-	conns  []*grpc.ClientConn
-	stubs  []api.DgraphClient
-	galaxy *dgo.Dgraph
-	http   *http.Client
+	cfg   Config
+	log   *slog.Logger
+	conns []*grpc.ClientConn
+	stubs []api.DgraphClient
+	// failover is what sessions use: stubs with failover for requests that
+	// are safe to repeat (failover.go).
+	failover api.DgraphClient
+	galaxy   *dgo.Dgraph
+	http     *http.Client
 
 	mu      sync.Mutex
 	tenants map[string]*Tenant
@@ -131,7 +134,8 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		c.conns = append(c.conns, conn)
 		c.stubs = append(c.stubs, api.NewDgraphClient(conn))
 	}
-	c.galaxy = dgo.NewDgraphClient(c.stubs...)
+	c.failover = newFailoverClient(c.stubs)
+	c.galaxy = dgo.NewDgraphClient(c.failover)
 	if err := retryLogin(ctx, func(ctx context.Context) error {
 		return c.galaxy.LoginIntoNamespace(ctx, cfg.User, cfg.Password, 0)
 	}); err != nil {
@@ -209,7 +213,7 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 			return nil, err
 		}
 	}
-	dg := dgo.NewDgraphClient(c.stubs...)
+	dg := dgo.NewDgraphClient(c.failover)
 	if err := retryLogin(ctx, func(ctx context.Context) error {
 		return dg.LoginIntoNamespace(ctx, "groot", c.namespacePassword(name), ns)
 	}); err != nil {
@@ -401,12 +405,20 @@ func RunTxn(ctx context.Context, dg *dgo.Dgraph, fn func(ctx context.Context, tx
 	var err error
 	for attempt := 0; attempt < 12; attempt++ {
 		txn := dg.NewTxn()
+		committing := false
 		err = fn(ctx, txn)
 		if err == nil {
+			committing = true
 			err = txn.Commit(ctx)
 		}
 		txn.Discard(ctx)
-		if err == nil || !isRetryable(err) {
+		if err == nil {
+			return nil
+		}
+		// An alpha that went away before the commit leaves nothing committed,
+		// so the whole transaction can run again (on another alpha). After a
+		// commit was sent the outcome is unknown: no retry.
+		if !isRetryable(err) && (committing || !unavailable(err)) {
 			return err
 		}
 		// Jittered backoff so competing writers do not collide again.

@@ -197,7 +197,12 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 			t.Logf("  … %d more", len(failed)-5)
 			break
 		}
-		t.Logf("  failed write (not acknowledged, allowed): %s", f)
+		t.Logf("  failed write (not acknowledged): %s", f)
+	}
+	// The graph client fails requests over to live alphas (graph/failover.go);
+	// only a write in flight on the leader at the moment it died may fail.
+	if len(failed) > 2 {
+		t.Errorf("%d writes failed while one alpha was down; want at most the ones in flight at the kill", len(failed))
 	}
 
 	// Every acknowledged write is readable, through the client (all alphas)
