@@ -144,7 +144,7 @@ func (c *Client) Reembed(ctx context.Context, name string, batch int, progress f
 	if !found {
 		return knowmind.Errorf(knowmind.ENOTFOUND, "tenant %q does not exist", name)
 	}
-	dg := dgo.NewDgraphClient(c.stubs...)
+	dg := dgo.NewDgraphClient(c.failover)
 	if err := retryLogin(ctx, func(ctx context.Context) error {
 		return dg.LoginIntoNamespace(ctx, "groot", c.namespacePassword(name), ns)
 	}); err != nil {
