@@ -237,3 +237,86 @@ func TestRecallValidation(t *testing.T) {
 		})
 	}
 }
+
+func TestRecallTextStatsFollowIngest(t *testing.T) {
+	f := newRecallFixture(t)
+	f.store("Eins", "Die Lieferung kommt am Montag.")
+	f.store("Zwei", "Die Lieferung kommt am Dienstag.")
+	if f.ten.TextStatsLoaded() {
+		t.Fatal("statistics loaded before the first recall")
+	}
+	f.recall(knowmind.RecallQuery{Query: "Lieferung", K: 5}) // loads them from a scan
+	if st := f.ten.TextStats("de", "lieferung"); st.Docs != 2 || st.DF["lieferung"] != 2 {
+		t.Fatalf("after load: %+v", st)
+	}
+
+	// Every ingest path keeps them current in this process.
+	third := f.store("Drei", "Die Lieferung kommt am Mittwoch, die Rechnung später.")
+	doc := func(content string) knowmind.StoreResult {
+		res, err := f.ten.UploadDocument(f.ctx, knowmind.UploadDocumentInput{Title: "Lieferbedingungen", Content: content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	doc("# Lieferung\n\nDie Lieferung erfolgt frei Haus.\n\n# Zahlung\n\nZahlung binnen 14 Tagen.")
+	doc("# Lieferung\n\nDie Lieferung erfolgt ab Werk.") // replaces the first version
+	if _, err := f.ten.UpdateFact(f.ctx, knowmind.UpdateFactInput{TargetID: third, NewTitle: "Drei", NewContent: "Die Lieferung kommt am Donnerstag."}); err != nil {
+		t.Fatal(err)
+	}
+	incremental := f.ten.TextStats("de", "lieferung", "rechnung", "zahlung")
+
+	if err := f.ten.RebuildTextStats(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	scanned := f.ten.TextStats("de", "lieferung", "rechnung", "zahlung")
+	t.Logf("incremental %+v, rescanned %+v", incremental, scanned)
+	if incremental.Docs != scanned.Docs || incremental.TotalLen != scanned.TotalLen ||
+		incremental.DF["lieferung"] != scanned.DF["lieferung"] || incremental.DF["rechnung"] != scanned.DF["rechnung"] ||
+		incremental.DF["zahlung"] != scanned.DF["zahlung"] {
+		t.Fatalf("statistics kept by the hooks differ from a rescan:\n%+v\n%+v", incremental, scanned)
+	}
+	// Superseded versions stay in the corpus (recall_at_time searches them), the replaced
+	// document does not.
+	if scanned.DF["rechnung"] != 1 || scanned.DF["zahlung"] != 0 {
+		t.Fatalf("rescanned DF: %+v", scanned.DF)
+	}
+}
+
+func TestRecallDocumentHitShowsBestChunk(t *testing.T) {
+	f := newRecallFixture(t)
+	body := "# Anreise\n\nDas Hotel liegt direkt am Bahnhof.\n\n# Verpflegung\n\nFrühstück gibt es von sechs bis zehn Uhr im Wintergarten.\n\n# Abreise\n\nCheck-out bis elf Uhr."
+	res, err := f.ten.UploadDocument(f.ctx, knowmind.UploadDocumentInput{Title: "Hotelinfo", Content: body, Source: "hotel.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.store("Kantine", "Die Kantine öffnet um halb zwölf.")
+	got := f.recall(knowmind.RecallQuery{Query: "Wann gibt es Frühstück im Wintergarten?", K: 2})
+	if len(got.Hits) == 0 || got.Hits[0].MemoryID != res.MemoryID {
+		t.Fatalf("recall = %+v, want the document first", got.Hits)
+	}
+	if h := got.Hits[0]; h.Kind != knowmind.KindDocument || !strings.Contains(h.Content, "Frühstück gibt es") ||
+		strings.Contains(h.Content, "Bahnhof") || h.Source != "hotel.md" {
+		t.Fatalf("document hit = %+v, want the Verpflegung section as content", h)
+	}
+}
+
+func TestRecallFollowsOnlyEdgesValidThen(t *testing.T) {
+	f := newRecallFixture(t)
+	hub := f.store("Projekt Atlas", "Projekt Atlas migriert das Lager auf die neue Software.")
+	peer := f.store("Lieferant", "Der Lieferant sitzt in Bielefeld und liefert Scanner.")
+	f.link(hub, peer, "DEPENDS_ON")
+	linked := time.Now().UTC()
+	time.Sleep(20 * time.Millisecond)
+	if _, err := f.ten.Unlink(f.ctx, hub, peer, "DEPENDS_ON"); err != nil {
+		t.Fatal(err)
+	}
+	q := knowmind.RecallQuery{Query: "Projekt Atlas Lager", K: 2, Hops: 1, Signals: knowmind.RecallSignals{NoVector: true}}
+	if ids := hitIDs(f.recall(q)); slices.Contains(ids, peer) {
+		t.Fatalf("recall followed an unlinked edge: %v", ids)
+	}
+	q.AsOf = &linked
+	if ids := hitIDs(f.recall(q)); !slices.Equal(ids, []string{hub, peer}) {
+		t.Fatalf("recall_at_time while linked = %v, want hub then its neighbour", ids)
+	}
+}

@@ -1,6 +1,6 @@
 // Package rank fuses the signals of a recall into one ranking: it folds chunk hits into the
-// memory they belong to, combines the text and vector rankings with reciprocal rank fusion,
-// and scores graph neighbours below the hits that reached them.
+// memory they belong to, combines the text and vector scores by relative score fusion, and
+// scores graph neighbours below the hits that reached them.
 //
 // It is pure computation on ids and numbers: it knows nothing of Dgraph, BM25 internals,
 // embedders or MCP. package graph feeds it what one recall query returned.
@@ -13,11 +13,6 @@ import (
 	"cmp"
 	"slices"
 )
-
-// RRFK is reciprocal rank fusion's constant (Cormack et al. 2009): a hit at rank r (1-based)
-// contributes weight/(RRFK + r). 60 is the published value; it keeps one signal's rank 1 from
-// outweighing agreement of both signals a few ranks further down.
-const RRFK = 60
 
 // HopDecay is the factor applied per graph hop: a neighbour reached from a hit scored s is
 // scored s·HopDecay, two hops away s·HopDecay², … — always strictly below the hit that reached
@@ -51,52 +46,6 @@ func Fold(chunks []string, memoryOf func(chunk string) string) (memories []strin
 		memories = append(memories, m)
 	}
 	return memories, best
-}
-
-// List is one signal's ranking of memories, best first, with its weight in the fusion.
-type List struct {
-	Weight float64
-	IDs    []string
-}
-
-// RRF fuses rankings by reciprocal rank fusion: score(m) = Σ_l w_l/(RRFK + rank_l(m)), summed
-// over the lists that hold m, divided by Σ_l w_l/(RRFK + 1) so that a memory ranked first by
-// every list scores exactly 1. The result is sorted best first; ties keep the order of the
-// first list that holds the tied ids, then id order, so rankings are deterministic.
-func RRF(lists ...List) []Hit {
-	var max float64
-	score := map[string]float64{}
-	firstSeen := map[string][2]int{} // list index, rank: the tie-breaker
-	for li, l := range lists {
-		if l.Weight <= 0 {
-			continue
-		}
-		max += l.Weight / (RRFK + 1)
-		for r, id := range l.IDs {
-			score[id] += l.Weight / float64(RRFK+r+1)
-			if _, ok := firstSeen[id]; !ok {
-				firstSeen[id] = [2]int{li, r}
-			}
-		}
-	}
-	out := make([]Hit, 0, len(score))
-	for id, s := range score {
-		out = append(out, Hit{ID: id, Score: min(s/max, 1)})
-	}
-	slices.SortFunc(out, func(a, b Hit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		fa, fb := firstSeen[a.ID], firstSeen[b.ID]
-		if c := cmp.Compare(fa[1], fb[1]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(fa[0], fb[0]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	return out
 }
 
 // Expand adds graph neighbours to direct hits. adjacent lists each node's neighbours (both edge
@@ -177,4 +126,64 @@ func Expand(direct []Hit, adjacent map[string][]string, hops int) []Hit {
 		return cmp.Compare(order[a.ID], order[b.ID])
 	})
 	return res
+}
+
+// Scored is one signal's candidates, best first, with their raw scores (BM25, cosine), for
+// Relative. Floor is the score that maps to 0: 0 for BM25 (no match), the weakest candidate's
+// cosine for vectors (unrelated texts do not have cosine 0 under most models).
+type Scored struct {
+	Weight float64
+	IDs    []string
+	Scores []float64
+	Floor  float64
+}
+
+// Relative fuses signals by their scores rather than their ranks ("relative score fusion"):
+// each signal's scores are scaled to 0..1 between its Floor and its best candidate, and a
+// memory scores the weighted mean over all signals (a signal that does not hold it adds 0),
+// so 1 means best in every signal. Unlike RRF it keeps score gaps: a clear winner stands out,
+// and weak candidates of one signal score near 0 instead of near half.
+func Relative(lists ...Scored) []Hit {
+	var total float64
+	score := map[string]float64{}
+	firstSeen := map[string][2]int{}
+	for li, l := range lists {
+		if l.Weight <= 0 || len(l.IDs) == 0 {
+			continue
+		}
+		total += l.Weight
+		top := l.Scores[0]
+		for _, s := range l.Scores {
+			top = max(top, s)
+		}
+		span := top - l.Floor
+		for r, id := range l.IDs {
+			v := 1.0
+			if span > 0 {
+				v = min(max((l.Scores[r]-l.Floor)/span, 0), 1)
+			}
+			score[id] += l.Weight * v
+			if _, ok := firstSeen[id]; !ok {
+				firstSeen[id] = [2]int{li, r}
+			}
+		}
+	}
+	out := make([]Hit, 0, len(score))
+	for id, s := range score {
+		out = append(out, Hit{ID: id, Score: min(s/total, 1)})
+	}
+	slices.SortFunc(out, func(a, b Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		fa, fb := firstSeen[a.ID], firstSeen[b.ID]
+		if c := cmp.Compare(fa[1], fb[1]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(fa[0], fb[0]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out
 }

@@ -25,38 +25,40 @@ func TestFoldKeepsBestChunkPerMemory(t *testing.T) {
 	}
 }
 
-func TestRRF(t *testing.T) {
-	text := List{Weight: 1, IDs: []string{"A", "B", "C"}}
-	vec := List{Weight: 1, IDs: []string{"B", "D", "A"}}
-	hits := RRF(text, vec)
-	// B: 1/62+1/61, A: 1/61+1/63, D: 1/62, C: 1/63.
+func TestRelative(t *testing.T) {
+	text := Scored{Weight: 1, IDs: []string{"A", "B", "C"}, Scores: []float64{10, 5, 1}}
+	vec := Scored{Weight: 1, IDs: []string{"B", "D", "A"}, Scores: []float64{0.9, 0.7, 0.5}, Floor: 0.5}
+	hits := Relative(text, vec)
+	// A: (1 + 0)/2, B: (0.5 + 1)/2, D: (0 + 0.5)/2, C: (0.1 + 0)/2.
+	want := map[string]float64{"B": 0.75, "A": 0.5, "D": 0.25, "C": 0.05}
 	if got := ids(hits); !slices.Equal(got, []string{"B", "A", "D", "C"}) {
 		t.Fatalf("order = %v", got)
 	}
-	want := (1.0/62 + 1.0/61) / (2.0 / 61)
-	if math.Abs(hits[0].Score-want) > 1e-12 {
-		t.Fatalf("B score = %v, want %v", hits[0].Score, want)
+	for _, h := range hits {
+		if math.Abs(h.Score-want[h.ID]) > 1e-12 {
+			t.Fatalf("%s = %v, want %v", h.ID, h.Score, want[h.ID])
+		}
 	}
-	// First in every list scores exactly 1.
-	top := RRF(List{1, []string{"X"}}, List{1, []string{"X"}})
-	if top[0].Score != 1 {
-		t.Fatalf("top score = %v", top[0].Score)
+	// Best in every signal scores exactly 1; a single signal's best too.
+	if top := Relative(Scored{1, []string{"X"}, []float64{3}, 0}, Scored{1, []string{"X"}, []float64{0.2}, 0.2}); top[0].Score != 1 {
+		t.Fatalf("top = %+v", top)
 	}
-	// A single list: rank 1 scores 1, scores fall with rank.
-	one := RRF(List{1, []string{"P", "Q"}})
-	if one[0].Score != 1 || !(one[1].Score < 1) {
-		t.Fatalf("single list scores = %v", one)
+	// Weights: a weak second signal moves little.
+	w := Relative(Scored{Weight: 1, IDs: []string{"A", "B"}, Scores: []float64{2, 1.9}},
+		Scored{Weight: 0.25, IDs: []string{"B", "A"}, Scores: []float64{0.9, 0.1}, Floor: 0.1})
+	if got := ids(w); !slices.Equal(got, []string{"B", "A"}) || math.Abs(w[1].Score-0.8) > 1e-12 {
+		t.Fatalf("weighted = %+v", w)
 	}
-	// A zero-weight list is ignored entirely.
-	if got := ids(RRF(List{1, []string{"P"}}, List{0, []string{"Z"}})); !slices.Equal(got, []string{"P"}) {
-		t.Fatalf("zero weight list leaked: %v", got)
+	// A zero-weight or empty list is ignored.
+	if got := Relative(Scored{Weight: 1, IDs: []string{"P"}, Scores: []float64{1}}, Scored{Weight: 0, IDs: []string{"Z"}, Scores: []float64{1}}); len(got) != 1 || got[0].Score != 1 {
+		t.Fatalf("zero weight list leaked: %+v", got)
 	}
 }
 
-func TestRRFTiesAreDeterministic(t *testing.T) {
-	// A only in text at rank 1, B only in vector at rank 1: equal scores; text's list comes first.
+func TestRelativeTiesAreDeterministic(t *testing.T) {
 	for range 20 {
-		if got := ids(RRF(List{1, []string{"A"}}, List{1, []string{"B"}})); !slices.Equal(got, []string{"A", "B"}) {
+		got := ids(Relative(Scored{Weight: 1, IDs: []string{"A"}, Scores: []float64{1}}, Scored{Weight: 1, IDs: []string{"B"}, Scores: []float64{1}}))
+		if !slices.Equal(got, []string{"A", "B"}) {
 			t.Fatalf("tie order = %v", got)
 		}
 	}
