@@ -53,6 +53,9 @@ type Config struct {
 	Relations []string
 	// Embedder writes chunk vectors and embeds queries (see embed/).
 	Embedder Embedder
+	// Reranker reorders recall's best candidates (a cross-encoder, see rerank/); nil = none,
+	// and recall says "rerank": "none".
+	Reranker Reranker
 	// Shapes validate relation types (see shapes/); nil = the default domain.
 	Shapes *shapes.Set
 	Logger *slog.Logger

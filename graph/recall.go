@@ -271,8 +271,24 @@ func (t *Tenant) vectorWeight() float64 {
 	return 1
 }
 
+// Reranker is what recall needs from a cross-encoder (implemented by package rerank): one
+// relevance probability (0..1) per passage, in the passages' order.
+type Reranker interface {
+	Name() string
+	Score(ctx context.Context, query string, passages []string) ([]float64, error)
+}
+
+// rerankDepth is how many fused candidates the cross-encoder reads (at least k): one model run
+// per candidate, so the depth bounds recall's latency.
+const rerankDepth = 20
+
 // RerankerName names the cross-encoder recall reranks with, or "none".
-func (c *Client) RerankerName() string { return "none" }
+func (c *Client) RerankerName() string {
+	if c.cfg.Reranker == nil {
+		return "none"
+	}
+	return c.cfg.Reranker.Name()
+}
 
 // ValidateRecall checks a recall's parameters, naming the one at fault (-32602).
 func ValidateRecall(q knowmind.RecallQuery) error {
@@ -316,7 +332,20 @@ func (t *Tenant) Recall(ctx context.Context, q knowmind.RecallQuery) (knowmind.R
 		if err != nil {
 			return knowmind.RecallResult{}, err
 		}
-		res.Hits = out.hits(fuse(&out, req.text, t.vectorWeight(), adjacent, q.Hops), q.K, q.AsOf != nil)
+		fused := fuse(&out, req.text, t.vectorWeight(), adjacent, q.Hops)
+		rr := t.c.cfg.Reranker
+		if rr == nil || q.Signals.NoRerank {
+			res.Hits, _ = out.hits(fused, q.K, q.AsOf != nil)
+		} else {
+			hits, from := out.hits(fused, max(q.K, rerankDepth), q.AsOf != nil)
+			if reranked, err := rerankHits(ctx, rr, strings.TrimSpace(q.Query), hits, from); err != nil {
+				// The fused order stands, and the answer says it was not reranked.
+				t.c.log.Error("rerank failed; returning the fused order", "tenant", t.Name, "reranker", rr.Name(), "err", err)
+				res.Hits = hits[:min(q.K, len(hits))]
+			} else {
+				res.Hits, res.Rerank = reranked[:min(q.K, len(reranked))], rr.Name()
+			}
+		}
 	}
 	res.ElapsedMS = time.Since(start).Milliseconds()
 	return res, nil
@@ -623,8 +652,9 @@ func indexOf(ids []string) map[string]int {
 	return m
 }
 
-// hits turns the first k fused memories into the tool's result.
-func (out *recallResponse) hits(fused []scoredHit, k int, atTime bool) []knowmind.RecallHit {
+// hits turns the first k fused memories into the tool's result; from[i] is the fused entry
+// of hit i.
+func (out *recallResponse) hits(fused []scoredHit, k int, atTime bool) (hits []knowmind.RecallHit, from []scoredHit) {
 	type memInfo struct {
 		id, kind, title, source string
 		validFrom, validTo      *time.Time
@@ -652,6 +682,7 @@ func (out *recallResponse) hits(fused []scoredHit, k int, atTime bool) []knowmin
 	}
 
 	res := make([]knowmind.RecallHit, 0, k)
+	from = make([]scoredHit, 0, k)
 	for _, h := range fused {
 		if len(res) == k {
 			break
@@ -675,8 +706,54 @@ func (out *recallResponse) hits(fused []scoredHit, k int, atTime bool) []knowmin
 			hit.ValidFrom, hit.ValidTo = m.validFrom, m.validTo
 		}
 		res = append(res, hit)
+		from = append(from, h)
 	}
-	return res
+	return res, from
+}
+
+// rerankHits orders candidates by the cross-encoder's probability that each (title and
+// content) answers query; that probability becomes the score. A memory reached through the
+// graph stays strictly below the hit that reached it: its score is at most that hit's
+// reranked score × 0.5 per hop (its origin always precedes it in the fused order, so it is
+// among the candidates).
+func rerankHits(ctx context.Context, rr Reranker, query string, hits []knowmind.RecallHit, from []scoredHit) ([]knowmind.RecallHit, error) {
+	passages := make([]string, len(hits))
+	for i, h := range hits {
+		passages[i] = strings.TrimSpace(h.Title + "\n" + h.Content)
+	}
+	scores, err := rr.Score(ctx, query, passages)
+	if err != nil {
+		return nil, err
+	}
+	if len(scores) != len(hits) {
+		return nil, fmt.Errorf("reranker returned %d scores for %d passages", len(scores), len(hits))
+	}
+	final := map[string]float64{} // memory uid → reranked score of direct hits
+	for i, f := range from {
+		if f.Via == "" {
+			final[f.ID] = min(max(scores[i], 0), 1)
+		}
+	}
+	for i, f := range from {
+		if f.Via != "" {
+			s := min(max(scores[i], 0), 1)
+			if origin, ok := final[f.Via]; ok {
+				s = min(s, origin*math.Pow(rank.HopDecay, float64(f.Hops)))
+			}
+			final[f.ID] = s
+		}
+	}
+	order := make([]int, len(hits))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmpDesc(final[from[a].ID], final[from[b].ID]) })
+	out := make([]knowmind.RecallHit, len(hits))
+	for i, j := range order {
+		out[i] = hits[j]
+		out[i].Score = roundScore(final[from[j].ID])
+	}
+	return out, nil
 }
 
 // roundScore keeps four decimals (scores are for ordering and thresholds, not for more).

@@ -320,3 +320,58 @@ func TestRecallFollowsOnlyEdgesValidThen(t *testing.T) {
 		t.Fatalf("recall_at_time while linked = %v, want hub then its neighbour", ids)
 	}
 }
+
+// keywordReranker stands in for a cross-encoder: passages holding its keyword are relevant.
+type keywordReranker struct{ keyword string }
+
+func (k keywordReranker) Name() string { return "test-reranker" }
+
+func (k keywordReranker) Score(_ context.Context, _ string, passages []string) ([]float64, error) {
+	out := make([]float64, len(passages))
+	for i, p := range passages {
+		out[i] = 0.1
+		if strings.Contains(p, k.keyword) {
+			out[i] = 0.9
+		}
+	}
+	return out, nil
+}
+
+func TestRecallRerank(t *testing.T) {
+	env := dgraphtest.Shared(t)
+	ctx := context.Background()
+	client, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, User: "groot",
+		Password: env.Password, Secret: env.Secret, Embedder: env.Embedder, Reranker: keywordReranker{"Zebrastreifen"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if client.RerankerName() != "test-reranker" {
+		t.Fatalf("reranker name = %q", client.RerankerName())
+	}
+	ten, err := client.Tenant(ctx, dgraphtest.TenantName(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &recallFixture{t: t, ctx: ctx, ten: ten}
+	strong := f.store("Verkehr Eingang", "Verkehr am Eingang: Verkehr, Verkehr und nochmals Verkehr vor dem Eingang.")
+	relevant := f.store("Überweg", "Vor dem Eingang gibt es einen Zebrastreifen für den Verkehr.")
+	neighbour := f.store("Hausmeister", "Der Hausmeister heißt Herr Krause.")
+	f.link(relevant, neighbour, "RELATES_TO")
+
+	q := knowmind.RecallQuery{Query: "Verkehr am Eingang", K: 3, Hops: 1}
+	res := f.recall(q)
+	if res.Rerank != "test-reranker" || len(res.Hits) != 3 || res.Hits[0].MemoryID != relevant || res.Hits[0].Score != 0.9 {
+		t.Fatalf("reranked = %+v, want the Zebrastreifen memory first with the reranker's score", res)
+	}
+	for _, h := range res.Hits {
+		if h.MemoryID == neighbour && h.Score > 0.45 {
+			t.Fatalf("graph neighbour %+v scored above half its hit's reranked score", h)
+		}
+	}
+	// Switched off, the fused order stands and the answer says so.
+	q.Signals.NoRerank = true
+	if res := f.recall(q); res.Rerank != "none" || res.Hits[0].MemoryID != strong {
+		t.Fatalf("not reranked = %+v, want the fused order (%s first) and rerank none", res, strong)
+	}
+}

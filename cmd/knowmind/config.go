@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"github.com/knowmind/knowmind/embed"
+	"github.com/knowmind/knowmind/graph"
 	"os"
 	"strconv"
 	"strings"
@@ -41,6 +42,7 @@ type Config struct {
 	LogLevel         string
 
 	embedder        embed.Embedder // built from the fields above by newEmbedder
+	reranker        graph.Reranker // from RerankerDir (serve only); nil = none
 	skipTenantCheck bool           // reembed: do not refuse tenants on another embedder
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/handlers"
+	"github.com/knowmind/knowmind/rerank"
 )
 
 func init() {
@@ -41,6 +42,15 @@ func runServe(ctx context.Context, args []string) error {
 	defer e.Close()
 	cfg.embedder = e
 	log.Info("embedder", "id", e.ID(), "provider", e.Provider(), "dim", e.Dim())
+	if cfg.RerankerDir != "" {
+		rr, err := rerank.New(cfg.RerankerDir)
+		if err != nil {
+			return err
+		}
+		defer rr.Close()
+		cfg.reranker = rr
+		log.Info("reranker", "name", rr.Name())
+	}
 	b, err := openBackend(ctx, cfg, log)
 	if err != nil {
 		return err
