@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -43,6 +44,9 @@ const (
 	codeRateLimited = 429
 	codeUnavailable = 503
 )
+
+// constraintPrefix starts every 400 message, as the spec words it.
+const constraintPrefix = "SHACL constraint violated: "
 
 var codeByKind = map[string]int64{
 	knowmind.EINVALID:      jsonrpc.CodeInvalidParams,
@@ -92,7 +96,11 @@ func rpcError(ctx context.Context, log *slog.Logger, err error) *jsonrpc.Error {
 		}
 		msg = e.Reason
 	case knowmind.ECONSTRAINT:
-		msg = "SHACL constraint violated: " + e.Message
+		// package shapes already words its violations this way; others
+		// (e.g. unlink's history rule) get the prefix here, once.
+		if !strings.HasPrefix(msg, constraintPrefix) {
+			msg = constraintPrefix + msg
+		}
 	}
 	if e.Code == knowmind.EINTERNAL || e.Code == knowmind.EUNAVAILABLE || e.Code == knowmind.EPROVIDER {
 		log.WarnContext(ctx, "tool call error", "request_id", requestIDFrom(ctx), "code", e.Code, "reason", e.Reason, "message", e.Message)

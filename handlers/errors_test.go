@@ -28,6 +28,8 @@ func TestErrorMapping(t *testing.T) {
 		{fmt.Errorf("ingest: %w", knowmind.Internal(knowmind.ReasonIngestFailed, "x")), -32603, "ingest_failed", `{"detail":"x","reason":"ingest_failed"}`},
 		{knowmind.Errorf(knowmind.ENOTFOUND, "memory m1 not found"), 404, "memory m1 not found", ``},
 		{knowmind.Errorf(knowmind.ECONSTRAINT, "OWNS not allowed from Task"), 400, "SHACL constraint violated: OWNS not allowed from Task", ``},
+		// package shapes words its violations with the prefix already: not twice.
+		{&knowmind.Error{Code: knowmind.ECONSTRAINT, Message: "SHACL constraint violated: rel_type LIKES is not defined"}, 400, "SHACL constraint violated: rel_type LIKES is not defined", ``},
 		{knowmind.Errorf(knowmind.EFORBIDDEN, "no"), 403, "no", ``},
 		{&knowmind.Error{Code: knowmind.ECONFLICT, Message: "superseded", Data: map[string]any{"current_version_id": "m2"}}, 409, "superseded", `{"current_version_id":"m2"}`},
 		{knowmind.Errorf(knowmind.ERATELIMIT, "slow down"), 429, "slow down", ``},

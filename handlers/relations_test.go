@@ -81,8 +81,8 @@ func linkArgs(from, to, rel string) map[string]any {
 func wantConstraint(t testing.TB, r reply, constraint string) {
 	t.Helper()
 	wantRPCError(t, r, codeBadRequest, "")
-	if !strings.HasPrefix(r.Error.Message, "SHACL constraint violated") {
-		t.Errorf("400 message %q does not start with %q", r.Error.Message, "SHACL constraint violated")
+	if !strings.HasPrefix(r.Error.Message, "SHACL constraint violated") || strings.Count(r.Error.Message, "SHACL constraint violated") != 1 {
+		t.Errorf("400 message %q does not start with %q (once)", r.Error.Message, "SHACL constraint violated")
 	}
 	var data struct{ Constraint string }
 	_ = json.Unmarshal(r.Error.Data, &data)
