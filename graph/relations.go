@@ -64,6 +64,7 @@ import (
 	"strings"
 	"text/template"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dgraph-io/dgo/v240"
 	"github.com/dgraph-io/dgo/v240/protos/api"
@@ -258,6 +259,9 @@ func (t *Tenant) ListRelations(ctx context.Context, memoryID string) (knowmind.R
 	if strings.TrimSpace(memoryID) == "" {
 		return knowmind.RelationsResult{}, knowmind.InvalidParam("memory_id", "memory_id is required")
 	}
+	if err := checkIDLength("memory_id", memoryID); err != nil {
+		return knowmind.RelationsResult{}, err
+	}
 	rels := make([]string, 0, len(t.c.cfg.Relations))
 	for _, r := range t.c.cfg.Relations {
 		if shapes.ValidName(r) == nil { // never splice anything else into DQL
@@ -360,6 +364,12 @@ func (t *Tenant) relationFor(fromID, toID, relType string) (shapes.Relation, err
 	if strings.TrimSpace(toID) == "" {
 		return shapes.Relation{}, knowmind.InvalidParam("to_id", "to_id is required")
 	}
+	if err := checkIDLength("from_id", fromID); err != nil {
+		return shapes.Relation{}, err
+	}
+	if err := checkIDLength("to_id", toID); err != nil {
+		return shapes.Relation{}, err
+	}
 	if fromID == toID {
 		return shapes.Relation{}, knowmind.InvalidParam("to_id", "to_id must differ from from_id: a memory cannot be linked to itself")
 	}
@@ -376,6 +386,15 @@ func (t *Tenant) relationFor(fromID, toID, relType string) (shapes.Relation, err
 		}
 	}
 	return rel, nil
+}
+
+// checkIDLength bounds an id (as update_fact bounds target_id): a longer one
+// names no memory, and must not be looked up or echoed back in a 404.
+func checkIDLength(param, id string) error {
+	if utf8.RuneCountInString(id) > knowmind.MaxIDChars {
+		return knowmind.InvalidParam(param, "%s exceeds %d characters", param, knowmind.MaxIDChars)
+	}
+	return nil
 }
 
 // pairQuery renders edgePairQuery for rel; withCounts asks for open-edge

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -282,6 +283,8 @@ func TestLinkRejects(t *testing.T) {
 		{"missing from_id", "", "client", "FOR_CLIENT", knowmind.EINVALID, "from_id", "", ""},
 		{"missing to_id", "workshop", " ", "FOR_CLIENT", knowmind.EINVALID, "to_id", "", ""},
 		{"self link", "workshop", "workshop", "RELATES_TO", knowmind.EINVALID, "to_id", "", ""},
+		{"from_id too long", strings.Repeat("x", knowmind.MaxIDChars+1), "client", "FOR_CLIENT", knowmind.EINVALID, "from_id", "", ""},
+		{"to_id too long", "workshop", strings.Repeat("x", knowmind.MaxIDChars+1), "FOR_CLIENT", knowmind.EINVALID, "to_id", "", ""},
 		{"unknown rel_type", "workshop", "client", "FOR_PARTNER", knowmind.ECONSTRAINT, "", "rel_type", "FOR_PARTNER"},
 		{"target class", "workshop", "note", "FOR_CLIENT", knowmind.ECONSTRAINT, "", "target_class", "FOR_CLIENT"},
 		{"source class", "workshop", "client", "HAS_WORKSHOP", knowmind.ECONSTRAINT, "", "source_class", "HAS_WORKSHOP"},
@@ -301,6 +304,9 @@ func TestLinkRejects(t *testing.T) {
 				t.Fatalf("data = %v, want constraint %s on %s (%v)", e.Data, c.constraint, c.checkRel, err)
 			}
 		})
+	}
+	if _, err := ten.ListRelations(ctx, strings.Repeat("x", knowmind.MaxIDChars+1)); knowmind.ErrorCode(err) != knowmind.EINVALID {
+		t.Errorf("list relations of an over-long id: %v, want EINVALID", err)
 	}
 	// Nothing was written by the refused links.
 	for _, id := range []string{"workshop", "note", "client", "v3", "v4"} {

@@ -8,9 +8,9 @@ import (
 
 // LinkParams are knowmind_link's parameters.
 type LinkParams struct {
-	FromID  string `json:"from_id" jsonschema:"memory id of the source node" validate:"required,notblank"`
-	ToID    string `json:"to_id" jsonschema:"memory id of the target node" validate:"required,notblank"`
-	RelType string `json:"rel_type" jsonschema:"edge type in UPPER_SNAKE_CASE, e.g. OWNS, FOR_CLIENT, SUPERSEDES, REFERENCES" validate:"required,notblank"`
+	FromID  string `json:"from_id" jsonschema:"memory id of the source node" validate:"required,notblank,max=200"`
+	ToID    string `json:"to_id" jsonschema:"memory id of the target node" validate:"required,notblank,max=200"`
+	RelType string `json:"rel_type" jsonschema:"edge type in UPPER_SNAKE_CASE, e.g. OWNS, FOR_CLIENT, SUPERSEDES, REFERENCES" validate:"required,notblank,max=64"`
 }
 
 // LinkResult carries the ids of the edge and of its materialised inverse.

@@ -8,7 +8,7 @@ import (
 
 // ListRelationsParams are knowmind_list_relations' parameters.
 type ListRelationsParams struct {
-	MemoryID string `json:"memory_id" jsonschema:"id of the memory whose relations are listed" validate:"required,notblank"`
+	MemoryID string `json:"memory_id" jsonschema:"id of the memory whose relations are listed" validate:"required,notblank,max=200"`
 }
 
 // ListRelationsResult lists the memory's current outgoing and incoming edges.

@@ -213,9 +213,20 @@ func TestRelationsLinkErrors(t *testing.T) {
 		"unknown link parameter":  {"knowmind_link", map[string]any{"from_id": a, "to_id": b, "rel_type": "OWNS", "x": 1}, "x"},
 		"unlink blank from_id":    {"knowmind_unlink", linkArgs("", b, "OWNS"), "from_id"},
 		"unlink rel_type missing": {"knowmind_unlink", map[string]any{"from_id": a, "to_id": b}, "rel_type"},
+		// Ids and types are bounded (ids as update_fact's target_id), so a
+		// megabyte "id" is refused, not looked up and echoed in a 404.
+		"link from_id too long":   {"knowmind_link", linkArgs(strings.Repeat("x", 1<<20), b, "RELATES_TO"), "from_id"},
+		"link to_id too long":     {"knowmind_link", linkArgs(a, strings.Repeat("x", 201), "RELATES_TO"), "to_id"},
+		"link rel_type too long":  {"knowmind_link", linkArgs(a, b, strings.Repeat("A", 1<<20)), "rel_type"},
+		"unlink to_id too long":   {"knowmind_unlink", linkArgs(a, strings.Repeat("x", 201), "RELATES_TO"), "to_id"},
+		"list memory_id too long": {"knowmind_list_relations", map[string]any{"memory_id": strings.Repeat("x", 1<<20)}, "memory_id"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			wantRPCError(t, callTool(t, url, write, tc.tool, tc.args), jsonrpc.CodeInvalidParams, tc.param)
+			r := callTool(t, url, write, tc.tool, tc.args)
+			wantRPCError(t, r, jsonrpc.CodeInvalidParams, tc.param)
+			if len(r.Body) > 4096 {
+				t.Errorf("the error echoes the input: %d bytes", len(r.Body))
+			}
 		})
 	}
 

@@ -8,9 +8,9 @@ import (
 
 // UnlinkParams are knowmind_unlink's parameters.
 type UnlinkParams struct {
-	FromID  string `json:"from_id" jsonschema:"memory id of the source node" validate:"required,notblank"`
-	ToID    string `json:"to_id" jsonschema:"memory id of the target node" validate:"required,notblank"`
-	RelType string `json:"rel_type" jsonschema:"edge type in UPPER_SNAKE_CASE, as linked" validate:"required,notblank"`
+	FromID  string `json:"from_id" jsonschema:"memory id of the source node" validate:"required,notblank,max=200"`
+	ToID    string `json:"to_id" jsonschema:"memory id of the target node" validate:"required,notblank,max=200"`
+	RelType string `json:"rel_type" jsonschema:"edge type in UPPER_SNAKE_CASE, as linked" validate:"required,notblank,max=64"`
 }
 
 // UnlinkResult is {"deleted": true} once edge and inverse are closed.
