@@ -31,9 +31,14 @@ const (
 	RelSupersededBy = "SUPERSEDED_BY"
 )
 
+// updateTargetQuery reads the target and counts its open SUPERSEDED_BY
+// edges: knowmind_link may write "X SUPERSEDES target" without closing the
+// target's valid_to, and such a target is superseded all the same (a second
+// successor would fork the history; the shapes cap SUPERSEDED_BY at one).
 const updateTargetQuery = `query q($id: string) {
   target(func: eq(Memory.id, $id)) {
     uid Memory.id Memory.kind Memory.memory_type Memory.tags Memory.source Memory.valid_to
+    successors: count(SUPERSEDED_BY @facets(` + openFacetFilter + `))
   }
 }`
 
@@ -163,7 +168,7 @@ func currentTarget(ctx context.Context, q querier, id string) (dgMemory, error) 
 		return dgMemory{}, knowmind.Errorf(knowmind.ENOTFOUND, "memory %q not found", id)
 	}
 	target := out.Target[0]
-	if target.ValidTo == nil {
+	if target.ValidTo == nil && target.Successors == 0 {
 		return target, nil
 	}
 	current, err := currentVersion(ctx, q, id)
@@ -171,8 +176,11 @@ func currentTarget(ctx context.Context, q querier, id string) (dgMemory, error) 
 		return dgMemory{}, err
 	}
 	if current == "" || current == id {
-		e := knowmind.Errorf(knowmind.ECONFLICT, "memory %q is no longer current (valid until %s) and has no successor",
-			id, target.ValidTo.UTC().Format("2006-01-02T15:04:05Z07:00"))
+		until := "now"
+		if target.ValidTo != nil {
+			until = target.ValidTo.UTC().Format("2006-01-02T15:04:05Z07:00")
+		}
+		e := knowmind.Errorf(knowmind.ECONFLICT, "memory %q is no longer current (valid until %s) and has no successor", id, until)
 		return dgMemory{}, e
 	}
 	e := knowmind.Errorf(knowmind.ECONFLICT, "memory %q is already superseded; update the current version %q", id, current)

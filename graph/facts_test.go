@@ -231,6 +231,39 @@ func TestUpdateFactConcurrentOneWins(t *testing.T) {
 	}
 }
 
+// A version that knowmind_link marked superseded (X SUPERSEDES v1, v1's
+// valid_to untouched) cannot be updated: a second successor would fork the
+// history. The conflict names X, v1's successor.
+func TestUpdateFactOfLinkedSupersededVersion(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	v1, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Content: "Der Empfang ist im Erdgeschoss."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Content: "Der Empfang ist im ersten Stock."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ten.Link(ctx, x.ID, v1.ID, "SUPERSEDES"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: v1.ID, NewTitle: "Empfang", NewContent: "Der Empfang ist im Keller."})
+	if e := knowmind.AsError(err); e == nil || e.Code != knowmind.ECONFLICT || e.Data["current_version_id"] != x.ID {
+		t.Fatalf("update of a version linked as superseded: %v, want ECONFLICT naming %s", err, x.ID)
+	}
+	if _, sb := versionEdges(t, ten, v1.ID); len(sb) != 1 || sb[0].ID != x.ID {
+		t.Fatalf("v1 SUPERSEDED_BY = %+v, want only %s", sb, x.ID)
+	}
+	if n := countMemories(t, ten); n != 2 {
+		t.Fatalf("%d memories, want 2", n)
+	}
+	// Its successor is current and can be updated.
+	if _, err := ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: x.ID, NewTitle: "Empfang", NewContent: "Der Empfang ist im Keller."}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A failing embedder leaves the target current and writes nothing.
 func TestUpdateFactEmbeddingFailsChangesNothing(t *testing.T) {
 	ctx := context.Background()

@@ -316,6 +316,7 @@ type dgMemory struct {
 	ValidFrom    time.Time  `json:"Memory.valid_from"`
 	ValidTo      *time.Time `json:"Memory.valid_to"`
 	UpdateReason string     `json:"Memory.update_reason"`
+	Successors   int        `json:"successors"` // open SUPERSEDED_BY edges (update_fact's target check)
 }
 
 func (m dgMemory) domain() knowmind.Memory {
