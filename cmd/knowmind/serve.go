@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync/atomic"
 	"time"
 
 	"github.com/knowmind/knowmind"
@@ -57,11 +56,11 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	defer b.Close()
 
-	var schemaApplied atomic.Bool
-	schemaApplied.Store(true) // graph.Open applied it
+	// The schema was applied by openBackend before we got here; ready means
+	// the managed Dgraph is healthy and every alpha answers.
 	ready := func(ctx context.Context) (bool, map[string]string) {
 		detail := map[string]string{}
-		ok := schemaApplied.Load()
+		ok := true
 		if b.cluster != nil && !b.cluster.Healthy() {
 			ok = false
 			detail["managed_dgraph"] = "restarting"
@@ -91,14 +90,15 @@ func runServe(ctx context.Context, args []string) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	srv := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
-	log.Info("knowmind ready", "mcp", base+"/api/mcp/v1", "readyz", base+"/readyz")
-	fmt.Fprintf(os.Stderr, "\nknowmind MCP endpoint: %s/api/mcp/v1 (also %s/mcp)\n\n", base, base)
+	// Before serving: once /readyz answers, the first start's token exists.
 	if err := devTokenOnFirstStart(ctx, b.client, base); err != nil {
 		log.Warn("development token", "err", err)
 	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("knowmind ready", "mcp", base+"/api/mcp/v1", "readyz", base+"/readyz")
+	fmt.Fprintf(os.Stderr, "\nknowmind MCP endpoint: %s/api/mcp/v1 (also %s/mcp)\n\n", base, base)
 
 	select {
 	case <-ctx.Done():
