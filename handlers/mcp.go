@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,7 +43,12 @@ const (
 	sessionHeader   = "Mcp-Session-Id"
 	protocolHeader  = "MCP-Protocol-Version"
 	defaultMaxBody  = 8 << 20 // content may be 1,000,000 characters, JSON-escaped
-	sessionIdle     = 30 * time.Minute
+	// defaultBodyTimeout bounds receiving a POST body: the server's
+	// ReadHeaderTimeout covers only the headers, and a client trickling a body
+	// would otherwise hold its connection, goroutine and buffer for ever.
+	// 8 MiB in 2 minutes needs about 70 KB/s.
+	defaultBodyTimeout = 2 * time.Minute
+	sessionIdle        = 30 * time.Minute
 )
 
 // protocolVersions the endpoint speaks, newest first. initialize echoes one
@@ -89,6 +95,7 @@ type endpoint struct {
 	origins   []string
 	publicURL string
 	maxBody   int64
+	bodyTime  time.Duration
 	log       *slog.Logger
 }
 
@@ -116,7 +123,11 @@ func newEndpoint(srv *mcp.Server, a *authenticator, d Deps, log *slog.Logger) *e
 		limits:    newRateLimiter(d.RateLimit, d.RateBurst),
 		publicURL: strings.TrimRight(d.PublicURL, "/"),
 		maxBody:   maxBody,
+		bodyTime:  d.BodyReadTimeout,
 		log:       log,
+	}
+	if e.bodyTime <= 0 {
+		e.bodyTime = defaultBodyTimeout
 	}
 	for _, o := range d.AllowedOrigins {
 		e.origins = append(e.origins, strings.TrimRight(o, "/"))
@@ -219,11 +230,24 @@ type rpcMessage struct {
 }
 
 func (e *endpoint) post(w http.ResponseWriter, r *http.Request) {
+	// The deadline covers the body only; it is lifted before the SDK runs,
+	// so a long tool call or SSE answer is not cut off by it.
+	rc := http.NewResponseController(w)
+	deadlineSet := rc.SetReadDeadline(time.Now().Add(e.bodyTime)) == nil
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, e.maxBody))
+	if deadlineSet {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	if err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 			writeHTTPError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("request body exceeds %d bytes", e.maxBody), nil)
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			w.Header().Set("Connection", "close")
+			writeHTTPError(w, http.StatusRequestTimeout, nil, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("request body not received within %s", e.bodyTime), nil)
 			return
 		}
 		writeHTTPError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "cannot read request body", nil)

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -330,5 +332,38 @@ func TestRateLimiterBuckets(t *testing.T) {
 	}
 	if newRateLimiter(0, 0) != nil {
 		t.Error("rate 0 must disable limiting")
+	}
+}
+
+// A client that sends the headers and then trickles (or stalls) the body is
+// answered 408 after BodyReadTimeout instead of holding its connection for
+// ever; a body that arrives in time is served as usual.
+func TestSlowBodyTimesOut(t *testing.T) {
+	srv := newTestServer(t, func(d *Deps) { d.BodyReadTimeout = 500 * time.Millisecond })
+	token := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeRead)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	if _, err := fmt.Fprintf(conn, "POST /api/mcp/v1 HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nAccept: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		srv.Listener.Addr(), token, len(body)+100, body[:10]); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("stalled body: no answer within 10 s: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("stalled body: HTTP %d, want 408", resp.StatusCode)
+	}
+	// The deadline is lifted once the body is in: a normal call still works
+	// on a server with a short body timeout.
+	if r := send(t, srv.URL+"/api/mcp/v1", token, body); r.Status != http.StatusOK {
+		t.Fatalf("ping: HTTP %d %s", r.Status, r.Body)
 	}
 }

@@ -33,6 +33,8 @@ type Deps struct {
 	RateBurst int
 	// MaxBodyBytes bounds a POST body; 0 = 8 MiB.
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds the time to receive a POST body; 0 = 2 minutes.
+	BodyReadTimeout time.Duration
 }
 
 // NewRouter builds the HTTP handler.
