@@ -41,6 +41,7 @@ type textIndex struct {
 	ready    chan struct{} // closed when a load finishes (state loaded or failed)
 	pending  []textOp      // hook calls that arrived during a load
 	memories map[string][]string
+	tokens   tokenCache // analysed chunk texts, for scoring candidates
 }
 
 type textState int
@@ -267,4 +268,54 @@ func scanTexts(ctx context.Context, t *Tenant) ([]bm25.Source, map[string][]stri
 		}
 		after = out.M[len(out.M)-1].UID
 	}
+}
+
+// maxCachedTokens bounds a tenant's token cache (about 25 bytes a token: ~50 MB).
+const maxCachedTokens = 2_000_000
+
+// tokenCache keeps the analysed tokens of chunks recall has scored. A chunk's text never
+// changes (a new version or a re-upload writes new chunks), so the entries never go stale; the
+// analysis (bleve tokenizer and stemmer, ~50-100 µs a chunk) is most of recall's own CPU time,
+// and popular chunks are scored by many queries. Oldest entries are evicted first.
+type tokenCache struct {
+	mu     sync.Mutex
+	tokens map[string][]string
+	order  []string // keys in insertion order; order[head:] are live
+	head   int
+	total  int
+}
+
+// analyze returns bm25.Analyze(lang, text) for the chunk with this uid, from the cache when it
+// can.
+func (c *tokenCache) analyze(uid, lang, text string) []string {
+	c.mu.Lock()
+	toks, ok := c.tokens[uid]
+	c.mu.Unlock()
+	if ok {
+		return toks
+	}
+	toks = bm25.Analyze(lang, text)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tokens == nil {
+		c.tokens = map[string][]string{}
+	}
+	if _, ok := c.tokens[uid]; ok || len(toks) > maxCachedTokens/100 {
+		return toks // raced with another query, or too long to be worth a slot
+	}
+	c.tokens[uid] = toks
+	c.order = append(c.order, uid)
+	c.total += len(toks)
+	for c.total > maxCachedTokens && c.head < len(c.order) {
+		old := c.order[c.head]
+		c.order[c.head] = ""
+		c.head++
+		c.total -= len(c.tokens[old])
+		delete(c.tokens, old)
+	}
+	if c.head > len(c.order)/2 && c.head > 1024 {
+		c.order = append([]string(nil), c.order[c.head:]...)
+		c.head = 0
+	}
+	return toks
 }

@@ -1,0 +1,534 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/dgo/v240"
+	"github.com/dgraph-io/dgo/v240/protos/api"
+	"github.com/google/uuid"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
+)
+
+// runBenchSpeed measures recall on synthetic memories: latency and throughput from 1 and 8
+// clients, next to the same DQL sent to Dgraph directly, and the vector candidate step's
+// recall@10 against exact (brute-force) search.
+//
+// Workload (seeded, so runs are comparable): a vocabulary of 20,000 pseudo-words drawn with a
+// Zipf law (s = 1.07), each memory a 4-word title and 40 words of content, one chunk, a third
+// of them German (stored as Chunk.text@de), vectors from the configured embedder; each memory
+// linked RELATES_TO to two random earlier ones. The memories are written by batched mutations
+// in the shape ingest writes (StoreMemory is one transaction per memory, far too slow for
+// 100k on this machine). Queries: 4 words taken from a random stored memory.
+func runBenchSpeed(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench speed", flag.ContinueOnError)
+	var bf benchFlags
+	bf.register(fs)
+	n := fs.Int("n", 10000, "memories")
+	queries := fs.Int("queries", 200, "queries per measurement")
+	seed := fs.Uint64("seed", 1, "random seed of the workload")
+	k := fs.Int("k", 5, "k of the timed recalls")
+	hops := fs.Int("hops", 2, "hops of the timed recalls")
+	batch := fs.Int("batch", 1000, "memories per load transaction")
+	sweep := fs.Bool("sweep", false, "also measure vector recall@10 for several over-fetch / ef settings")
+	timing := fs.Bool("timing", true, "measure latency and throughput (off: only vector recall)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	b, err := openBenchBackend(ctx, bf)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	ten, err := b.client.Tenant(ctx, fmt.Sprintf("speed-%d", *n), true)
+	if err != nil {
+		return err
+	}
+
+	w := newWorkload(*seed)
+	ids, vecs, err := loadSynthetic(ctx, b, ten, w, *n, *batch)
+	if err != nil {
+		return err
+	}
+
+	// Queries, and their vectors for the exact search.
+	qs := make([]string, *queries)
+	for i := range qs {
+		qs[i] = w.query(w.rng.IntN(*n))
+	}
+
+	out := os.Stdout
+	fmt.Fprintf(out, "# Recall speed, %d memories (embedder %s, %d queries per row, k=%d hops=%d)\n\n", *n, b.embedder.ID(), *queries, *k, *hops)
+
+	// The first recall loads the tenant's BM25 statistics from a scan.
+	start := time.Now()
+	if _, err := ten.Recall(ctx, knowmind.RecallQuery{Query: qs[0], K: *k, Hops: *hops}); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "first recall (includes the BM25 statistics scan of %d chunks): %.0f ms\n\n", *n, float64(time.Since(start).Microseconds())/1000)
+
+	if *timing {
+		reqs := make([]graph.RecallRequest, len(qs))
+		for i, q := range qs {
+			if reqs[i], err = ten.PrepareRecall(ctx, knowmind.RecallQuery{Query: q, K: *k, Hops: *hops}); err != nil {
+				return err
+			}
+		}
+		service := func(ctx context.Context, i int) error {
+			_, err := ten.Recall(ctx, knowmind.RecallQuery{Query: qs[i%len(qs)], K: *k, Hops: *hops})
+			return err
+		}
+		direct := func(ctx context.Context, i int) error {
+			r := reqs[i%len(reqs)]
+			_, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, r.DQL, r.Vars)
+			return err
+		}
+		fmt.Fprintln(out, "| path | clients | p50 ms | p95 ms | q/s |")
+		fmt.Fprintln(out, "|---|--:|--:|--:|--:|")
+		var p50 [2][2]float64
+		for ci, clients := range []int{1, 8} {
+			for pi, p := range []struct {
+				name string
+				fn   func(context.Context, int) error
+			}{{"recall (service: embed, BM25, fusion)", service}, {"same DQL sent to Dgraph directly", direct}} {
+				lat, qps, err := measure(ctx, *queries, clients, p.fn)
+				if err != nil {
+					return fmt.Errorf("%s: %w", p.name, err)
+				}
+				p50[ci][pi] = percentile(lat, 50)
+				fmt.Fprintf(out, "| %s | %d | %.1f | %.1f | %.1f |\n", p.name, clients, percentile(lat, 50), percentile(lat, 95), qps)
+			}
+		}
+		fmt.Fprintf(out, "\nservice overhead (p50 recall / p50 direct DQL): %.2f× at 1 client, %.2f× at 8 clients\n\n",
+			p50[0][0]/p50[0][1], p50[1][0]/p50[1][1])
+
+		// Where the time goes: recall with signals switched off, one client.
+		fmt.Fprintln(out, "| recall variant (1 client) | p50 ms | p95 ms |")
+		fmt.Fprintln(out, "|---|--:|--:|")
+		for _, v := range []struct {
+			name string
+			q    knowmind.RecallQuery
+		}{
+			{"vector only, hops 0", knowmind.RecallQuery{K: *k, Signals: knowmind.RecallSignals{NoText: true}}},
+			{"text only, hops 0", knowmind.RecallQuery{K: *k, Signals: knowmind.RecallSignals{NoVector: true}}},
+			{"text+vector, hops 0", knowmind.RecallQuery{K: *k}},
+			{"text+vector, hops 1", knowmind.RecallQuery{K: *k, Hops: 1}},
+			{"text+vector, hops 2", knowmind.RecallQuery{K: *k, Hops: 2}},
+			{"text+vector, hops 3", knowmind.RecallQuery{K: *k, Hops: 3}},
+		} {
+			lat, _, err := measure(ctx, *queries/2, 1, func(ctx context.Context, i int) error {
+				q := v.q
+				q.Query = qs[i%len(qs)]
+				_, err := ten.Recall(ctx, q)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("%s: %w", v.name, err)
+			}
+			fmt.Fprintf(out, "| %s | %.1f | %.1f |\n", v.name, percentile(lat, 50), percentile(lat, 95))
+		}
+		fmt.Fprintln(out)
+
+	}
+
+	// Vector recall@10: exact top-10 by brute force over every stored vector, against the
+	// candidate step (HNSW over-fetch + exact re-score: recall with text off and no hops) and
+	// against bare HNSW top-10.
+	var overFetch, bare float64
+	for _, q := range qs {
+		qv, err := b.embedder.EmbedQuery(ctx, q)
+		if err != nil {
+			return err
+		}
+		exact := exactTop(qv, vecs, ids, 10)
+		res, err := ten.Recall(ctx, knowmind.RecallQuery{Query: q, K: 10, Signals: knowmind.RecallSignals{NoText: true, NoRerank: true}})
+		if err != nil {
+			return err
+		}
+		got := make([]string, len(res.Hits))
+		for i, h := range res.Hits {
+			got[i] = h.MemoryID
+		}
+		overFetch += overlap(exact, got)
+		hn, err := bareHNSW(ctx, ten, graph.VectorString(qv), 10)
+		if err != nil {
+			return err
+		}
+		bare += overlap(exact, hn)
+	}
+	fmt.Fprintf(out, "vector recall@10 against exact search (%d queries): candidate step (similar_to top %d, ef 1000, exact re-score) %.3f; bare similar_to top-10 (default ef) %.3f\n\n",
+		len(qs), max(10*10, 100), overFetch/float64(len(qs)), bare/float64(len(qs)))
+
+	// How over-fetch and the query-time ef trade recall for time.
+	if *sweep {
+		fmt.Fprintln(out, "| similar_to k | ef | recall@10 | p50 ms |")
+		fmt.Fprintln(out, "|--:|--:|--:|--:|")
+		for _, c := range sweepSettings {
+			var sum float64
+			var lat []float64
+			for _, q := range qs {
+				qv, _ := b.embedder.EmbedQuery(ctx, q)
+				start := time.Now()
+				got, err := rescored(ctx, ten, graph.VectorString(qv), c[0], c[1], 10)
+				if err != nil {
+					return err
+				}
+				lat = append(lat, float64(time.Since(start).Microseconds())/1000)
+				sum += overlap(exactTop(qv, vecs, ids, 10), got)
+			}
+			fmt.Fprintf(out, "| %d | %d | %.3f | %.1f |\n", c[0], c[1], sum/float64(len(qs)), percentile(lat, 50))
+		}
+	}
+	return nil
+}
+
+// rescored is the candidate step alone: similar_to's top n with query-time ef, re-scored
+// exactly, best k memories.
+func rescored(ctx context.Context, ten *graph.Tenant, vec string, n, ef, k int) ([]string, error) {
+	root := fmt.Sprintf("similar_to(Chunk.embedding, %d, $vec, ef: %d)", n, ef)
+	if n == 0 {
+		root = "has(Chunk.embedding)" // exact: every stored vector scored inside Dgraph
+	}
+	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, fmt.Sprintf(`query q($vec: float32vector) {
+  VC as var(func: %s) { e as Chunk.embedding  vs as math(e dot $vec) }
+  c(func: uid(VC), orderdesc: val(vs), first: %d) { ~Memory.chunks { Memory.id } }
+}`, root, k), map[string]string{"$vec": vec})
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		C []struct {
+			M []struct {
+				ID string `json:"Memory.id"`
+			} `json:"~Memory.chunks"`
+		} `json:"c"`
+	}
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		return nil, err
+	}
+	var res []string
+	for _, c := range out.C {
+		for _, m := range c.M {
+			res = append(res, m.ID)
+		}
+	}
+	return res, nil
+}
+
+// workload generates the synthetic memories and queries.
+type workload struct {
+	rng   *rand.Rand
+	zipf  *rand.Zipf
+	vocab []string
+	mu    sync.Mutex
+	texts map[int][]string // content words per memory index, for queries
+}
+
+func newWorkload(seed uint64) *workload {
+	rng := rand.New(rand.NewPCG(seed, 42))
+	syl := []string{"ka", "lo", "mi", "ber", "tan", "sel", "vo", "ri", "dun", "gra", "pe", "shu", "ne", "wal", "tor", "fi", "lan", "mo", "zen", "ku"}
+	seen := map[string]bool{}
+	var vocab []string
+	for len(vocab) < 20000 {
+		var b strings.Builder
+		for range 2 + rng.IntN(3) {
+			b.WriteString(syl[rng.IntN(len(syl))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			vocab = append(vocab, w)
+		}
+	}
+	return &workload{rng: rng, zipf: rand.NewZipf(rng, 1.07, 2, uint64(len(vocab)-1)), vocab: vocab, texts: map[int][]string{}}
+}
+
+func (w *workload) words(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = w.vocab[w.zipf.Uint64()]
+	}
+	return out
+}
+
+func (w *workload) memory(i int) (title, content string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	words := w.words(40)
+	w.texts[i] = words
+	return strings.Join(w.words(4), " "), strings.Join(words, " ") + "."
+}
+
+func (w *workload) query(i int) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	words := w.texts[i]
+	q := make([]string, 4)
+	for j := range q {
+		q[j] = words[w.rng.IntN(len(words))]
+	}
+	return strings.Join(q, " ")
+}
+
+// loadSynthetic writes n memories (or finds them from an earlier run in --dir) and returns
+// their ids and vectors, index-aligned.
+func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *workload, n, batch int) ([]string, [][]float32, error) {
+	ids := make([]string, n)
+	vecs := make([][]float32, n)
+	texts := make([]string, n)
+	langs := make([]string, n)
+	titles := make([]string, n)
+	contents := make([]string, n)
+	for i := range n {
+		titles[i], contents[i] = w.memory(i)
+		texts[i] = titles[i] + "\n\n" + contents[i]
+		if i%3 == 0 {
+			langs[i] = "de"
+		}
+		ids[i] = uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprintf("speed-%d", i))).String()
+	}
+	start := time.Now()
+	for s := 0; s < n; s += 256 {
+		e := min(s+256, n)
+		v, err := b.embedder.EmbedPassages(ctx, texts[s:e])
+		if err != nil {
+			return nil, nil, err
+		}
+		copy(vecs[s:e], v)
+	}
+	fmt.Fprintf(os.Stderr, "embedded %d texts in %.1fs\n", n, time.Since(start).Seconds())
+
+	existing, err := storedSources(ctx, ten)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(existing) >= n {
+		fmt.Fprintf(os.Stderr, "reusing %d stored memories\n", len(existing))
+		return ids, vecs, nil
+	}
+
+	start = time.Now()
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	for s := 0; s < n; s += batch {
+		e := min(s+batch, n)
+		nodes := make([]map[string]any, 0, e-s)
+		for i := s; i < e; i++ {
+			textPred := "Chunk.text"
+			if langs[i] == "de" {
+				textPred = "Chunk.text@de"
+			}
+			node := map[string]any{
+				"uid": fmt.Sprintf("_:m%d", i), "dgraph.type": "Memory",
+				"Memory.id": ids[i], "Memory.kind": knowmind.KindMemory, "Memory.title": titles[i],
+				"Memory.content": contents[i], "Memory.status": knowmind.StatusIndexed,
+				"Memory.content_sha": graph.ContentSHA(contents[i]), "Memory.created_at": now,
+				"Memory.updated_at": now, "Memory.valid_from": now, "Memory.chunk_count": 1,
+				"Memory.memory_type": knowmind.MemorySemantic, "Memory.source": "synthetic",
+				"Memory.chunks": []map[string]any{{
+					"uid": fmt.Sprintf("_:c%d", i), "dgraph.type": "Chunk", textPred: texts[i],
+					"Chunk.embedding": graph.VectorString(vecs[i]), "Chunk.position": 0,
+				}},
+			}
+			if langs[i] == "de" {
+				node["Memory.lang"] = "de"
+			} else {
+				node["Memory.lang"] = "en"
+			}
+			nodes = append(nodes, node)
+		}
+		body, err := json.Marshal(nodes)
+		if err != nil {
+			return nil, nil, err
+		}
+		err = graph.RunTxn(ctx, ten.DG(), func(ctx context.Context, txn *dgo.Txn) error {
+			_, err := txn.Mutate(ctx, &api.Mutation{SetJson: body})
+			return err
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("load batch at %d: %w", s, err)
+		}
+		el := time.Since(start).Seconds()
+		fmt.Fprintf(os.Stderr, "\rloaded %d/%d memories, %.0f/s", e, n, float64(e)/el)
+	}
+	fmt.Fprintf(os.Stderr, "\nloaded %d memories in %.0fs (%.0f/s, %d per transaction)\n", n, time.Since(start).Seconds(),
+		float64(n)/time.Since(start).Seconds(), batch)
+
+	// Edges: each memory RELATES_TO two random earlier ones, both directions materialised with
+	// the facets link writes.
+	uidOf, err := memoryUIDs(ctx, ten)
+	if err != nil {
+		return nil, nil, err
+	}
+	start = time.Now()
+	rng := rand.New(rand.NewPCG(7, 7))
+	var nq strings.Builder
+	flush := func() error {
+		if nq.Len() == 0 {
+			return nil
+		}
+		body := []byte(nq.String())
+		nq.Reset()
+		return graph.RunTxn(ctx, ten.DG(), func(ctx context.Context, txn *dgo.Txn) error {
+			_, err := txn.Mutate(ctx, &api.Mutation{SetNquads: body})
+			return err
+		})
+	}
+	edges := 0
+	for i := 1; i < n; i++ {
+		for range 2 {
+			j := rng.IntN(i)
+			a, c := uidOf[ids[i]], uidOf[ids[j]]
+			fmt.Fprintf(&nq, "<%s> <RELATES_TO> <%s> (id=%q, created_at=%s, valid_from=%s, inverse=false) .\n", a, c,
+				graph.EdgeID(ids[i], "RELATES_TO", ids[j]), now, now)
+			fmt.Fprintf(&nq, "<%s> <RELATES_TO> <%s> (id=%q, created_at=%s, valid_from=%s, inverse=true) .\n", c, a,
+				graph.EdgeID(ids[j], "RELATES_TO", ids[i]), now, now)
+			edges += 2
+		}
+		if i%2500 == 0 {
+			if err := flush(); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(os.Stderr, "linked %d edges in %.0fs\n", edges, time.Since(start).Seconds())
+	return ids, vecs, nil
+}
+
+func memoryUIDs(ctx context.Context, ten *graph.Tenant) (map[string]string, error) {
+	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: has(Memory.id)) { uid Memory.id } }`)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		M []struct {
+			UID string `json:"uid"`
+			ID  string `json:"Memory.id"`
+		} `json:"m"`
+	}
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(out.M))
+	for _, x := range out.M {
+		m[x.ID] = x.UID
+	}
+	return m, nil
+}
+
+// measure runs total calls of fn from clients goroutines; it returns each call's latency in
+// ms and the throughput.
+func measure(ctx context.Context, total, clients int, fn func(context.Context, int) error) ([]float64, float64, error) {
+	lat := make([]float64, total)
+	start := time.Now()
+	err := parallel(ctx, total, clients, func(ctx context.Context, i int) error {
+		t := time.Now()
+		if err := fn(ctx, i); err != nil {
+			return err
+		}
+		lat[i] = float64(time.Since(t).Microseconds()) / 1000
+		return nil
+	})
+	return lat, float64(total) / time.Since(start).Seconds(), err
+}
+
+func percentile(ms []float64, p float64) float64 {
+	s := slices.Clone(ms)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	i := int(float64(len(s)-1) * p / 100)
+	return s[i]
+}
+
+// exactTop returns the ids of the k vectors with the highest dot product with q.
+func exactTop(q []float32, vecs [][]float32, ids []string, k int) []string {
+	type sc struct {
+		i int
+		s float32
+	}
+	best := make([]sc, 0, k+1)
+	for i, v := range vecs {
+		var s float32
+		for j := range q {
+			s += q[j] * v[j]
+		}
+		if len(best) < k || s > best[len(best)-1].s {
+			best = append(best, sc{i, s})
+			slices.SortFunc(best, func(a, b sc) int {
+				if a.s > b.s {
+					return -1
+				}
+				if a.s < b.s {
+					return 1
+				}
+				return 0
+			})
+			if len(best) > k {
+				best = best[:k]
+			}
+		}
+	}
+	out := make([]string, len(best))
+	for i, b := range best {
+		out[i] = ids[b.i]
+	}
+	return out
+}
+
+func overlap(want, got []string) float64 {
+	if len(want) == 0 {
+		return 1
+	}
+	n := 0
+	for _, w := range want {
+		if slices.Contains(got, w) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(want))
+}
+
+// bareHNSW is similar_to's own top-k, without over-fetch (for comparison).
+func bareHNSW(ctx context.Context, ten *graph.Tenant, vec string, k int) ([]string, error) {
+	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, fmt.Sprintf(`query q($vec: float32vector) {
+  c(func: similar_to(Chunk.embedding, %d, $vec)) { ~Memory.chunks { Memory.id } }
+}`, k), map[string]string{"$vec": vec})
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		C []struct {
+			M []struct {
+				ID string `json:"Memory.id"`
+			} `json:"~Memory.chunks"`
+		} `json:"c"`
+	}
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, c := range out.C {
+		for _, m := range c.M {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids, nil
+}
+
+// sweepSettings are the (similar_to k, ef) pairs --sweep measures.
+// k = 0 is the exact scan (has(Chunk.embedding)), for the cost of exactness.
+var sweepSettings = [][2]int{{10, 90}, {100, 100}, {100, 400}, {200, 200}, {400, 400}, {400, 1000}, {1000, 1000}, {400, 2000}, {1000, 3000}, {0, 0}}
