@@ -1,0 +1,410 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/bench/locomo"
+	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/embed"
+	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/localdgraph"
+	"github.com/knowmind/knowmind/rerank"
+	"github.com/knowmind/knowmind/shapes"
+)
+
+func init() {
+	register("bench", "recall benchmarks: bench locomo --data FILE | bench speed --n 10000", runBench)
+}
+
+func runBench(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: knowmind bench locomo --data FILE | knowmind bench speed [--n N]")
+	}
+	switch args[0] {
+	case "locomo":
+		return runBenchLocomo(ctx, args[1:])
+	case "speed":
+		return runBenchSpeed(ctx, args[1:])
+	}
+	return fmt.Errorf("unknown benchmark %q (want locomo or speed)", args[0])
+}
+
+// benchFlags are the flags every benchmark shares: where Dgraph is and which embedder.
+type benchFlags struct {
+	dgraph, dgraphPassword, dgraphBin string
+	embedder, modelDir, rerankerDir   string
+	dir                               string
+	portOffset                        int
+	workers                           int
+	logLevel                          string
+}
+
+func (b *benchFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.dgraph, "dgraph", "", "external Dgraph alpha host:9080 (guardian password: --dgraph-password); empty = a throwaway local Dgraph in a temp dir")
+	fs.StringVar(&b.dgraphPassword, "dgraph-password", "password", "guardian password of --dgraph")
+	fs.StringVar(&b.dgraphBin, "dgraph-bin", "", "dgraph binary for the throwaway Dgraph (default ./bin/dgraph)")
+	fs.StringVar(&b.embedder, "embedder", "hash", "embedding provider: hash (built-in), hugot")
+	fs.StringVar(&b.modelDir, "model-dir", "", "model folder for --embedder hugot")
+	fs.StringVar(&b.rerankerDir, "reranker-dir", "", "cross-encoder folder: adds the +rerank ablation")
+	fs.StringVar(&b.dir, "dir", "", "keep the throwaway Dgraph's data (and its secret) in this folder and reuse what an earlier run loaded there")
+	fs.IntVar(&b.portOffset, "port-offset", -1, "port offset of the throwaway Dgraph (-1: free ports; give a fixed one with --dir, its cluster remembers its addresses)")
+	fs.IntVar(&b.workers, "workers", 2, "parallel writers while loading")
+	fs.StringVar(&b.logLevel, "log-level", "warn", "log level")
+}
+
+// benchBackend is a graph client on a Dgraph the benchmark owns (or was pointed at).
+type benchBackend struct {
+	client   *graph.Client
+	cluster  *localdgraph.Cluster
+	embedder embed.Embedder
+	reranker *rerank.CrossEncoder
+	dir      string
+	alphas   []string
+	password string
+}
+
+func (b *benchBackend) Close() {
+	if b.client != nil {
+		b.client.Close()
+	}
+	if b.cluster != nil {
+		b.cluster.Stop()
+	}
+	if b.embedder != nil {
+		b.embedder.Close()
+	}
+	if b.reranker != nil {
+		b.reranker.Close()
+	}
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
+}
+
+func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) {
+	log := newLogger(f.logLevel)
+	b := &benchBackend{password: f.dgraphPassword}
+	emb, err := embed.New(embed.Config{Provider: f.embedder, ModelDir: f.modelDir})
+	if err != nil {
+		return nil, fmt.Errorf("embedder: %w", err)
+	}
+	b.embedder = emb
+	var rr graph.Reranker
+	if f.rerankerDir != "" {
+		if b.reranker, err = rerank.New(f.rerankerDir); err != nil {
+			b.Close()
+			return nil, err
+		}
+		rr = b.reranker
+	}
+	set, err := shapes.Default()
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	var alphasHTTP []string
+	if f.dgraph != "" {
+		b.alphas = []string{f.dgraph}
+	} else {
+		dir := f.dir
+		if dir == "" {
+			if b.dir, err = os.MkdirTemp("", "knowmind-bench-"); err != nil {
+				b.Close()
+				return nil, err
+			}
+			dir = b.dir
+		} else if err := os.MkdirAll(dir, 0o700); err != nil {
+			b.Close()
+			return nil, err
+		}
+		// One secret serves as Dgraph's ACL secret and the service secret (namespace
+		// passwords), kept in the folder so a later run can log into its tenants again.
+		acl := filepath.Join(dir, "acl-secret")
+		if old, err := os.ReadFile(acl); err == nil && len(old) == len(secret) {
+			secret = old
+		} else if err := os.WriteFile(acl, secret, 0o600); err != nil {
+			b.Close()
+			return nil, err
+		}
+		if f.portOffset >= 0 {
+			// localdgraph would not notice another Dgraph on these ports and the benchmark
+			// would silently run against it.
+			for _, port := range []int{5080, 6080, 7080, 8080, 9080} {
+				if portOpen("127.0.0.1:" + strconv.Itoa(port+f.portOffset)) {
+					b.Close()
+					return nil, fmt.Errorf("port %d is in use: choose another --port-offset", port+f.portOffset)
+				}
+			}
+		}
+		b.cluster, err = localdgraph.Start(ctx, localdgraph.Config{
+			Binary: f.dgraphBin, DataDir: dir, PortOffset: f.portOffset, ACLSecretFile: acl,
+			CacheMB: 1024, GracePeriod: 5 * time.Second, Logger: log,
+		})
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+		b.alphas, alphasHTTP = b.cluster.AlphaGRPC(), b.cluster.AlphaHTTP()
+		b.password = "password"
+	}
+	b.client, err = graph.Open(ctx, graph.Config{
+		Alphas: b.alphas, AlphasHTTP: alphasHTTP, User: "groot", Password: b.password,
+		Secret: secret, Relations: set.Names(), Shapes: set, Embedder: emb, Reranker: rr, Logger: log,
+	})
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// parallel runs fn(i) for i in 0..n-1 on workers goroutines and returns the first error.
+func parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var next atomic.Int64
+	var once sync.Once
+	var first error
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := fn(ctx, i); err != nil {
+					once.Do(func() { first = err; cancel() })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+var tenantUnsafe = regexp.MustCompile(`[^a-z0-9_-]+`)
+
+// runBenchLocomo stores each LoCoMo conversation in its own tenant (one memory per turn: title
+// the speaker, content the turn's text, source the dia_id, tag the session date; consecutive
+// turns of a session linked RELATES_TO) and scores recall's ablations on every category 1–4
+// question.
+func runBenchLocomo(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench locomo", flag.ContinueOnError)
+	var bf benchFlags
+	bf.register(fs)
+	data := fs.String("data", "", "LoCoMo-format JSON file (e.g. ../shared/data/locomo/locomo-dev.json)")
+	link := fs.Bool("link-turns", true, "link consecutive turns of a session with RELATES_TO (LoCoMo has no relations of its own)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *data == "" {
+		return fmt.Errorf("--data is required")
+	}
+	convs, err := locomo.Load(*data)
+	if err != nil {
+		return err
+	}
+	b, err := openBenchBackend(ctx, bf)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+
+	type convTenant struct {
+		ten   *graph.Tenant
+		diaOf map[string]string // memory id → dia_id
+	}
+	tenants := map[string]*convTenant{}
+	var dups int
+	var retried atomic.Int64
+	loadStart := time.Now()
+	var turns int
+	for ci := range convs {
+		c := &convs[ci]
+		name := "locomo-" + strings.Trim(tenantUnsafe.ReplaceAllString(strings.ToLower(c.SampleID), "-"), "-")
+		ten, err := b.client.Tenant(ctx, name, true)
+		if err != nil {
+			return err
+		}
+		ct := &convTenant{ten: ten, diaOf: map[string]string{}}
+		tenants[c.SampleID] = ct
+		if stored, err := storedSources(ctx, ten); err != nil {
+			return err
+		} else if len(stored) > 0 {
+			ct.diaOf = stored // loaded by an earlier run in --dir
+			fmt.Fprintf(os.Stderr, "reusing %s: %d memories\n", c.SampleID, len(stored))
+			continue
+		}
+		ids := make([]string, len(c.Turns))
+		var mu sync.Mutex
+		err = parallel(ctx, len(c.Turns), bf.workers, func(ctx context.Context, i int) error {
+			t := c.Turns[i]
+			in := knowmind.StoreMemoryInput{
+				Title: t.Speaker, Content: t.Text, MemoryType: knowmind.MemoryEpisodic,
+				Tags: []string{t.SessionDate}, Source: t.DiaID,
+			}
+			res, err := ten.StoreMemory(ctx, in)
+			for try := 0; try < 3 && knowmind.AsError(err) != nil && knowmind.AsError(err).Reason == knowmind.ReasonIngestFailed; try++ {
+				// Parallel writers to one vector index abort each other; the failed attempt
+				// stays as a failed record (never recalled) and the store is tried again.
+				retried.Add(1)
+				res, err = ten.StoreMemory(ctx, in)
+			}
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", c.SampleID, t.DiaID, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			ids[i] = res.MemoryID
+			if res.Unchanged {
+				dups++ // same text said twice: one memory, scored as its first dia_id
+			} else {
+				ct.diaOf[res.MemoryID] = t.DiaID
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		turns += len(c.Turns)
+		if *link {
+			var pairs [][2]string
+			for i := 1; i < len(c.Turns); i++ {
+				if c.Turns[i].Session == c.Turns[i-1].Session && ids[i] != ids[i-1] {
+					pairs = append(pairs, [2]string{ids[i-1], ids[i]})
+				}
+			}
+			// One writer: links of neighbouring turns share nodes and would only abort each other.
+			for _, p := range pairs {
+				if _, err := ten.Link(ctx, p[0], p[1], "RELATES_TO"); err != nil {
+					return fmt.Errorf("link %s: %w", c.SampleID, err)
+				}
+			}
+		}
+		fmt.Fprintf(os.Stderr, "loaded %s: %d turns (%.0fs so far)\n", c.SampleID, len(c.Turns), time.Since(loadStart).Seconds())
+	}
+	if turns > 0 {
+		fmt.Fprintf(os.Stderr, "loaded %d turns of %d conversations in %.0fs (%.1f turns/s, %d repeated texts stored once, %d stores retried)\n",
+			turns, len(convs), time.Since(loadStart).Seconds(), float64(turns)/time.Since(loadStart).Seconds(), dups, retried.Load())
+	}
+
+	ranker := func(hops int, sig knowmind.RecallSignals) locomo.Ranker {
+		return func(ctx context.Context, conv *locomo.Conversation, q locomo.Question) ([]string, error) {
+			ct := tenants[conv.SampleID]
+			res, err := ct.ten.Recall(ctx, knowmind.RecallQuery{Query: q.Text, K: 10, Hops: hops, Signals: sig})
+			if err != nil {
+				return nil, err
+			}
+			out := make([]string, 0, len(res.Hits))
+			for _, h := range res.Hits {
+				out = append(out, h.Source) // the dia_id
+			}
+			return out, nil
+		}
+	}
+	runs := []struct {
+		name string
+		rank locomo.Ranker
+	}{
+		{"reference: in-memory BM25 (speaker+text)", locomo.BM25Baseline(convs, "", locomo.WithSpeaker, bm25.Params{})},
+		{"text only (BM25)", ranker(0, knowmind.RecallSignals{NoVector: true, NoRerank: true})},
+		{"vector only", ranker(0, knowmind.RecallSignals{NoText: true, NoRerank: true})},
+		{"text+vector", ranker(0, knowmind.RecallSignals{NoRerank: true})},
+		{"text+vector+graph (hops=1)", ranker(1, knowmind.RecallSignals{NoRerank: true})},
+		{"text+vector+graph (hops=2, the tool's default)", ranker(2, knowmind.RecallSignals{NoRerank: true})},
+	}
+	if b.client.RerankerName() != "none" {
+		runs = append(runs, struct {
+			name string
+			rank locomo.Ranker
+		}{fmt.Sprintf("text+vector+graph (hops=2) + rerank (%s)", b.client.RerankerName()), ranker(2, knowmind.RecallSignals{})})
+	}
+	var named []locomo.Named
+	w := os.Stdout
+	fmt.Fprintf(w, "# LoCoMo retrieval, %s, %d conversations, embedder %s\n\n", filepath.Base(*data), len(convs), b.embedder.ID())
+	for _, r := range runs {
+		start := time.Now()
+		rep, err := locomo.Evaluate(ctx, convs, r.rank)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
+		fmt.Fprintf(w, "## %s (%d questions, %.1f ms/question)\n\n", r.name, rep.Overall.Questions,
+			float64(time.Since(start).Microseconds())/1000/float64(max(rep.Overall.Questions, 1)))
+		rep.WriteTable(w)
+		fmt.Fprintln(w)
+		named = append(named, locomo.Named{Name: r.name, Report: rep})
+	}
+	fmt.Fprintln(w, "## Summary")
+	fmt.Fprintln(w)
+	locomo.WriteSummary(w, named)
+	writeFusionGain(w, named)
+	return nil
+}
+
+// writeFusionGain says by how much the fused rankings beat each single signal (R@10 and MRR).
+func writeFusionGain(w io.Writer, runs []locomo.Named) {
+	var text, vector *locomo.Report
+	for i := range runs {
+		switch runs[i].Name {
+		case "text only (BM25)":
+			text = &runs[i].Report
+		case "vector only":
+			vector = &runs[i].Report
+		}
+	}
+	if text == nil || vector == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	for _, r := range runs {
+		if !strings.HasPrefix(r.Name, "text+vector") {
+			continue
+		}
+		m := r.Report.Overall
+		fmt.Fprintf(w, "- %s: R@10 %+.3f vs text only, %+.3f vs vector only; MRR %+.3f / %+.3f\n", r.Name,
+			m.Any[2]-text.Overall.Any[2], m.Any[2]-vector.Overall.Any[2], m.MRR-text.Overall.MRR, m.MRR-vector.Overall.MRR)
+	}
+}
+
+// storedSources maps memory id → source of every indexed memory of the tenant (empty for a new
+// tenant).
+func storedSources(ctx context.Context, ten *graph.Tenant) (map[string]string, error) {
+	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Memory.status, "indexed")) { Memory.id Memory.source } }`)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		M []struct {
+			ID     string `json:"Memory.id"`
+			Source string `json:"Memory.source"`
+		} `json:"m"`
+	}
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(out.M))
+	for _, x := range out.M {
+		m[x.ID] = x.Source
+	}
+	return m, nil
+}
