@@ -1,6 +1,11 @@
 package graph
 
-import "github.com/knowmind/knowmind/bm25"
+import (
+	"context"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/bm25"
+)
 
 // TextStats exposes a tenant's BM25 statistics to the external tests (loading them first).
 func (t *Tenant) TextStats(lang string, terms ...string) bm25.Stats {
@@ -12,4 +17,13 @@ func (t *Tenant) TextStatsLoaded() bool {
 	t.text.mu.Lock()
 	defer t.text.mu.Unlock()
 	return t.text.state == textLoaded
+}
+
+// RecordFailedFor runs an ingest's failure path for the entry with this id, as after a write that
+// returned an error (which may have committed all the same).
+func (t *Tenant) RecordFailedFor(ctx context.Context, id, kind, content string, cause error) (knowmind.StoreResult, error) {
+	e := newEntry(kind, "", content)
+	e.id = id
+	e.split()
+	return t.recordFailed(ctx, e, cause)
 }

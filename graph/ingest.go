@@ -249,23 +249,56 @@ func (e *entry) node(blank, now, status, failure string) map[string]any {
 	return m
 }
 
+// recordFailedUpsert writes the failed record only if no node holds the
+// entry's id yet, and reads back what does.
+const recordFailedUpsert = `query q($id: string) {
+  m as var(func: eq(Memory.id, $id))
+  stored(func: uid(m)) { Memory.status }
+}`
+
 // recordFailed keeps a memory whose embedding or write failed, marked
 // failed with the internal error text, and returns the client's error
 // (ingest_failed, naming the kept id). If even this write fails, the error
 // is logged and ingest_failed returned all the same: nothing is reported
 // indexed.
+//
+// A write whose commit was sent before it failed (the request's context
+// ended, the alpha went away) may have committed all the same. The failed
+// record is therefore an upsert on Memory.id (@upsert: it conflicts with a
+// commit still in flight): if the entry is stored indexed, that is the
+// result, and no second node with the same id is written.
 func (t *Tenant) recordFailed(ctx context.Context, e *entry, cause error) (knowmind.StoreResult, error) {
-	t.c.log.Error("ingest failed", "tenant", t.Name, "kind", e.kind, "id", e.id, "title", e.title, "err", cause)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failedWriteTimeout)
 	defer cancel()
 	now := time.Now().UTC().Format(time.RFC3339Nano)
+	var stored struct {
+		Stored []struct {
+			Status string `json:"Memory.status"`
+		}
+	}
 	body, err := json.Marshal(e.node("m", now, knowmind.StatusFailed, cause.Error()))
 	if err == nil {
 		err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
-			_, err := txn.Mutate(ctx, &api.Mutation{SetJson: body})
-			return err
+			stored.Stored = nil
+			resp, err := txn.Do(ctx, &api.Request{
+				Query:     recordFailedUpsert,
+				Vars:      map[string]string{"$id": e.id},
+				Mutations: []*api.Mutation{{Cond: `@if(eq(len(m), 0))`, SetJson: body}},
+			})
+			if err != nil {
+				return err
+			}
+			return json.Unmarshal(resp.Json, &stored)
 		})
 	}
+	if err == nil && len(stored.Stored) > 0 && stored.Stored[0].Status == knowmind.StatusIndexed {
+		t.c.log.Warn("ingest reported a failure after its commit was sent; it is stored", "tenant", t.Name,
+			"kind", e.kind, "id", e.id, "err", cause)
+		t.indexed(e)
+		return knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusIndexed,
+			ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider()}, nil
+	}
+	t.c.log.Error("ingest failed", "tenant", t.Name, "kind", e.kind, "id", e.id, "title", e.title, "err", cause)
 	res := knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusFailed,
 		EmbeddingProvider: t.provider()}
 	kerr := knowmind.Internal(knowmind.ReasonIngestFailed, "the %s could not be indexed; it is kept with status failed", e.kind)

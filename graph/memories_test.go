@@ -295,6 +295,42 @@ func TestStoreMemoryEmbeddingFailsKeepsFailed(t *testing.T) {
 }
 
 // A long memory is chunked like a document.
+// A write that returned an error after its commit was sent (the request's
+// context ended during the commit) may be stored all the same: the failure
+// path then reports the stored entry instead of adding a second, failed node
+// with the same id. An entry that is not stored is recorded failed, once.
+func TestRecordFailedAfterCommitWritesNoDuplicate(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	content := "Die Kantine öffnet um halb zwölf."
+	stored, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Content: content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := func(id string) int {
+		return queryCount(t, ten, `query q($id: string) { q(func: eq(Memory.id, $id)) { count(uid) } }`, map[string]string{"$id": id})
+	}
+	res, err := ten.RecordFailedFor(ctx, stored.ID, knowmind.KindMemory, content, errors.New("commit: context canceled"))
+	if err != nil || res.ID != stored.ID || res.Status != knowmind.StatusIndexed {
+		t.Fatalf("failure path of a committed write = %+v, %v; want it reported indexed", res, err)
+	}
+	if n := byID(stored.ID); n != 1 {
+		t.Fatalf("%d nodes with id %s, want 1", n, stored.ID)
+	}
+	if m, err := ten.GetMemory(ctx, stored.ID); err != nil || m.Status != knowmind.StatusIndexed {
+		t.Fatalf("stored memory now %+v, %v", m, err)
+	}
+
+	lost := "00000000-0000-4000-8000-00000000f00d"
+	for range 2 {
+		_, err := ten.RecordFailedFor(ctx, lost, knowmind.KindMemory, "Nie geschrieben.", errors.New("write: unavailable"))
+		wantError(t, err, knowmind.EINTERNAL, knowmind.ReasonIngestFailed, "")
+	}
+	if m, err := ten.GetMemory(ctx, lost); err != nil || m.Status != knowmind.StatusFailed || byID(lost) != 1 {
+		t.Fatalf("failed record = %+v, %v (%d nodes)", m, err, byID(lost))
+	}
+}
+
 func TestStoreMemoryLongIsChunked(t *testing.T) {
 	ctx := context.Background()
 	ten := dgraphtest.NewTenant(t)
