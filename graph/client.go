@@ -315,11 +315,41 @@ func (c *Client) createNamespace(ctx context.Context, name string) (uint64, erro
 	if err != nil {
 		return 0, fmt.Errorf("create namespace for %q: bad id %q", name, out.Data.AddNamespace.NamespaceID)
 	}
-	mu := &api.Mutation{CommitNow: true, SetNquads: []byte(fmt.Sprintf(
-		"_:t <Tenant.name> %s .\n_:t <Tenant.namespace> \"%d\" .\n_:t <Tenant.created_at> %q .\n_:t <dgraph.type> \"Tenant\" .",
-		strconv.Quote(name), ns, time.Now().UTC().Format(time.RFC3339Nano)))}
-	if _, err := c.galaxy.NewTxn().Mutate(ctx, mu); err != nil {
+	// Another process (`knowmind token create` beside serve, a second
+	// replica) may have created the tenant since lookupNamespace: the record
+	// is an upsert (Tenant.name is @upsert, so concurrent ones conflict and
+	// RunTxn retries), and the loser takes the recorded namespace, leaving
+	// its own unused rather than splitting the tenant across two.
+	req := &api.Request{
+		Query: `query q($n: string) {
+  t as var(func: eq(Tenant.name, $n))
+  recorded(func: uid(t), first: 1) { Tenant.namespace }
+}`,
+		Vars: map[string]string{"$n": name},
+		Mutations: []*api.Mutation{{Cond: `@if(eq(len(t), 0))`, SetNquads: []byte(fmt.Sprintf(
+			"_:t <Tenant.name> %s .\n_:t <Tenant.namespace> \"%d\" .\n_:t <Tenant.created_at> %q .\n_:t <dgraph.type> \"Tenant\" .",
+			strconv.Quote(name), ns, time.Now().UTC().Format(time.RFC3339Nano)))}},
+	}
+	var recorded struct {
+		Recorded []struct {
+			NS uint64 `json:"Tenant.namespace"`
+		}
+	}
+	err = RunTxn(ctx, c.galaxy, func(ctx context.Context, txn *dgo.Txn) error {
+		recorded.Recorded = nil
+		resp, err := txn.Do(ctx, req)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(resp.Json, &recorded)
+	})
+	if err != nil {
 		return 0, fmt.Errorf("record tenant %q: %w", name, err)
+	}
+	if len(recorded.Recorded) > 0 {
+		c.log.Warn("tenant created concurrently elsewhere; using its namespace", "tenant", name,
+			"namespace", recorded.Recorded[0].NS, "unused_namespace", ns)
+		return recorded.Recorded[0].NS, nil
 	}
 	c.log.Info("tenant namespace created", "tenant", name, "namespace", ns)
 	return ns, nil

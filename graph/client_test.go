@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/dgraph-io/dgo/v240/protos/api"
@@ -93,5 +94,54 @@ func TestTenantReopenFindsSameNamespace(t *testing.T) {
 	}
 	if _, err := other.Tenant(ctx, "no-such-tenant", false); err == nil {
 		t.Fatal("unknown tenant without create: want error")
+	}
+}
+
+// Two processes (here: two clients) creating the same new tenant at once,
+// e.g. `knowmind token create` while serve answers the tenant's first JWT,
+// must end up in one namespace: the Tenant record is an upsert, and the
+// loser of the race uses the winner's namespace (its own stays unused).
+func TestConcurrentTenantCreationAgrees(t *testing.T) {
+	ctx := context.Background()
+	env := dgraphtest.Shared(t)
+	open := func() *graph.Client {
+		c, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP,
+			Password: env.Password, Secret: env.Secret, Embedder: env.Embedder})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		return c
+	}
+	clients := []*graph.Client{open(), open(), open()}
+	for round := range 3 {
+		name := dgraphtest.TenantName(t)
+		ns := make([]uint64, len(clients))
+		errs := make([]error, len(clients))
+		var wg sync.WaitGroup
+		for i, c := range clients {
+			wg.Go(func() {
+				ten, err := c.Tenant(ctx, name, true)
+				if err == nil {
+					ns[i] = ten.Namespace
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		for i := range clients {
+			if errs[i] != nil || ns[i] != ns[0] {
+				t.Fatalf("round %d: namespaces %v, errors %v: the clients disagree", round, ns, errs)
+			}
+		}
+		resp, err := env.Client.Galaxy().NewReadOnlyTxn().QueryWithVars(ctx,
+			`query q($n: string) { t(func: eq(Tenant.name, $n)) { count(uid) } }`, map[string]string{"$n": name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct{ T []struct{ Count int } }
+		if err := json.Unmarshal(resp.Json, &out); err != nil || len(out.T) != 1 || out.T[0].Count != 1 {
+			t.Fatalf("round %d: Tenant records for %s: %s", round, name, resp.Json)
+		}
 	}
 }
