@@ -93,8 +93,9 @@ type Tenant struct {
 	Name      string
 	Namespace uint64
 	dg        *dgo.Dgraph
-	c         *Client   // embedder, shapes, logger
-	text      textIndex // BM25 corpus statistics for recall (textindex.go)
+	session   api.DgraphClient // what dg sends through (passwordFallback)
+	c         *Client          // embedder, shapes, logger
+	text      textIndex        // BM25 corpus statistics for recall (textindex.go)
 }
 
 // DG returns the namespace-scoped Dgraph client.
@@ -138,7 +139,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		c.stubs = append(c.stubs, api.NewDgraphClient(conn))
 	}
 	c.failover = newFailoverClient(c.stubs)
-	c.galaxy = dgo.NewDgraphClient(c.failover)
+	c.galaxy = dgo.NewDgraphClient(&passwordFallback{DgraphClient: c.failover, user: cfg.User, password: cfg.Password})
 	if err := retryLogin(ctx, func(ctx context.Context) error {
 		return c.galaxy.LoginIntoNamespace(ctx, cfg.User, cfg.Password, 0)
 	}); err != nil {
@@ -216,7 +217,8 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 			return nil, err
 		}
 	}
-	dg := dgo.NewDgraphClient(c.failover)
+	session := &passwordFallback{DgraphClient: c.failover, user: "groot", password: c.namespacePassword(name), namespace: ns}
+	dg := dgo.NewDgraphClient(session)
 	if err := retryLogin(ctx, func(ctx context.Context) error {
 		return dg.LoginIntoNamespace(ctx, "groot", c.namespacePassword(name), ns)
 	}); err != nil {
@@ -231,11 +233,34 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 	if err := c.checkEmbedder(ctx, name, dg); err != nil {
 		return nil, err
 	}
-	t = &Tenant{Name: name, Namespace: ns, dg: dg, c: c}
+	t = &Tenant{Name: name, Namespace: ns, dg: dg, session: session, c: c}
 	c.mu.Lock()
 	c.tenants[name] = t
 	c.mu.Unlock()
 	return t, nil
+}
+
+// passwordFallback is the api.DgraphClient under one long-lived login
+// (the galaxy session, each cached tenant session). dgo renews an expired
+// access JWT with the refresh JWT, which Dgraph rotates each time; but a
+// session unused for longer than the refresh JWT lives (Dgraph's
+// refresh-ttl, 30 days by default) holds an expired one, the renewal fails
+// ("invalid username or password"), and every later request of that tenant
+// fails the same way until the process restarts. A refresh-token login that
+// is refused is therefore repeated once as a password login into the same
+// namespace; dgo takes the new JWTs from its answer as from any login.
+type passwordFallback struct {
+	api.DgraphClient
+	user, password string
+	namespace      uint64
+}
+
+func (p *passwordFallback) Login(ctx context.Context, in *api.LoginRequest, opts ...grpc.CallOption) (*api.Response, error) {
+	resp, err := p.DgraphClient.Login(ctx, in, opts...)
+	if err == nil || in.GetRefreshToken() == "" || unavailable(err) || ctx.Err() != nil {
+		return resp, err
+	}
+	return p.DgraphClient.Login(ctx, &api.LoginRequest{Userid: p.user, Password: p.password, Namespace: p.namespace}, opts...)
 }
 
 // Tenants lists every tenant name.

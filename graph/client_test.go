@@ -3,10 +3,15 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/dgraph-io/dgo/v240/protos/api"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
@@ -143,5 +148,43 @@ func TestConcurrentTenantCreationAgrees(t *testing.T) {
 		if err := json.Unmarshal(resp.Json, &out); err != nil || len(out.T) != 1 || out.T[0].Count != 1 {
 			t.Fatalf("round %d: Tenant records for %s: %s", round, name, resp.Json)
 		}
+	}
+}
+
+// A session left unused for longer than Dgraph's refresh-ttl holds a refresh
+// JWT that Dgraph refuses; dgo's renewal through it then fails, and without
+// a fallback every later request of the tenant would fail until a restart.
+// The session's client answers a refused refresh-token login with a
+// password login into the tenant's own namespace.
+func TestSessionRenewsWithPasswordWhenRefreshTokenIsRefused(t *testing.T) {
+	ctx := context.Background()
+	env := dgraphtest.Shared(t)
+	ten := dgraphtest.NewTenant(t)
+	refused := &api.LoginRequest{RefreshToken: "eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjF9.c3RhbGU"}
+
+	// What dgo alone gets from Dgraph for such a token.
+	conn, err := grpc.NewClient(env.Alphas[0], grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	raw := api.NewDgraphClient(conn)
+	if _, err := raw.Login(ctx, refused); err == nil {
+		t.Fatal("Dgraph accepted a stale refresh token; the test proves nothing")
+	}
+
+	resp, err := ten.SessionLogin(ctx, refused)
+	if err != nil {
+		t.Fatalf("session login with a refused refresh token: %v", err)
+	}
+	var jwt api.Jwt
+	if err := proto.Unmarshal(resp.Json, &jwt); err != nil || jwt.AccessJwt == "" || jwt.RefreshJwt == "" {
+		t.Fatalf("login answer: %v %+v", err, &jwt)
+	}
+	// The new access JWT opens the tenant's namespace (its Meta node is there).
+	qctx := metadata.NewOutgoingContext(ctx, metadata.Pairs("accessJwt", jwt.AccessJwt))
+	q, err := raw.Query(qctx, &api.Request{Query: `{ m(func: eq(Meta.key, "knowmind")) { Meta.schema_version } }`, ReadOnly: true})
+	if err != nil || !strings.Contains(string(q.Json), "Meta.schema_version") {
+		t.Fatalf("query with the renewed login: %v %s", err, q.GetJson())
 	}
 }

@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 
+	"github.com/dgraph-io/dgo/v240/protos/api"
+
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bm25"
 )
@@ -26,4 +28,10 @@ func (t *Tenant) RecordFailedFor(ctx context.Context, id, kind, content string, 
 	e.id = id
 	e.split()
 	return t.recordFailed(ctx, e, cause)
+}
+
+// SessionLogin sends a login through the client under the tenant's session, as dgo does to renew
+// an expired access JWT with its refresh JWT.
+func (t *Tenant) SessionLogin(ctx context.Context, in *api.LoginRequest) (*api.Response, error) {
+	return t.session.Login(ctx, in)
 }
