@@ -43,6 +43,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	batch := fs.Int("batch", 1000, "memories per load transaction")
 	sweep := fs.Bool("sweep", false, "also measure vector recall@10 for several over-fetch / ef settings")
 	timing := fs.Bool("timing", true, "measure latency and throughput (off: only vector recall)")
+	vectorIndex := fs.String("vector-index", "", `experiment: another index for Chunk.embedding in the benchmark tenant, e.g. 'hnsw(metric:"euclidean")' (use a fresh --dir: opening the tenant again re-applies the schema)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,6 +57,12 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		return err
 	}
 
+	if *vectorIndex != "" {
+		if err := ten.DG().Alter(ctx, &api.Operation{Schema: "<Chunk.embedding>: float32vector @index(" + *vectorIndex + ") ."}); err != nil {
+			return fmt.Errorf("--vector-index: %w", err)
+		}
+		fmt.Fprintf(os.Stdout, "Chunk.embedding index: %s\n\n", *vectorIndex)
+	}
 	w := newWorkload(*seed)
 	ids, vecs, err := loadSynthetic(ctx, b, ten, w, *n, *batch)
 	if err != nil {
