@@ -198,6 +198,16 @@ func (t *Tenant) Link(ctx context.Context, fromID, toID, relType string) (knowmi
 			nquads = append(nquads,
 				edgeNQuad(src.UID, rel.Name, dst.UID, res.EdgeID, createdOr(fwd, now), now, nil, false),
 				edgeNQuad(dst.UID, rel.Inverse, src.UID, res.InverseEdgeID, createdOr(bwd, now), now, nil, true))
+			// "X SUPERSEDES v" says v is no longer current: close v as
+			// update_fact does, so recall stops returning it and a later
+			// update_fact of v is refused instead of forking its history.
+			if old := supersededEnd(rel.Name, src.UID, dst.UID); old != "" {
+				nq, err := closeVersion(ctx, txn, old, now)
+				if err != nil {
+					return err
+				}
+				nquads = append(nquads, nq...)
+			}
 		}
 		return writeEdges(ctx, txn, nquads, src.UID, fromID, dst.UID, toID)
 	})
@@ -495,4 +505,36 @@ func wrapOp(op string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// supersededEnd is the uid of the old version in a SUPERSEDES/SUPERSEDED_BY
+// link, "" for other relations.
+func supersededEnd(rel, srcUID, dstUID string) string {
+	switch rel {
+	case RelSupersedes:
+		return dstUID
+	case RelSupersededBy:
+		return srcUID
+	}
+	return ""
+}
+
+// closeVersion sets Memory.valid_to = now on a version that is still open.
+func closeVersion(ctx context.Context, txn *dgo.Txn, uid string, now time.Time) ([]string, error) {
+	resp, err := txn.QueryWithVars(ctx, `query q($u: string) { n(func: uid($u)) { uid Memory.valid_to } }`, map[string]string{"$u": uid})
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		N []struct {
+			ValidTo *time.Time `json:"Memory.valid_to"`
+		}
+	}
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		return nil, err
+	}
+	if len(out.N) == 0 || out.N[0].ValidTo != nil {
+		return nil, nil
+	}
+	return []string{fmt.Sprintf("<%s> <Memory.valid_to> %q .", uid, now.Format(time.RFC3339Nano))}, nil
 }

@@ -541,3 +541,30 @@ func TestDocsRelationsQuery(t *testing.T) {
 		t.Fatalf("ws1 current FOR_CLIENT = %v", got)
 	}
 }
+
+// Linking "X SUPERSEDES v" closes v like update_fact does: v gets valid_to,
+// and updating v afterwards is refused naming X instead of forking history.
+func TestLinkSupersedesClosesTheOldVersion(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	addMemory(t, ten, "v1", "semantic")
+	addMemory(t, ten, "v2", "semantic")
+	if _, err := ten.Link(ctx, "v2", "v1", "SUPERSEDES"); err != nil {
+		t.Fatal(err)
+	}
+	old, err := ten.GetMemory(ctx, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.ValidTo == nil {
+		t.Fatal("v1 still open after v2 SUPERSEDES v1")
+	}
+	cur, _ := ten.GetMemory(ctx, "v2")
+	if cur.ValidTo != nil {
+		t.Fatal("the superseding version was closed")
+	}
+	_, err = ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: "v1", NewTitle: "v1b", NewContent: "fork"})
+	if e := wantCode(t, err, knowmind.ECONFLICT); !strings.Contains(e.Message, "v2") {
+		t.Fatalf("update of superseded v1: %v, want conflict naming v2", err)
+	}
+}
