@@ -42,11 +42,11 @@ const (
 	requestIDHeader = "X-Request-Id"
 	sessionHeader   = "Mcp-Session-Id"
 	protocolHeader  = "MCP-Protocol-Version"
-	defaultMaxBody  = 8 << 20 // content may be 1,000,000 characters, JSON-escaped
+	defaultMaxBody  = 16 << 20 // 1,000,000 characters of content, even JSON-escaped as \uXXXX pairs (12 bytes each)
 	// defaultBodyTimeout bounds receiving a POST body: the server's
 	// ReadHeaderTimeout covers only the headers, and a client trickling a body
 	// would otherwise hold its connection, goroutine and buffer for ever.
-	// 8 MiB in 2 minutes needs about 70 KB/s.
+	// 16 MiB in 2 minutes needs about 140 KB/s.
 	defaultBodyTimeout = 2 * time.Minute
 	sessionIdle        = 30 * time.Minute
 )

@@ -143,9 +143,9 @@ func TestProtocolErrors(t *testing.T) {
 		t.Errorf("PUT: HTTP %d Allow %q", r.Status, r.Header.Get("Allow"))
 	}
 
-	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"knowmind_health","arguments":{"x":"` + strings.Repeat("a", 9<<20) + `"}}}`
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"knowmind_health","arguments":{"x":"` + strings.Repeat("a", 17<<20) + `"}}}`
 	if r := send(t, url, token, big); r.Status != http.StatusRequestEntityTooLarge {
-		t.Errorf("9 MiB body: HTTP %d, want 413", r.Status)
+		t.Errorf("17 MiB body: HTTP %d, want 413", r.Status)
 	}
 
 	r = send(t, url, token, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Accept", "text/html")

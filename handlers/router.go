@@ -31,7 +31,7 @@ type Deps struct {
 	// RateLimit requests per second per token, with RateBurst; 0 = unlimited.
 	RateLimit float64
 	RateBurst int
-	// MaxBodyBytes bounds a POST body; 0 = 8 MiB.
+	// MaxBodyBytes bounds a POST body; 0 = 16 MiB.
 	MaxBodyBytes int64
 	// BodyReadTimeout bounds the time to receive a POST body; 0 = 2 minutes.
 	BodyReadTimeout time.Duration

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/knowmind/knowmind"
@@ -89,10 +90,10 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	srv := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	base := "http://" + ln.Addr().String()
 	// Before serving: once /readyz answers, the first start's token exists.
-	if err := devTokenOnFirstStart(ctx, b.client, base); err != nil {
+	if err := devTokenOnFirstStart(ctx, b.client, base, cfg.DataDir, log); err != nil {
 		log.Warn("development token", "err", err)
 	}
 	errc := make(chan error, 1)
@@ -134,9 +135,11 @@ func jwtConfig(cfg Config) (handlers.JWTConfig, error) {
 }
 
 // devTokenOnFirstStart makes `make run` usable at once: on a store without
-// any token it creates tenant "dev" with every scope and prints the token
-// (once: afterwards a token exists).
-func devTokenOnFirstStart(ctx context.Context, c *graph.Client, base string) error {
+// any token it creates tenant "dev" with every scope. The secret goes to the
+// terminal when stderr is one; otherwise (docker logs, systemd journal — files
+// someone else may read) only to data-dir/secrets/dev-token (0600), and the
+// log names that file.
+func devTokenOnFirstStart(ctx context.Context, c *graph.Client, base, dataDir string, log *slog.Logger) error {
 	has, err := c.HasTokens(ctx)
 	if err != nil || has {
 		return err
@@ -144,6 +147,18 @@ func devTokenOnFirstStart(ctx context.Context, c *graph.Client, base string) err
 	secret, tok, err := c.CreateToken(ctx, "dev", []knowmind.Scope{knowmind.ScopeRead, knowmind.ScopeWrite, knowmind.ScopeAdmin}, "development", nil)
 	if err != nil {
 		return err
+	}
+	if fi, err := os.Stderr.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		path := filepath.Join(dataDir, "secrets", "dev-token")
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+			return err
+		}
+		log.Info("first start: development token for tenant dev (read, write, admin) written to a file, not to this log",
+			"file", path, "token_id", tok.ID)
+		return nil
 	}
 	fmt.Fprintf(os.Stderr, `First start: development token for tenant "dev" (read, write, admin; id %s), shown once:
 

@@ -32,6 +32,12 @@ func TestServeManagedDgraphLifecycle(t *testing.T) {
 	go func() { done <- runServe(ctx, args) }()
 	waitReady(t, addr, true, 2*time.Minute, done)
 
+	// Under `go test` stderr is no terminal: the development token goes to a
+	// 0600 file, never to the log.
+	if fi, err := os.Stat(filepath.Join(dataDir, "secrets", "dev-token")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("dev-token file: %v %v", fi, err)
+	}
+
 	alpha := dgraphPids(t, dataDir, "alpha")
 	if len(alpha) != 1 {
 		t.Fatalf("alpha processes under %s: %v", dataDir, alpha)
