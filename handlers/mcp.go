@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -48,7 +49,10 @@ const (
 	// would otherwise hold its connection, goroutine and buffer for ever.
 	// 16 MiB in 2 minutes needs about 140 KB/s.
 	defaultBodyTimeout = 2 * time.Minute
-	sessionIdle        = 30 * time.Minute
+	// Failed authentications per client address: 2 per second, bursts of 30.
+	failedAuthRate  = 2
+	failedAuthBurst = 30
+	sessionIdle     = 30 * time.Minute
 )
 
 // protocolVersions the endpoint speaks, newest first. initialize echoes one
@@ -88,10 +92,13 @@ func newMCPServer(s *service) *mcp.Server {
 
 // endpoint is the HTTP handler of /api/mcp/v1 and /mcp.
 type endpoint struct {
-	sessions  http.Handler // stateful: initialize, then Mcp-Session-Id
-	oneShot   http.Handler // stateless: a request without session and without initialize
-	auth      *authenticator
-	limits    *rateLimiter
+	sessions http.Handler // stateful: initialize, then Mcp-Session-Id
+	oneShot  http.Handler // stateless: a request without session and without initialize
+	auth     *authenticator
+	limits   *rateLimiter
+	// failures budgets failed authentications per client address, so a
+	// flood of guessed tokens cannot load Dgraph with lookups.
+	failures  *rateLimiter
 	origins   []string
 	publicURL string
 	maxBody   int64
@@ -121,6 +128,7 @@ func newEndpoint(srv *mcp.Server, a *authenticator, d Deps, log *slog.Logger) *e
 		})),
 		auth:      a,
 		limits:    newRateLimiter(d.RateLimit, d.RateBurst),
+		failures:  newRateLimiter(failedAuthRate, failedAuthBurst),
 		publicURL: strings.TrimRight(d.PublicURL, "/"),
 		maxBody:   maxBody,
 		bodyTime:  d.BodyReadTimeout,
@@ -174,9 +182,18 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 		return knowmind.Principal{}
 	}
 
+	client := clientAddr(r)
+	if blocked, wait := e.failures.exhausted(client, time.Now()); blocked {
+		secs := retryAfterSeconds(wait)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeHTTPError(w, http.StatusTooManyRequests, nil, codeRateLimited, "too many failed authentications",
+			map[string]any{"retry_after_s": secs})
+		return knowmind.Principal{}
+	}
 	ti, err := e.auth.authenticate(r)
 	if err != nil {
 		if ke := knowmind.AsError(err); ke != nil && ke.Code == knowmind.EUNAUTHORIZED {
+			e.failures.allow(client, time.Now())
 			unauthorized(w, e.baseURL(r)+metadataPath, ke, r.Header.Get("Authorization") != "")
 			return knowmind.Principal{}
 		}
@@ -502,3 +519,13 @@ func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
 	return minLevel{h.Handler.WithAttrs(as), h.min}
 }
 func (h minLevel) WithGroup(n string) slog.Handler { return minLevel{h.Handler.WithGroup(n), h.min} }
+
+// clientAddr is the address failed logins are counted against: the peer's IP
+// (behind a reverse proxy, the proxy's: a budget shared by all its clients).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

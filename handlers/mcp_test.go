@@ -367,3 +367,28 @@ func TestSlowBodyTimesOut(t *testing.T) {
 		t.Fatalf("ping: HTTP %d %s", r.Status, r.Body)
 	}
 }
+
+// Guessing tokens is budgeted per client address: after the burst of
+// failures the client gets 429 with Retry-After before any token lookup.
+func TestFailedAuthenticationsAreLimited(t *testing.T) {
+	srv := newTestServer(t, nil)
+	url := srv.URL + "/api/mcp/v1"
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	var limited reply
+	for i := 0; i < failedAuthBurst+10; i++ {
+		r := send(t, url, fmt.Sprintf("kmt_guess%040d", i), ping)
+		if r.Status == http.StatusTooManyRequests {
+			limited = r
+			break
+		}
+		if r.Status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: HTTP %d, want 401", i, r.Status)
+		}
+	}
+	if limited.Status != http.StatusTooManyRequests {
+		t.Fatalf("%d failed guesses were never limited", failedAuthBurst+10)
+	}
+	if s, err := strconv.Atoi(limited.Header.Get("Retry-After")); err != nil || s < 1 {
+		t.Errorf("Retry-After %q", limited.Header.Get("Retry-After"))
+	}
+}

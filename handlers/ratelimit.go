@@ -81,3 +81,24 @@ func (l *rateLimiter) sweep(now time.Time) {
 func retryAfterSeconds(d time.Duration) int {
 	return max(1, int(math.Ceil(d.Seconds())))
 }
+
+// exhausted reports, without taking anything, whether key's bucket is empty
+// and how long until it holds one request again. Used for failed logins: each
+// failure is charged with allow, and a client whose failure budget is spent is
+// refused before its next guess costs a token lookup.
+func (l *rateLimiter) exhausted(key string, now time.Time) (bool, time.Duration) {
+	if l == nil {
+		return false, 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[key]
+	if b == nil {
+		return false, 0
+	}
+	tokens := b.lim.TokensAt(now)
+	if tokens >= 1 {
+		return false, 0
+	}
+	return true, time.Duration((1 - tokens) / float64(l.rps) * float64(time.Second))
+}
