@@ -3,7 +3,7 @@ DGRAPH_VERSION := v25.2.0
 DGRAPH := bin/dgraph
 GO ?= go
 
-.PHONY: run test bench dgraph build clean-data lint
+.PHONY: run test bench bench-locomo bench-speed dgraph build clean-data lint
 
 ## run: build what is missing and start the service with its own local Dgraph
 run: $(DGRAPH) build
@@ -18,6 +18,16 @@ test: $(DGRAPH)
 BENCHTIME ?= 2s
 bench: $(DGRAPH)
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./...
+
+## bench-locomo: retrieval quality on the LoCoMo dev split (recall@k, MRR, ablations)
+LOCOMO ?= ../shared/data/locomo/locomo-dev.json
+bench-locomo: $(DGRAPH) build
+	bin/knowmind bench locomo --data $(LOCOMO)
+
+## bench-speed: recall latency/throughput at N synthetic memories, vs the same DQL sent directly
+N ?= 10000
+bench-speed: $(DGRAPH) build
+	bin/knowmind bench speed --n $(N)
 
 ## build: the service binary
 build:
