@@ -223,7 +223,7 @@ func (c *Client) Reembed(ctx context.Context, name string, batch int, progress f
 		}
 	}
 	// Restore the vector index (Dgraph rebuilds it) and record the embedder.
-	if err := applySchemaOnly(ctx, dg, `<Chunk.embedding>: float32vector @index(hnsw(metric:"cosine")) .`); err != nil {
+	if err := applySchemaOnly(ctx, dg, vectorIndexDQL); err != nil {
 		return err
 	}
 	if err := setMeta(ctx, dg, map[string]string{"Meta.embedder_id": e.ID(), "Meta.embedder_dim": strconv.Itoa(e.Dim())}); err != nil {
@@ -281,6 +281,10 @@ func applySchemaOnly(ctx context.Context, dg *dgo.Dgraph, dql string) error {
 	}
 	return fmt.Errorf("alter schema: %w", err)
 }
+
+// vectorIndexDQL restores the vector index after a re-embedding; the same
+// line as in schema/tenant.dql (checked by a test).
+const vectorIndexDQL = `<Chunk.embedding>: float32vector @index(hnsw(metric:"cosine", efConstruction:"400", efSearch:"400", maxLevels:"4")) .`
 
 // VectorString formats a vector the way dgo passes float32vector values.
 func VectorString(v []float32) string {

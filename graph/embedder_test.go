@@ -13,6 +13,7 @@ import (
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/schema"
 )
 
 func openWith(t *testing.T, e graph.Embedder) *graph.Client {
@@ -87,5 +88,12 @@ func TestEmbedderMismatchRefusedThenReembed(t *testing.T) {
 	old2 := openWith(t, e384)
 	if _, err := old2.Tenant(ctx, name, false); knowmind.ErrorCode(err) != knowmind.EUNAVAILABLE {
 		t.Fatalf("old embedder after reembed: err = %v, want refusal", err)
+	}
+}
+
+// reembed restores exactly the vector index the schema declares.
+func TestReembedRestoresTheSchemaVectorIndex(t *testing.T) {
+	if !strings.Contains(schema.Tenant, graph.VectorIndexDQL) {
+		t.Fatalf("schema/tenant.dql does not contain %s", graph.VectorIndexDQL)
 	}
 }

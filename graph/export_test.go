@@ -35,3 +35,6 @@ func (t *Tenant) RecordFailedFor(ctx context.Context, id, kind, content string, 
 func (t *Tenant) SessionLogin(ctx context.Context, in *api.LoginRequest) (*api.Response, error) {
 	return t.session.Login(ctx, in)
 }
+
+// VectorIndexDQL is the index line reembed restores.
+const VectorIndexDQL = vectorIndexDQL
