@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,24 +32,11 @@ func newEmbedder(cfg Config) (embed.Embedder, error) {
 
 func runReembed(ctx context.Context, args []string) error {
 	// Same flags as serve, plus --tenant and --batch.
-	var tenant string
-	var batch int
-	rest := args[:0:0]
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--tenant" || a == "-tenant":
-			if i+1 < len(args) {
-				tenant = args[i+1]
-				i++
-			}
-		case strings.HasPrefix(a, "--tenant="):
-			tenant = strings.TrimPrefix(a, "--tenant=")
-		case strings.HasPrefix(a, "--batch="):
-			fmt.Sscan(strings.TrimPrefix(a, "--batch="), &batch)
-		default:
-			rest = append(rest, a)
-		}
+	tenant, rest := takeStringFlag(args, "tenant", "")
+	batchFlag, rest := takeStringFlag(rest, "batch", "64")
+	batch, err := strconv.Atoi(batchFlag)
+	if err != nil || batch < 1 {
+		return fmt.Errorf("--batch %q: want a positive number", batchFlag)
 	}
 	cfg, err := parseServeFlags(rest)
 	if err != nil {
