@@ -214,23 +214,7 @@ func rescored(ctx context.Context, ten *graph.Tenant, vec string, n, ef, k int) 
 	if err != nil {
 		return nil, err
 	}
-	var out struct {
-		C []struct {
-			M []struct {
-				ID string `json:"Memory.id"`
-			} `json:"~Memory.chunks"`
-		} `json:"c"`
-	}
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
-		return nil, err
-	}
-	var res []string
-	for _, c := range out.C {
-		for _, m := range c.M {
-			res = append(res, m.ID)
-		}
-	}
-	return res, nil
+	return chunkMemoryIDs(resp.Json)
 }
 
 // workload generates the synthetic memories and queries.
@@ -517,6 +501,11 @@ func bareHNSW(ctx context.Context, ten *graph.Tenant, vec string, k int) ([]stri
 	if err != nil {
 		return nil, err
 	}
+	return chunkMemoryIDs(resp.Json)
+}
+
+// chunkMemoryIDs reads the memory ids of a block "c" of chunks, in order.
+func chunkMemoryIDs(data []byte) ([]string, error) {
 	var out struct {
 		C []struct {
 			M []struct {
@@ -524,7 +513,7 @@ func bareHNSW(ctx context.Context, ten *graph.Tenant, vec string, k int) ([]stri
 			} `json:"~Memory.chunks"`
 		} `json:"c"`
 	}
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
+	if err := json.Unmarshal(data, &out); err != nil {
 		return nil, err
 	}
 	var ids []string
