@@ -17,7 +17,7 @@ func TestRecallQueryShape(t *testing.T) {
 	}
 	t.Log("\n" + q)
 	for _, want := range []string{
-		"similar_to(Chunk.embedding, 100, $vec, ef: 1000)", "math(emb dot $vec)",
+		"similar_to(Chunk.embedding, 100, $vec, ef: 2000)", "math(emb dot $vec)",
 		"anyoftext(Chunk.text@de, $de)", "anyoftext(Chunk.text, $en)",
 		"SV as var(func: uid(VC), orderdesc: val(vs), first: 10)",
 		"<RELATES_TO> (first: 25) @facets(" + edgeOpenFilter + ")", "<~RELATES_TO>", "<~SUPERSEDES>",
