@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/knowmind/knowmind/internal/onnxtest"
 )
 
 func newTinyHugot(t testing.TB, name string, cfg Config) Embedder {
@@ -292,7 +294,7 @@ func TestHugotIDFollowsModelBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another model under the same folder name must not pass for the first.
-	if err := os.WriteFile(filepath.Join(dir, "model.onnx"), tinyONNX(tinyVocab, tinyDim, 43), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "model.onnx"), onnxtest.Embedder(tinyVocab, tinyDim, 43), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	after, err := modelFingerprint(dir, "model.onnx")

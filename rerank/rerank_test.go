@@ -2,14 +2,13 @@ package rerank
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"google.golang.org/protobuf/encoding/protowire"
+	"github.com/knowmind/knowmind/internal/onnxtest"
 )
 
 // The test model is a real ONNX cross-encoder that hugot loads and runs like any other: a
@@ -43,7 +42,7 @@ func tinyCrossEncoder(t testing.TB) string {
 		"tokenizer.json":          tok,
 		"special_tokens_map.json": []byte(`{"sep_token": "[SEP]", "cls_token": "[CLS]", "pad_token": "[PAD]"}`),
 		"config.json":             []byte(`{"max_position_embeddings": 512, "pad_token_id": 0}`),
-		"model.onnx":              crossEncoderONNX(len(parsed.Model.Vocab), zebra),
+		"model.onnx":              onnxtest.CrossEncoder(len(parsed.Model.Vocab), zebra),
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -95,85 +94,4 @@ func TestNewRejectsIncompleteFolder(t *testing.T) {
 	if _, err := New(t.TempDir()); err == nil {
 		t.Fatal("want an error for a folder without a model")
 	}
-}
-
-// crossEncoderONNX encodes the ModelProto by hand (field numbers from onnx.proto).
-func crossEncoderONNX(vocab, hot int) []byte {
-	table := make([]byte, 0, vocab*4)
-	for i := range vocab {
-		w := float32(0)
-		if i == hot {
-			w = 40 // averaged over a padded sequence of up to ~32 tokens: still a clear logit
-		}
-		table = binary.LittleEndian.AppendUint32(table, math.Float32bits(w))
-	}
-	const (
-		typeFloat = 1
-		typeInt64 = 7
-		attrInt   = 2
-		attrInts  = 7
-	)
-	tensor := msg(
-		varints(1, int64(vocab), 1), // dims
-		varints(2, typeFloat),       // data_type
-		str(8, "weights"),           // name
-		bytesField(9, table),        // raw_data
-	)
-	gather := msg(str(1, "weights"), str(1, "input_ids"), str(2, "token_weights"), str(3, "lookup"), str(4, "Gather"))
-	reduce := msg(str(1, "token_weights"), str(2, "logits"), str(3, "mean"), str(4, "ReduceMean"),
-		bytesField(5, msg(str(1, "axes"), varints(8, 1), varints(20, attrInts))),
-		bytesField(5, msg(str(1, "keepdims"), varints(3, 0), varints(20, attrInt))),
-	)
-	graph := msg(
-		bytesField(1, gather),
-		bytesField(1, reduce),
-		str(2, "tiny-cross-encoder"),
-		bytesField(5, tensor),
-		bytesField(11, valueInfo("input_ids", typeInt64, "batch", "sequence")),
-		bytesField(11, valueInfo("attention_mask", typeInt64, "batch", "sequence")),
-		bytesField(11, valueInfo("token_type_ids", typeInt64, "batch", "sequence")),
-		bytesField(12, valueInfo("logits", typeFloat, "batch", int64(1))),
-	)
-	opset := msg(str(1, ""), varints(2, 13))
-	return msg(varints(1, 8), str(2, "knowmind-test"), bytesField(7, graph), bytesField(8, opset))
-}
-
-// valueInfo is a ValueInfoProto of a tensor; dims are symbolic (string) or fixed (int64).
-func valueInfo(name string, elemType int64, dims ...any) []byte {
-	var shape []byte
-	for _, d := range dims {
-		switch d := d.(type) {
-		case string:
-			shape = append(shape, bytesField(1, str(2, d))...)
-		case int64:
-			shape = append(shape, bytesField(1, varints(1, d))...)
-		}
-	}
-	tensorType := msg(varints(1, elemType), bytesField(2, shape))
-	return msg(str(1, name), bytesField(2, bytesField(1, tensorType)))
-}
-
-func msg(fields ...[]byte) []byte {
-	var b []byte
-	for _, f := range fields {
-		b = append(b, f...)
-	}
-	return b
-}
-
-func varints(num protowire.Number, vs ...int64) []byte {
-	var b []byte
-	for _, v := range vs {
-		b = protowire.AppendTag(b, num, protowire.VarintType)
-		b = protowire.AppendVarint(b, uint64(v))
-	}
-	return b
-}
-
-func str(num protowire.Number, s string) []byte {
-	return protowire.AppendString(protowire.AppendTag(nil, num, protowire.BytesType), s)
-}
-
-func bytesField(num protowire.Number, v []byte) []byte {
-	return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), v)
 }
