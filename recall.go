@@ -31,6 +31,10 @@ type RecallSignals struct {
 	NoText   bool // no full-text candidates (BM25)
 	NoVector bool // no vector candidates
 	NoRerank bool // skip the cross-encoder even when one is configured
+	// NoTextScore fetches the full-text candidates (they join the vector re-score and seed the
+	// graph) but gives BM25 no say in the ranking: the vector signal as full recall computes
+	// it, which the speed benchmark measures against exact search.
+	NoTextScore bool
 }
 
 // RecallHit is one memory or document a recall returns.

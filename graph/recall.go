@@ -69,8 +69,12 @@ const (
 
 // recallQuery is the one DQL request of a recall. Blocks:
 //
-//	VC      vector candidates: HNSW's approximate top-N chunks, each re-scored exactly
-//	        (vs = dot product with the query vector = cosine, vectors being unit length)
+//	VH      HNSW's approximate top-N chunks
+//	VC      vector candidates: VH and the full-text candidates, each re-scored exactly
+//	        (vs = dot product with the query vector = cosine, vectors being unit length). The
+//	        text candidates are chunks holding the query's most specific words, fetched anyway;
+//	        scoring them too catches true neighbours HNSW missed, at the cost of reading their
+//	        vectors. vec keeps the best N by exact score.
 //	TD, TE  full-text candidates: German analysis on Chunk.text@de, English on untagged text
 //	M0      the memories of all candidate chunks that pass the memory filter
 //	SV, SD, SE  graph seeds: the best vector chunks by exact score and the chunks holding the
@@ -84,7 +88,8 @@ const (
 //	        documents the candidate chunks and the first chunk (a document's content is its chunks)
 var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec: float32vector, $de: string, $en: string, $sde: string, $sen: string, $asof: string) {
 {{- if .Vector}}
-  VC as var(func: similar_to(Chunk.embedding, {{.VectorN}}, $vec, ef: {{.VectorEF}})) {
+  VH as var(func: similar_to(Chunk.embedding, {{.VectorN}}, $vec, ef: {{.VectorEF}}))
+  VC as var(func: uid({{.VectorPool}})) {
     emb as Chunk.embedding
     vs as math(emb dot $vec)
   }
@@ -123,7 +128,7 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
   F{{$h.N}} as var(func: uid({{$h.Reached}})) @filter(NOT uid({{$h.Seen}}))
 {{- end}}
 {{- if .Vector}}
-  vec(func: uid(VC), orderdesc: val(vs)) {
+  vec(func: uid(VC), orderdesc: val(vs), first: {{.VectorN}}) {
     uid
     s: val(vs)
     m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid }
@@ -169,6 +174,7 @@ type recallQueryArgs struct {
 	Vector         bool
 	VectorN        int
 	VectorEF       int
+	VectorPool     string // uid() arguments whose chunks are re-scored exactly: VH and the text candidates
 	TextDE, TextEN bool
 	TextCap        int
 	Candidates     string
@@ -226,6 +232,7 @@ func buildRecallQuery(p recallPlan) (string, error) {
 	if p.textEN {
 		cands, text = append(cands, "TE"), append(text, "TE")
 	}
+	a.VectorPool = strings.Join(append([]string{"VH"}, text...), ", ")
 	if len(cands) == 0 {
 		return "", fmt.Errorf("recall query without candidates")
 	}
@@ -362,7 +369,7 @@ func ValidateRecall(q knowmind.RecallQuery) error {
 	if q.Hops < 0 || q.Hops > knowmind.RecallMaxHops {
 		return knowmind.InvalidParam("hops", "hops must be between 0 and %d", knowmind.RecallMaxHops)
 	}
-	if q.Signals.NoText && q.Signals.NoVector {
+	if (q.Signals.NoText || q.Signals.NoTextScore) && q.Signals.NoVector {
 		return knowmind.InvalidParam("signals", "at least one of text and vector must be on")
 	}
 	return nil
@@ -389,7 +396,11 @@ func (t *Tenant) Recall(ctx context.Context, q knowmind.RecallQuery) (knowmind.R
 		if err != nil {
 			return knowmind.RecallResult{}, err
 		}
-		fused := fuse(&out, req.text, t.text.tokens.analyze, t.vectorWeight(), adjacent, q.Hops)
+		text := req.text
+		if q.Signals.NoTextScore {
+			text = [2]textSide{}
+		}
+		fused := fuse(&out, text, t.text.tokens.analyze, t.vectorWeight(), adjacent, q.Hops)
 		rr := t.c.cfg.Reranker
 		if rr == nil || q.Signals.NoRerank {
 			res.Hits, _ = out.hits(fused, q.K, q.AsOf != nil)
