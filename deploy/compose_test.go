@@ -607,9 +607,6 @@ func TestDgraphCommandsConsistent(t *testing.T) {
 			if mb, _ := superflag(cache, "size-mb"); mb == "" {
 				t.Errorf("%s: %s has no cache bound (--cache size-mb=...)", path, name)
 			}
-			if rou, _ := superflag(cache, "remove-on-update"); rou != "true" {
-				t.Errorf("%s: %s cache without remove-on-update=true (patched cache entries outgrow the bound)", path, name)
-			}
 			if r, ok := flagValue(s.Command, "raft"); ok {
 				id, _ := superflag(r, "idx")
 				if other, dup := idx[id]; dup {

@@ -190,11 +190,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			"--tmp", filepath.Join(dir, "t"),
 			"--raft", "idx=" + strconv.Itoa(i+1),
 			"--security", "whitelist=127.0.0.1",
-			// remove-on-update: a cached posting list that a commit changes is dropped rather
-			// than patched. Patched entries keep the cost they were admitted with, so under
-			// HNSW's constant neighbour-list rewrites the cache outgrew its bound (alpha heap
-			// 8.7 GB, RSS 11.3 GB after 44k vector ingests with size-mb=1024).
-			"--cache", "size-mb=" + strconv.Itoa(cfg.CacheMB) + "; remove-on-update=true",
+			"--cache", "size-mb=" + strconv.Itoa(cfg.CacheMB),
 			"--telemetry", telemetry,
 		}
 		if cfg.ACLSecretFile != "" {
