@@ -319,11 +319,21 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 		fmt.Fprintf(os.Stderr, "reusing %d stored memories\n", len(existing))
 		return ids, vecs, nil
 	}
+	if len(existing) > 0 {
+		// An interrupted load: each batch committed whole, so skip the batches already there.
+		fmt.Fprintf(os.Stderr, "resuming a load: %d memories stored\n", len(existing))
+	}
 
 	start = time.Now()
 	now := time.Now().UTC().Format(time.RFC3339Nano)
+	added := 0
 	for s := 0; s < n; s += batch {
 		e := min(s+batch, n)
+		if _, done := existing[ids[s]]; done {
+			if _, last := existing[ids[e-1]]; last {
+				continue
+			}
+		}
 		nodes := make([]map[string]any, 0, e-s)
 		for i := s; i < e; i++ {
 			textPred := "Chunk.text"
@@ -361,10 +371,11 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 			return nil, nil, fmt.Errorf("load batch at %d: %w", s, err)
 		}
 		el := time.Since(start).Seconds()
-		fmt.Fprintf(os.Stderr, "\rloaded %d/%d memories, %.0f/s", e, n, float64(e)/el)
+		added += e - s
+		fmt.Fprintf(os.Stderr, "\rloaded %d/%d memories, %.0f/s", e, n, float64(added)/el)
 	}
-	fmt.Fprintf(os.Stderr, "\nloaded %d memories in %.0fs (%.0f/s, %d per transaction)\n", n, time.Since(start).Seconds(),
-		float64(n)/time.Since(start).Seconds(), batch)
+	fmt.Fprintf(os.Stderr, "\nloaded %d memories in %.0fs (%.0f/s, %d per transaction)\n", added, time.Since(start).Seconds(),
+		float64(added)/time.Since(start).Seconds(), batch)
 
 	// Edges: each memory RELATES_TO two random earlier ones, both directions materialised with
 	// the facets link writes.
