@@ -41,6 +41,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	k := fs.Int("k", 5, "k of the timed recalls")
 	hops := fs.Int("hops", 2, "hops of the timed recalls")
 	batch := fs.Int("batch", 1000, "memories per load transaction")
+	tenant := fs.String("tenant", "", "tenant of the workload (default speed-N); with --dir, measure the first N memories of an interrupted bigger load")
 	sweep := fs.Bool("sweep", false, "also measure vector recall@10 for several over-fetch / ef settings")
 	timing := fs.Bool("timing", true, "measure latency and throughput (off: only vector recall)")
 	vectorIndex := fs.String("vector-index", "", `experiment: another index for Chunk.embedding in the benchmark tenant, e.g. 'hnsw(metric:"euclidean")' (use a fresh --dir: opening the tenant again re-applies the schema)`)
@@ -52,7 +53,11 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	ten, err := b.client.Tenant(ctx, fmt.Sprintf("speed-%d", *n), true)
+	name := *tenant
+	if name == "" {
+		name = fmt.Sprintf("speed-%d", *n)
+	}
+	ten, err := b.client.Tenant(ctx, name, true)
 	if err != nil {
 		return err
 	}
@@ -315,9 +320,16 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(existing) >= n {
+	if len(existing) > n {
+		// Exact search would miss the extra vectors that HNSW searches.
+		return nil, nil, fmt.Errorf("the tenant holds %d memories, more than --n %d", len(existing), n)
+	}
+	if len(existing) == n {
 		fmt.Fprintf(os.Stderr, "reusing %d stored memories\n", len(existing))
-		return ids, vecs, nil
+		if linked, err := hasEdges(ctx, ten); err != nil || linked {
+			return ids, vecs, err
+		}
+		return ids, vecs, linkSynthetic(ctx, ten, ids, n)
 	}
 	if len(existing) > 0 {
 		// An interrupted load: each batch committed whole, so skip the batches already there.
@@ -377,13 +389,32 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 	fmt.Fprintf(os.Stderr, "\nloaded %d memories in %.0fs (%.0f/s, %d per transaction)\n", added, time.Since(start).Seconds(),
 		float64(added)/time.Since(start).Seconds(), batch)
 
-	// Edges: each memory RELATES_TO two random earlier ones, both directions materialised with
-	// the facets link writes.
+	return ids, vecs, linkSynthetic(ctx, ten, ids, n)
+}
+
+// hasEdges tells whether the workload's links were written (a load interrupted before them
+// has none).
+func hasEdges(ctx context.Context, ten *graph.Tenant) (bool, error) {
+	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ e(func: has(RELATES_TO), first: 1) { uid } }`)
+	if err != nil {
+		return false, err
+	}
+	var out struct{ E []struct{} }
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		return false, err
+	}
+	return len(out.E) > 0, nil
+}
+
+// linkSynthetic writes the workload's edges: each memory RELATES_TO two random earlier ones,
+// both directions materialised with the facets link writes.
+func linkSynthetic(ctx context.Context, ten *graph.Tenant, ids []string, n int) error {
+	now := time.Now().UTC().Format(time.RFC3339Nano)
 	uidOf, err := memoryUIDs(ctx, ten)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	start = time.Now()
+	start := time.Now()
 	rng := rand.New(rand.NewPCG(7, 7))
 	var nq strings.Builder
 	flush := func() error {
@@ -410,15 +441,15 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 		}
 		if i%2500 == 0 {
 			if err := flush(); err != nil {
-				return nil, nil, err
+				return err
 			}
 		}
 	}
 	if err := flush(); err != nil {
-		return nil, nil, err
+		return err
 	}
 	fmt.Fprintf(os.Stderr, "linked %d edges in %.0fs\n", edges, time.Since(start).Seconds())
-	return ids, vecs, nil
+	return nil
 }
 
 func memoryUIDs(ctx context.Context, ten *graph.Tenant) (map[string]string, error) {
