@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -107,6 +108,49 @@ func TestTermsMatchDgraph(t *testing.T) {
 		t.Fatal("no lines in", path)
 	}
 	t.Logf("%d of %d (lang, text) pairs match Dgraph", checked-failed, checked)
+}
+
+// Analyze is called from many goroutines at once (a full load analyses on every core): the
+// shared bleve analyzers and filters must keep no state between calls. Run with -race.
+func TestAnalyzeConcurrent(t *testing.T) {
+	f, err := os.Open("testdata/dgraph_tokens.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	type sample struct{ Lang, Text string }
+	var samples []sample
+	lines := bufio.NewScanner(f)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	for lines.Scan() {
+		var s sample
+		if err := json.Unmarshal(lines.Bytes(), &s); err != nil {
+			t.Fatal(err)
+		}
+		samples = append(samples, s)
+	}
+	if len(samples) == 0 {
+		t.Fatal("no samples")
+	}
+	want := make([][]string, len(samples))
+	for i, s := range samples {
+		want[i] = Analyze(s.Lang, s.Text)
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for r := range 3 {
+				for i := range samples {
+					i := (i + w*len(samples)/8 + r) % len(samples) // each worker starts elsewhere
+					if got := Analyze(samples[i].Lang, samples[i].Text); !slices.Equal(got, want[i]) {
+						t.Errorf("concurrent Analyze(%q, %q) = %q, want %q", samples[i].Lang, samples[i].Text, got, want[i])
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestAnalysisLang(t *testing.T) {

@@ -123,23 +123,56 @@ func (ix *Index) Len(tenant string) int {
 }
 
 // Rebuild replaces everything held for tenant with the documents docs yields, analysing each
-// text with Analyze. It builds the new statistics without holding the lock and swaps them in at
-// the end, so queries keep being answered from the old ones meanwhile; an Add or Remove for the
-// same tenant that lands during a rebuild is lost, so rebuild before serving writes (at startup,
-// from a full scan).
+// text with Analyze, one after another. A caller with many documents can analyse them in
+// parallel and count them into a Builder instead; Rebuild is that done sequentially. An Add or
+// Remove for the same tenant that lands during a rebuild is lost, so rebuild before serving
+// writes (at startup, from a full scan) or replay them after it.
 func (ix *Index) Rebuild(tenant string, docs iter.Seq[Source]) {
-	t := newTenantIndex()
+	var b Builder
 	for d := range docs {
-		t.add(d.ID, d.Lang, Analyze(d.Lang, d.Text))
+		b.Add(d.ID, d.Lang, Analyze(d.Lang, d.Text))
 	}
+	ix.Replace(tenant, &b)
+}
+
+// Builder counts a tenant's documents apart from any Index, for Replace: a full load of many
+// documents is counted without holding the Index's lock (or the caller's), and swapped in at
+// once. The zero value is ready to use; it is not safe for concurrent use (analyse in parallel,
+// Add from one goroutine).
+type Builder struct {
+	t *tenantIndex
+}
+
+// Add records document id with its analysed tokens (Analyze(lang, text)), as Index.Add does:
+// adding an id again replaces it.
+func (b *Builder) Add(id, lang string, tokens []string) {
+	if b.t == nil {
+		b.t = newTenantIndex()
+	}
+	b.t.add(id, lang, tokens)
+}
+
+// Len returns the number of documents added, all languages together.
+func (b *Builder) Len() int {
+	if b.t == nil {
+		return 0
+	}
+	return len(b.t.docs)
+}
+
+// Replace replaces everything held for tenant with b's documents, and empties b (the Index
+// owns what b counted). Queries keep being answered from the old statistics until the swap.
+func (ix *Index) Replace(tenant string, b *Builder) {
+	t := b.t
+	b.t = nil
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if ix.tenants == nil {
-		ix.tenants = map[string]*tenantIndex{}
-	}
-	if len(t.docs) == 0 {
+	if t == nil || len(t.docs) == 0 {
 		delete(ix.tenants, tenant)
 		return
+	}
+	if ix.tenants == nil {
+		ix.tenants = map[string]*tenantIndex{}
 	}
 	ix.tenants[tenant] = t
 }

@@ -94,6 +94,50 @@ func TestIndexRebuildEqualsIncremental(t *testing.T) {
 	}
 }
 
+// A Builder counted apart and swapped in holds what Adds to the Index would, replaces what the
+// tenant held before, leaves other tenants alone and is empty afterwards.
+func TestIndexReplaceWithBuilder(t *testing.T) {
+	var incremental, replaced Index
+	replaced.Add("t", "stale", "de", []string{"weg"})
+	replaced.Add("other", "x", "de", []string{"bleibt"})
+	var b Builder
+	for i, s := range []Source{
+		{ID: "1", Lang: "de", Text: "Die Einarbeitung der neuen Kollegin"},
+		{ID: "2", Lang: "de", Text: "Einarbeitungen dauern"},
+		{ID: "3", Lang: "en", Text: "Caroline went to the support group"},
+		{ID: "2", Lang: "", Text: "untagged support replaces 2"},
+	} {
+		tokens := Analyze(s.Lang, s.Text)
+		incremental.Add("t", s.ID, s.Lang, tokens)
+		b.Add(s.ID, s.Lang, tokens)
+		if i == 0 {
+			wantStats(t, &replaced, "t", "de", Stats{Docs: 1, TotalLen: 1, DF: map[string]int64{"weg": 1}}) // not yet
+		}
+	}
+	if b.Len() != 3 {
+		t.Errorf("Builder.Len = %d, want 3", b.Len())
+	}
+	replaced.Replace("t", &b)
+	for _, lang := range []string{"de", "en", ""} {
+		wantStats(t, &replaced, "t", lang, incremental.Stats("t", lang))
+	}
+	wantStats(t, &replaced, "other", "de", Stats{Docs: 1, TotalLen: 1, DF: map[string]int64{"bleibt": 1}})
+	if b.Len() != 0 || replaced.Len("t") != 3 {
+		t.Errorf("after Replace: builder %d docs, index %d; want 0, 3", b.Len(), replaced.Len("t"))
+	}
+
+	// The emptied builder starts afresh; replacing with nothing forgets the tenant.
+	b.Add("4", "de", []string{"neu"})
+	replaced.Add("t", "5", "de", []string{"später"}) // the Index's own, not the builder's
+	if b.Len() != 1 || replaced.Len("t") != 4 {
+		t.Errorf("builder and index share state: %d, %d", b.Len(), replaced.Len("t"))
+	}
+	replaced.Replace("t", &Builder{})
+	if replaced.Len("t") != 0 || replaced.Len("other") != 1 {
+		t.Errorf("after an empty Replace: t %d, other %d", replaced.Len("t"), replaced.Len("other"))
+	}
+}
+
 // TestIndexRandomOps checks the incremental statistics against a recount from scratch after a
 // long random sequence of adds, replaces and removes (which also reuses freed term ids).
 func TestIndexRandomOps(t *testing.T) {

@@ -92,3 +92,67 @@ func (t *Tenant) SessionLogin(ctx context.Context, in *api.LoginRequest) (*api.R
 
 // VectorIndexDQL is the index line reembed restores.
 const VectorIndexDQL = vectorIndexDQL
+
+// TextStatsLoads counts the completed loads of the tenant's statistics in this process (the
+// first recall's, RebuildTextStats's, WarmTextStats's).
+func (t *Tenant) TextStatsLoads() uint64 {
+	t.text.mu.Lock()
+	defer t.text.mu.Unlock()
+	return t.text.gen
+}
+
+// SetTextScanPage sets how many memories one scan query of a load reads, until restore is called.
+func SetTextScanPage(n int) (restore func()) {
+	old := scanPage
+	scanPage = n
+	return func() { scanPage = old }
+}
+
+// SetTextLoadHook has hook called with the tenant's name after each page a load reads (see
+// textLoadTestHook), until restore is called.
+func SetTextLoadHook(hook func(tenant string)) (restore func()) {
+	old := textLoadTestHook
+	textLoadTestHook = hook
+	return func() { textLoadTestHook = old }
+}
+
+// TextLoadPhases is how long each phase of SequentialTextLoad took.
+type TextLoadPhases struct {
+	Read, Analyse, Count time.Duration
+	Chunks, Memories     int
+}
+
+// SequentialTextLoad is the straightforward load the pipelined one replaced and must equal: read
+// every page, then analyse every chunk, then count them, one after another in this goroutine,
+// into an Index of its own (under the tenant's name). It times each phase.
+func (t *Tenant) SequentialTextLoad(ctx context.Context) (*bm25.Index, TextLoadPhases, error) {
+	var ph TextLoadPhases
+	start := time.Now()
+	var docs []bm25.Source
+	err := scanTexts(ctx, t, func(page []scannedMemory) bool {
+		for _, m := range page {
+			docs = append(docs, m.sources()...)
+			ph.Memories++
+		}
+		return true
+	})
+	if err != nil {
+		return nil, ph, err
+	}
+	ph.Read, ph.Chunks = time.Since(start), len(docs)
+	start = time.Now()
+	tokens := make([][]string, len(docs))
+	for i, d := range docs {
+		tokens[i] = bm25.Analyze(d.Lang, d.Text)
+	}
+	ph.Analyse = time.Since(start)
+	start = time.Now()
+	var b bm25.Builder
+	for i, d := range docs {
+		b.Add(d.ID, d.Lang, tokens[i])
+	}
+	var ix bm25.Index
+	ix.Replace(t.Name, &b)
+	ph.Count = time.Since(start)
+	return &ix, ph, nil
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -23,11 +25,13 @@ import (
 // BM25 document, keyed "<Memory.id>#<Chunk.position>", so that the ingest code can report a
 // memory without knowing Dgraph's chunk uids.
 //
-// Lifecycle: the statistics of a tenant are built lazily by the first recall that needs them,
-// from a scan of the tenant's chunks (textIndex.ensure), and then kept current by the ingest
-// code, which calls indexText after committing a memory with status indexed and unindexText
-// after deleting memories. A hook call that arrives while the scan runs is queued and replayed
-// after it (Add and Remove are idempotent, so replaying one the scan already saw is harmless).
+// Lifecycle: the statistics of a tenant are loaded from a scan of the tenant's chunks
+// (textIndex.ensure, loadTexts) — at startup by WarmTextStats, one tenant after another, or else
+// by the first recall that needs them — and then kept current by the ingest code, which calls
+// indexText after committing a memory with status indexed and unindexText after deleting
+// memories. A load reads, analyses and counts without holding the index's lock and swaps the
+// result in at the end; a hook call that arrives meanwhile is queued and replayed after the swap
+// (Add and Remove are idempotent, so replaying one the scan already saw is harmless).
 //
 // Several replicas: the hooks only see writes made by this process. Writes of other service
 // replicas on the same Dgraph are picked up by a periodic reconcile (textsync.go): a recall
@@ -47,8 +51,15 @@ import (
 // in practice a document re-upload), lists every Memory.id: 40 ms at 5k, 2.2 s at 100k, in the
 // background. Memories created in the last ~6 minutes (textSyncSlack plus an interval) are
 // listed by every sync, so right after a bulk import by another replica a sync costs about a
-// diff until the import leaves the window. A full rescan (the first load, RebuildTextStats)
-// takes 28 s at 100k.
+// diff until the import leaves the window.
+//
+// A full load (BenchmarkTextStatsLoad, same setup, load average 15-35 on the 2 cores) takes
+// 21-25 s at 100k memories. Done one phase after the other it takes 24-26 s: reading the pages
+// from Dgraph 20-21 s (about four fifths of it Dgraph's own processing and encoding), analysing
+// 3.4-4.2 s, counting 0.7 s. The load overlaps the analysis and counting with the reading, so
+// it is bound by Dgraph's reading — with Dgraph on the same two cores, by the CPU they share —
+// and holds the index's lock only for the swap (hooks waited under 15 ms during one; they
+// used to wait the 4-5 s of analysis and counting). Pages of 2000 memories were no faster.
 type textIndex struct {
 	mu       sync.Mutex
 	ix       bm25.Index
@@ -76,11 +87,10 @@ const (
 	textLoaded
 )
 
-// textOp is a queued hook call: add (chunks set) or remove (memory ids).
+// textOp is a hook call: add (memoryID and its analysed chunks set) or remove (memory ids).
 type textOp struct {
 	memoryID string
-	lang     string
-	chunks   []textChunk
+	docs     []analysedDoc
 	remove   []string
 }
 
@@ -94,7 +104,13 @@ type textChunk struct {
 // lang is the memory's language as stored: "de" for German (Chunk.text@de), anything else for
 // untagged English text. Call it after the commit, never for a failed ingest.
 func (t *Tenant) indexText(memoryID, lang string, chunks []textChunk) {
-	t.text.apply(t.Name, textOp{memoryID: memoryID, lang: storedTextLang(lang), chunks: chunks})
+	lang = storedTextLang(lang)
+	// Analysed before the index's lock is taken: recalls' reads and a load's swap wait for it.
+	docs := make([]analysedDoc, len(chunks))
+	for i, c := range chunks {
+		docs[i] = analysedDoc{id: textDocID(memoryID, c.Position), lang: lang, tokens: bm25.Analyze(lang, c.Text)}
+	}
+	t.text.apply(t.Name, textOp{memoryID: memoryID, docs: docs})
 }
 
 // unindexText forgets deleted memories. Call it after the delete is committed.
@@ -154,11 +170,10 @@ func (x *textIndex) applyLocked(tenant string, op textOp) {
 	for _, doc := range x.memories[op.memoryID] {
 		x.ix.Remove(tenant, doc)
 	}
-	docs := make([]string, 0, len(op.chunks))
-	for _, c := range op.chunks {
-		doc := textDocID(op.memoryID, c.Position)
-		x.ix.Add(tenant, doc, op.lang, bm25.Analyze(op.lang, c.Text))
-		docs = append(docs, doc)
+	docs := make([]string, len(op.docs))
+	for i, d := range op.docs {
+		x.ix.Add(tenant, d.id, d.lang, d.tokens)
+		docs[i] = d.id
 	}
 	x.memories[op.memoryID] = docs
 }
@@ -195,43 +210,51 @@ func (t *Tenant) RebuildTextStats(ctx context.Context) error {
 }
 
 // ensure loads the statistics once; concurrent callers wait for the one load. A failed load
-// is not cached: the next recall tries again.
+// is not cached: the next recall tries again. The load outlives a caller that gives up: other
+// recalls wait for it.
 func (x *textIndex) ensure(ctx context.Context, t *Tenant) error {
-	x.mu.Lock()
-	switch x.state {
-	case textLoaded:
-		x.mu.Unlock()
-		return nil
-	case textLoading:
-		ready := x.ready
-		x.mu.Unlock()
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			return ctx.Err()
+	return x.ensureWith(ctx, t, context.WithoutCancel(ctx))
+}
+
+// ensureWith is ensure with the context a load it starts runs under: WarmTextStats's load stops
+// with the service, and a recall that was waiting for it then starts its own.
+func (x *textIndex) ensureWith(ctx context.Context, t *Tenant, loadCtx context.Context) error {
+	for {
+		x.mu.Lock()
+		switch x.state {
+		case textLoaded:
+			x.mu.Unlock()
+			return nil
+		case textLoading:
+			ready := x.ready
+			x.mu.Unlock()
+			select {
+			case <-ready:
+				continue // loaded, or failed: then load again
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
-		return x.ensure(ctx, t)
+		x.state, x.ready, x.pending = textLoading, make(chan struct{}), nil
+		x.mu.Unlock()
+		return x.load(loadCtx, t)
 	}
-	x.state, x.ready, x.pending = textLoading, make(chan struct{}), nil
-	ready := x.ready
-	x.mu.Unlock()
+}
 
-	// The load outlives a caller that gives up: other recalls wait for it.
+// load reads and analyses the tenant's chunks without the lock — the hooks meanwhile queue
+// their calls in pending — and swaps the result in under it, then replays the queue.
+func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 	started := time.Now()
-	docs, memories, err := scanTexts(context.WithoutCancel(ctx), t)
+	built, memories, read, err := loadTexts(ctx, t)
 
 	x.mu.Lock()
+	chunks := 0
 	if err != nil {
 		x.state = textUnloaded
 		x.pending = nil
 	} else {
-		x.ix.Rebuild(t.Name, func(yield func(bm25.Source) bool) {
-			for _, d := range docs {
-				if !yield(d) {
-					return
-				}
-			}
-		})
+		chunks = built.Len()
+		x.ix.Replace(t.Name, built)
 		x.memories = memories
 		x.state = textLoaded
 		// Writes committed before the scan began are in it; the next sync looks from there.
@@ -242,17 +265,56 @@ func (x *textIndex) ensure(ctx context.Context, t *Tenant) error {
 		}
 		x.pending = nil
 	}
-	close(ready)
+	close(x.ready)
 	x.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("load full-text statistics of tenant %q: %w", t.Name, err)
 	}
-	t.c.log.Info("bm25 statistics loaded", "tenant", t.Name, "chunks", len(docs), "memories", len(memories))
+	t.c.log.Info("bm25 statistics loaded", "tenant", t.Name, "memories", len(memories), "chunks", chunks,
+		"took", time.Since(started).Round(time.Millisecond), "reading", read.Round(time.Millisecond))
 	return nil
 }
 
-// scanPage is how many memories one scan query reads.
-const scanPage = 500
+// WarmTextStats loads the BM25 statistics of every tenant, one tenant at a time, so that the
+// first recall after a start does not wait for its tenant's load (seconds for a large tenant;
+// see textIndex). Call it in the background once the service is up: a recall arriving
+// meanwhile waits for its tenant's load as it would anyway, and writes are queued and replayed
+// as during any load. It never fails the service: an error is logged and leaves that tenant to
+// the lazy load of its first recall. Cancelling ctx stops it, including a load in progress,
+// which a recall waiting for it then does itself.
+func (c *Client) WarmTextStats(ctx context.Context) {
+	started := time.Now()
+	names, err := c.Tenants(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Warn("bm25 statistics warm-up: cannot list tenants", "err", err)
+		}
+		return
+	}
+	loaded := 0
+	for _, name := range names {
+		t, err := c.Tenant(ctx, name, false)
+		if err == nil {
+			err = t.text.ensureWith(ctx, t, ctx)
+		}
+		if ctx.Err() != nil {
+			c.log.Info("bm25 statistics warm-up stopped", "loaded", loaded, "tenants", len(names))
+			return
+		}
+		if err != nil {
+			c.log.Warn("bm25 statistics warm-up: tenant left to its first recall", "tenant", name, "err", err)
+			continue
+		}
+		loaded++
+	}
+	c.log.Info("bm25 statistics warm-up done", "loaded", loaded, "tenants", len(names),
+		"took", time.Since(started).Round(time.Millisecond))
+}
+
+// scanPage is how many memories one scan query reads: 1000 one-chunk memories are ~0.5 MB of
+// JSON; pages of 2000 were no faster at 100k, and a page carries all chunks of its memories, so
+// long documents make it bigger. A variable so that tests can page a small corpus.
+var scanPage = 1000
 
 // scanTextQuery reads one page of indexed memories with their chunk texts, in uid order.
 const scanTextQuery = `{
@@ -263,40 +325,146 @@ const scanTextQuery = `{
   }
 }`
 
-// scanTexts reads every chunk of the tenant's indexed memories in pages.
-func scanTexts(ctx context.Context, t *Tenant) ([]bm25.Source, map[string][]string, error) {
-	var docs []bm25.Source
-	memories := map[string][]string{}
+// scanTexts reads every chunk of the tenant's indexed memories page by page, all in one
+// read-only transaction (one snapshot), and hands each page to page until it returns false.
+func scanTexts(ctx context.Context, t *Tenant, page func([]scannedMemory) bool) error {
+	txn := t.dg.NewReadOnlyTxn()
+	defer txn.Discard(ctx)
 	after := ""
 	for {
-		page := ""
-		if after != "" {
-			page = ", after: " + after
-		}
-		resp, err := t.dg.NewReadOnlyTxn().Query(ctx, fmt.Sprintf(scanTextQuery, scanPage, page))
+		resp, err := txn.Query(ctx, fmt.Sprintf(scanTextQuery, scanPage, afterClause(after)))
 		if err != nil {
-			return nil, nil, fmt.Errorf("scan chunk texts: %w", err)
+			return fmt.Errorf("scan chunk texts: %w", err)
 		}
 		var out struct {
 			M []scannedMemory `json:"m"`
 		}
 		if err := json.Unmarshal(resp.Json, &out); err != nil {
-			return nil, nil, fmt.Errorf("scan chunk texts: %w", err)
+			return fmt.Errorf("scan chunk texts: %w", err)
 		}
-		for _, m := range out.M {
-			srcs := m.sources()
-			ids := make([]string, len(srcs))
-			for i, src := range srcs {
-				ids[i] = src.ID
-			}
-			docs = append(docs, srcs...)
-			memories[m.ID] = ids
+		n := len(out.M)
+		if n == 0 {
+			return nil
 		}
-		if len(out.M) < scanPage {
-			return docs, memories, nil
+		last := out.M[n-1].UID
+		if textLoadTestHook != nil {
+			textLoadTestHook(t.Name)
 		}
-		after = out.M[len(out.M)-1].UID
+		// A memory committed after the snapshot can show up in the status index's page with
+		// none of its values (seen with Dgraph v25): it has no id to key it by, and the hooks
+		// or the next sync add it.
+		out.M = slices.DeleteFunc(out.M, func(m scannedMemory) bool { return m.ID == "" })
+		if len(out.M) > 0 && !page(out.M) {
+			return nil
+		}
+		if n < scanPage {
+			return nil
+		}
+		after = last
 	}
+}
+
+// textLoadTestHook, when set by a test, is called with the tenant's name after each page a scan
+// has read, with the index unlocked.
+var textLoadTestHook func(tenant string)
+
+// analyseBatch is how many memories a load's worker analyses at a time: small enough that a
+// page feeds every core, large enough that the hand-over costs nothing.
+const analyseBatch = 100
+
+// loadBatch is a slice of a scanned page on its way through a load: read, then analysed (docs,
+// one entry per memory), then counted.
+type loadBatch struct {
+	seq      int
+	memories []scannedMemory
+	docs     [][]analysedDoc
+}
+
+// loadTexts reads every chunk of the tenant's indexed memories and counts them into a
+// bm25.Builder, with nothing locked. Reading and analysis overlap: one goroutine pages through
+// the store (scanTexts) while GOMAXPROCS workers analyse what it has read (bm25.Analyze, the
+// bleve tokenizer and stemmer, is most of the CPU time), and the caller's goroutine counts the
+// analysed batches in the order they were read, so that a memory id the store holds twice ends
+// as it would in a sequential load. It returns the statistics, the memories' document ids and
+// the time spent in scan queries.
+func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]string, time.Duration, error) {
+	workers := runtime.GOMAXPROCS(0)
+	read := make(chan loadBatch, 2*workers) // read ahead by a page or so while the workers are busy
+	analysed := make(chan loadBatch, workers)
+
+	var readErr error
+	var reading time.Duration
+	go func() {
+		defer close(read)
+		seq := 0
+		last := time.Now()
+		err := scanTexts(ctx, t, func(page []scannedMemory) bool {
+			reading += time.Since(last)
+			defer func() { last = time.Now() }()
+			for start := 0; start < len(page); start += analyseBatch {
+				b := loadBatch{seq: seq, memories: page[start:min(start+analyseBatch, len(page))]}
+				seq++
+				select {
+				case read <- b:
+				case <-ctx.Done():
+					readErr = fmt.Errorf("scan chunk texts: %w", ctx.Err())
+					return false
+				}
+			}
+			return true
+		})
+		if readErr == nil {
+			readErr = err
+		}
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for b := range read {
+				b.docs = make([][]analysedDoc, len(b.memories))
+				for i, m := range b.memories {
+					for _, s := range m.sources() {
+						b.docs[i] = append(b.docs[i], analysedDoc{id: s.ID, lang: s.Lang, tokens: bm25.Analyze(s.Lang, s.Text)})
+					}
+				}
+				analysed <- b
+			}
+		})
+	}
+	go func() {
+		wg.Wait()
+		close(analysed)
+	}()
+
+	// Batches arrive in any order; early ones wait in ahead until their turn.
+	var built bm25.Builder
+	memories := map[string][]string{}
+	ahead := map[int]loadBatch{}
+	next := 0
+	for b := range analysed {
+		ahead[b.seq] = b
+		for {
+			b, ok := ahead[next]
+			if !ok {
+				break
+			}
+			delete(ahead, next)
+			next++
+			for i, m := range b.memories {
+				ids := make([]string, len(b.docs[i]))
+				for j, d := range b.docs[i] {
+					built.Add(d.id, d.lang, d.tokens)
+					ids[j] = d.id
+				}
+				memories[m.ID] = ids
+			}
+		}
+	}
+	// The reader has finished: read is closed before the workers, and they before analysed.
+	if readErr != nil {
+		return nil, nil, reading, readErr
+	}
+	return &built, memories, reading, nil
 }
 
 // scannedMemory is a memory with its chunk texts, as scanTextQuery and syncFetchQuery read it.

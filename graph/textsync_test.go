@@ -5,16 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math/rand/v2"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/dgraph-io/dgo/v240"
 	"github.com/dgraph-io/dgo/v240/protos/api"
-	"github.com/google/uuid"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bm25"
@@ -210,13 +205,7 @@ func TestTextStatsSyncWithoutDeletionsNeedsNoDiff(t *testing.T) {
 //
 //	go test ./graph/ -run '^$' -bench TextStatsSync -benchtime 20x
 func BenchmarkTextStatsSync(b *testing.B) {
-	n := 5000
-	if s := os.Getenv("KNOWMIND_SYNC_BENCH_N"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil {
-			b.Fatal(err)
-		}
-	}
+	n := textBenchN(b)
 	ctx := context.Background()
 	ten := dgraphtest.NewTenant(b)
 	start := time.Now()
@@ -240,49 +229,6 @@ func BenchmarkTextStatsSync(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// loadTextOnly writes n indexed memories with one chunk of ~40 words each, without vectors
-// (a sync reads none), in batched mutations.
-func loadTextOnly(b *testing.B, ten *graph.Tenant, n int) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	vocab := make([]string, 20000)
-	for i := range vocab {
-		vocab[i] = fmt.Sprintf("wort%dx", i)
-	}
-	created := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
-	const batch = 500
-	for s := 0; s < n; s += batch {
-		nodes := make([]map[string]any, 0, batch)
-		for i := s; i < min(s+batch, n); i++ {
-			words := make([]string, 40)
-			for j := range words {
-				words[j] = vocab[rng.IntN(len(vocab))]
-			}
-			text := strings.Join(words, " ")
-			nodes = append(nodes, map[string]any{
-				"uid": fmt.Sprintf("_:m%d", i), "dgraph.type": "Memory",
-				"Memory.id": uuid.NewString(), "Memory.kind": knowmind.KindMemory,
-				"Memory.content": text, "Memory.status": knowmind.StatusIndexed,
-				"Memory.created_at": created, "Memory.updated_at": created, "Memory.valid_from": created,
-				"Memory.chunk_count": 1,
-				"Memory.chunks": []map[string]any{{
-					"uid": fmt.Sprintf("_:c%d", i), "dgraph.type": "Chunk", "Chunk.text": text, "Chunk.position": 0,
-				}},
-			})
-		}
-		body, err := json.Marshal(nodes)
-		if err != nil {
-			b.Fatal(err)
-		}
-		err = graph.RunTxn(context.Background(), ten.DG(), func(ctx context.Context, txn *dgo.Txn) error {
-			_, err := txn.Mutate(ctx, &api.Mutation{SetJson: body})
-			return err
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 

@@ -40,6 +40,7 @@ type Config struct {
 	RateBurst        int           // burst per token
 	ShutdownTimeout  time.Duration // graceful HTTP shutdown
 	LogLevel         string
+	WarmTextStats    bool // load every tenant's BM25 statistics at startup, not on its first recall
 
 	embedder        embed.Embedder // built from the fields above by newEmbedder
 	reranker        graph.Reranker // from RerankerDir (serve only); nil = none
@@ -93,6 +94,8 @@ func parseServeFlags(args []string) (Config, error) {
 	fs.IntVar(&c.RateBurst, "rate-burst", atoiOr(envOr("rate-burst", ""), 40), "request burst per token (env KNOWMIND_RATE_BURST)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "graceful shutdown timeout")
 	fs.StringVar(&c.LogLevel, "log-level", envOr("log-level", "info"), "debug, info, warn, error (env KNOWMIND_LOG_LEVEL)")
+	fs.BoolVar(&c.WarmTextStats, "warm-text-stats", boolOr(envOr("warm-text-stats", ""), true),
+		"load every tenant's BM25 statistics in the background at startup instead of on its first recall (env KNOWMIND_WARM_TEXT_STATS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -105,6 +108,13 @@ func parseServeFlags(args []string) (Config, error) {
 
 func atoiOr(s string, def int) int {
 	if v, err := strconv.Atoi(s); err == nil {
+		return v
+	}
+	return def
+}
+
+func boolOr(s string, def bool) bool {
+	if v, err := strconv.ParseBool(s); err == nil {
 		return v
 	}
 	return def

@@ -100,6 +100,20 @@ func runServe(ctx context.Context, args []string) error {
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("knowmind ready", "mcp", base+"/api/mcp/v1", "readyz", base+"/readyz")
 	fmt.Fprintf(os.Stderr, "\nknowmind MCP endpoint: %s/api/mcp/v1 (also %s/mcp)\n\n", base, base)
+	if cfg.WarmTextStats {
+		// In the background, once serving: a recall arriving meanwhile waits for its tenant's
+		// load as it would without the warm-up. Stopped and awaited before the client closes.
+		warmCtx, stopWarm := context.WithCancel(ctx)
+		warmed := make(chan struct{})
+		go func() {
+			defer close(warmed)
+			b.client.WarmTextStats(warmCtx)
+		}()
+		defer func() {
+			stopWarm()
+			<-warmed
+		}()
+	}
 
 	select {
 	case <-ctx.Done():
