@@ -39,6 +39,12 @@ const (
 	// 30k memories 0.928 at 1000, 0.951 at 2000 (vector step p50 ~120 ms), 0.960 at 3000.
 	// Recall falls with corpus size, so 2000 keeps the 0.95 bar to 30k at least.
 	vectorEF = 2000
+	// vectorPoolBudget, vectorPoolCap: the chunks holding the query's words, chosen rarest first
+	// like the text candidates but with a wider budget, join the exact vector re-score (they
+	// are never BM25-scored). HNSW misses true neighbours ever more as a tenant grows (speed
+	// benchmark, hash embedder: HNSW alone 0.891 recall@10 at 50k memories, ef 2000).
+	vectorPoolBudget = 2000
+	vectorPoolCap    = 3000
 	// textBudget bounds the chunks the full-text step fetches per language: the query terms
 	// are chosen rarest first (by the tenant's document frequencies) while their summed document
 	// frequency stays within it, see matchTerms.
@@ -86,7 +92,7 @@ const (
 //	txt     text candidates with their text (for BM25) and their eligible memory
 //	mem     the details of every memory hit or reached; content of memories, and for
 //	        documents the candidate chunks and the first chunk (a document's content is its chunks)
-var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec: float32vector, $de: string, $en: string, $sde: string, $sen: string, $asof: string) {
+var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec: float32vector, $de: string, $en: string, $sde: string, $sen: string, $vde: string, $ven: string, $asof: string) {
 {{- if .Vector}}
   VH as var(func: similar_to(Chunk.embedding, {{.VectorN}}, $vec, ef: {{.VectorEF}}))
   VC as var(func: uid({{.VectorPool}})) {
@@ -99,6 +105,12 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
 {{- end}}
 {{- if .TextEN}}
   TE as var(func: anyoftext(Chunk.text, $en), first: {{.TextCap}})
+{{- end}}
+{{- if .PoolDE}}
+  PD as var(func: anyoftext(Chunk.text@de, $vde), first: {{.PoolCap}})
+{{- end}}
+{{- if .PoolEN}}
+  PE as var(func: anyoftext(Chunk.text, $ven), first: {{.PoolCap}})
 {{- end}}
   var(func: uid({{.Candidates}})) {
     M0 as ~Memory.chunks @filter({{.MemoryFilter}})
@@ -188,6 +200,8 @@ type recallQueryArgs struct {
 	Seeds          int
 	SeedDE, SeedEN bool
 	SeedVars       string
+	PoolDE, PoolEN bool // wider full-text pools for the vector re-score (PD, PE)
+	PoolCap        int
 }
 
 // recallPlan is what one recall asks Dgraph for.
@@ -195,6 +209,7 @@ type recallPlan struct {
 	vector         bool // vector candidates
 	textDE, textEN bool // full-text candidates per stored language
 	seedDE, seedEN bool // full-text graph seeds per stored language
+	poolDE, poolEN bool // full-text pools for the vector re-score per stored language
 	k, hops        int
 	asOf           *time.Time
 	relations      []string
@@ -232,7 +247,15 @@ func buildRecallQuery(p recallPlan) (string, error) {
 	if p.textEN {
 		cands, text = append(cands, "TE"), append(text, "TE")
 	}
-	a.VectorPool = strings.Join(append([]string{"VH"}, text...), ", ")
+	pool := append([]string{"VH"}, text...)
+	a.PoolDE, a.PoolEN, a.PoolCap = p.vector && p.poolDE, p.vector && p.poolEN, vectorPoolCap
+	if a.PoolDE {
+		pool = append(pool, "PD")
+	}
+	if a.PoolEN {
+		pool = append(pool, "PE")
+	}
+	a.VectorPool = strings.Join(pool, ", ")
 	if len(cands) == 0 {
 		return "", fmt.Errorf("recall query without candidates")
 	}
@@ -465,6 +488,7 @@ func (t *Tenant) prepareRecall(ctx context.Context, q knowmind.RecallQuery) (Rec
 		}
 		req.Vars["$de"], req.Vars["$en"] = req.text[0].match, req.text[1].match
 		req.Vars["$sde"], req.Vars["$sen"] = req.text[0].seed, req.text[1].seed
+		req.Vars["$vde"], req.Vars["$ven"] = req.text[0].pool, req.text[1].pool
 	}
 	if !useVector && req.text[0].match == "" && req.text[1].match == "" {
 		return req, nil
@@ -476,6 +500,7 @@ func (t *Tenant) prepareRecall(ctx context.Context, q knowmind.RecallQuery) (Rec
 		vector: useVector,
 		textDE: req.text[0].match != "", textEN: req.text[1].match != "",
 		seedDE: req.text[0].seed != "", seedEN: req.text[1].seed != "",
+		poolDE: req.text[0].pool != "", poolEN: req.text[1].pool != "",
 		k: q.K, hops: q.Hops, asOf: q.AsOf, relations: t.c.cfg.Relations,
 	})
 	if err != nil {
@@ -490,6 +515,7 @@ type textSide struct {
 	lang  string   // "de" or "" (untagged, English analysis)
 	match string   // the query words sent to anyoftext ("" = no full-text step)
 	seed  string   // the rarest of them, whose chunks seed the graph expansion
+	pool  string   // the words whose chunks join the vector re-score (a wider budget)
 	terms []string // the query's analysed terms, all of them, for BM25
 	stats bm25.Stats
 }
@@ -509,6 +535,7 @@ func (t *Tenant) textSide(ctx context.Context, lang, query string, seeds int) (t
 	}
 	side.match = matchTerms(lang, query, st, textBudget)
 	side.seed = matchTerms(lang, query, st, int64(seeds))
+	side.pool = matchTerms(lang, query, st, vectorPoolBudget)
 	return side, nil
 }
 
