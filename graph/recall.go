@@ -76,11 +76,11 @@ const (
 // recallQuery is the one DQL request of a recall. Blocks:
 //
 //	VH      HNSW's approximate top-N chunks
-//	VC      vector candidates: VH and the full-text candidates, each re-scored exactly
+//	PD, PE  a wider full-text pool per language (same rarest-first words, bigger budget)
+//	VC      vector candidates: VH, the text candidates and the pools, each re-scored exactly
 //	        (vs = dot product with the query vector = cosine, vectors being unit length). The
-//	        text candidates are chunks holding the query's most specific words, fetched anyway;
-//	        scoring them too catches true neighbours HNSW missed, at the cost of reading their
-//	        vectors. vec keeps the best N by exact score.
+//	        chunks holding the query's most specific words catch true neighbours HNSW missed,
+//	        at the cost of reading their vectors. vec keeps the best N by exact score.
 //	TD, TE  full-text candidates: German analysis on Chunk.text@de, English on untagged text
 //	M0      the memories of all candidate chunks that pass the memory filter
 //	SV, SD, SE  graph seeds: the best vector chunks by exact score and the chunks holding the
