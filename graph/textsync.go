@@ -218,7 +218,7 @@ func (x *textIndex) sync(ctx context.Context, t *Tenant, run syncRun) (textSyncR
 	// are not in its count (those before it are in the window); their removals are counted as
 	// if after it — if not, the counts differ and the diff, which is exact, sorts it out.
 	x.mu.Lock()
-	if x.state != textLoaded || x.gen != run.gen {
+	if !x.loadedAsLocked(run.gen) {
 		x.mu.Unlock()
 		return res, errSyncStale
 	}
@@ -247,7 +247,7 @@ func (x *textIndex) sync(ctx context.Context, t *Tenant, run syncRun) (textSyncR
 		textSyncTestHook("diff")
 	}
 	x.mu.Lock()
-	if x.state != textLoaded || x.gen != run.gen {
+	if !x.loadedAsLocked(run.gen) {
 		x.mu.Unlock()
 		return res, errSyncStale
 	}
@@ -266,6 +266,12 @@ func (x *textIndex) sync(ctx context.Context, t *Tenant, run syncRun) (textSyncR
 	n, err = x.fetchMissing(ctx, t, txn, run.gen, all)
 	res.added += n
 	return res, err
+}
+
+// loadedAsLocked tells whether the statistics are still those of load generation gen: a sync
+// begun under it may change them.
+func (x *textIndex) loadedAsLocked(gen uint64) bool {
+	return x.state == textLoaded && x.gen == gen
 }
 
 // syncWindow reads the store's count of indexed memories and the indexed ones created since
@@ -345,7 +351,7 @@ type analysedDoc struct {
 // the lock; the check is repeated under it, since the hooks may have added some meanwhile.
 func (x *textIndex) fetchMissing(ctx context.Context, t *Tenant, txn *dgo.Txn, gen uint64, listed map[string]string) (int, error) {
 	x.mu.Lock()
-	if x.state != textLoaded || x.gen != gen {
+	if !x.loadedAsLocked(gen) {
 		x.mu.Unlock()
 		return 0, errSyncStale
 	}
@@ -377,7 +383,7 @@ func (x *textIndex) fetchMissing(ctx context.Context, t *Tenant, txn *dgo.Txn, g
 			}
 		}
 		x.mu.Lock()
-		if x.state != textLoaded || x.gen != gen {
+		if !x.loadedAsLocked(gen) {
 			x.mu.Unlock()
 			return added, errSyncStale
 		}

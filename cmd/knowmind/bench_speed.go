@@ -164,24 +164,24 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 			return err
 		}
 		exact := exactTop(qv, vecs, ids, 10)
-		res, err := ten.Recall(ctx, knowmind.RecallQuery{Query: q, K: 10, Signals: knowmind.RecallSignals{NoText: true, NoRerank: true}})
-		if err != nil {
-			return err
+		// HNSW alone (vector-only recall), then the vector signal as full recall computes it.
+		for _, c := range []struct {
+			sum     *float64
+			signals knowmind.RecallSignals
+		}{
+			{&overFetch, knowmind.RecallSignals{NoText: true, NoRerank: true}},
+			{&union, knowmind.RecallSignals{NoTextScore: true, NoRerank: true}},
+		} {
+			res, err := ten.Recall(ctx, knowmind.RecallQuery{Query: q, K: 10, Signals: c.signals})
+			if err != nil {
+				return err
+			}
+			got := make([]string, len(res.Hits))
+			for i, h := range res.Hits {
+				got[i] = h.MemoryID
+			}
+			*c.sum += overlap(exact, got)
 		}
-		got := make([]string, len(res.Hits))
-		for i, h := range res.Hits {
-			got[i] = h.MemoryID
-		}
-		overFetch += overlap(exact, got)
-		res, err = ten.Recall(ctx, knowmind.RecallQuery{Query: q, K: 10, Signals: knowmind.RecallSignals{NoTextScore: true, NoRerank: true}})
-		if err != nil {
-			return err
-		}
-		got = got[:0]
-		for _, h := range res.Hits {
-			got = append(got, h.MemoryID)
-		}
-		union += overlap(exact, got)
 		hn, err := bareHNSW(ctx, ten, graph.VectorString(qv), 10)
 		if err != nil {
 			return err
