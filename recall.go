@@ -35,6 +35,10 @@ type RecallSignals struct {
 	// graph) but gives BM25 no say in the ranking: the vector signal as full recall computes
 	// it, which the speed benchmark measures against exact search.
 	NoTextScore bool
+	// NoExactVectors skips the service's exact vector search: vector candidates come from
+	// Dgraph's HNSW and the full-text pools only (as with graph.Config.NoExactVectors). For
+	// benchmarks, to show what the exact search adds.
+	NoExactVectors bool
 }
 
 // RecallHit is one memory or document a recall returns.

@@ -56,6 +56,10 @@ type Config struct {
 	// Reranker reorders recall's best candidates (a cross-encoder, see rerank/); nil = none,
 	// and recall says "rerank": "none".
 	Reranker Reranker
+	// NoExactVectors turns off the exact vector search in this process (vecindex.go): recall
+	// then finds vector candidates with Dgraph's HNSW and the full-text pools only, and the
+	// service holds no copy of the vectors (4·dim bytes a chunk).
+	NoExactVectors bool
 	// Shapes validate relation types (see shapes/); nil = the default domain.
 	Shapes *shapes.Set
 	Logger *slog.Logger

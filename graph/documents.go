@@ -158,6 +158,7 @@ func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentI
 		if err != nil {
 			return err
 		}
+		e.committed("m", resp.Uids)
 		return json.Unmarshal(resp.Json, &out)
 	})
 	if err != nil {

@@ -156,3 +156,15 @@ func (t *Tenant) SequentialTextLoad(ctx context.Context) (*bm25.Index, TextLoadP
 	ph.Count = time.Since(start)
 	return &ix, ph, nil
 }
+
+// HeldVectors is the tenant's copy of its chunk vectors for the exact search, by chunk uid.
+func (t *Tenant) HeldVectors() map[uint64][]float32 {
+	s := &t.text.vec
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[uint64][]float32, len(s.uids))
+	for i, uid := range s.uids {
+		out[uid] = s.data[i*s.dim : (i+1)*s.dim]
+	}
+	return out
+}

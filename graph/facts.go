@@ -124,6 +124,7 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 			return err
 		}
 		newUID := resp.Uids["new"]
+		e.committed("new", resp.Uids)
 		if newUID == "" {
 			return fmt.Errorf("update fact: no uid assigned to the new version")
 		}

@@ -48,6 +48,16 @@ type entry struct {
 	chunks       []chunk.Chunk
 	texts        []string // per chunk: what is stored in Chunk.text and embedded
 	vectors      [][]float32
+	chunkUIDs    []uint64 // per chunk, once committed (0: not known)
+}
+
+// committed records the chunk uids Dgraph assigned to the blank nodes of e.node(blank, ...),
+// for the exact vector search (vecindex.go).
+func (e *entry) committed(blank string, uids map[string]string) {
+	e.chunkUIDs = make([]uint64, len(e.chunks))
+	for i := range e.chunks {
+		e.chunkUIDs[i], _ = parseUID(uids[fmt.Sprintf("%s_c%d", blank, i)])
+	}
 }
 
 // checkContent applies the spec's content rules (-32603 content_required /
@@ -253,7 +263,7 @@ func (e *entry) node(blank, now, status, failure string) map[string]any {
 // entry's id yet, and reads back what does.
 const recordFailedUpsert = `query q($id: string) {
   m as var(func: eq(Memory.id, $id))
-  stored(func: uid(m)) { Memory.status }
+  stored(func: uid(m)) { Memory.status  Memory.chunks { uid  p: Chunk.position } }
 }`
 
 // recordFailed keeps a memory whose embedding or write failed, marked
@@ -274,6 +284,10 @@ func (t *Tenant) recordFailed(ctx context.Context, e *entry, cause error) (knowm
 	var stored struct {
 		Stored []struct {
 			Status string `json:"Memory.status"`
+			Chunks []struct {
+				UID string `json:"uid"`
+				P   int    `json:"p"`
+			} `json:"Memory.chunks"`
 		}
 	}
 	body, err := json.Marshal(e.node("m", now, knowmind.StatusFailed, cause.Error()))
@@ -294,6 +308,15 @@ func (t *Tenant) recordFailed(ctx context.Context, e *entry, cause error) (knowm
 	if err == nil && len(stored.Stored) > 0 && stored.Stored[0].Status == knowmind.StatusIndexed {
 		t.c.log.Warn("ingest reported a failure after its commit was sent; it is stored", "tenant", t.Name,
 			"kind", e.kind, "id", e.id, "err", cause)
+		uids := map[string]string{}
+		for _, c := range stored.Stored[0].Chunks {
+			for i, ec := range e.chunks {
+				if ec.Position == c.P {
+					uids[fmt.Sprintf("m_c%d", i)] = c.UID
+				}
+			}
+		}
+		e.committed("m", uids)
 		t.indexed(e)
 		return knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusIndexed,
 			ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider()}, nil
@@ -311,12 +334,15 @@ func (t *Tenant) recordFailed(ctx context.Context, e *entry, cause error) (knowm
 	return res, kerr
 }
 
-// indexed tells recall's full-text statistics about an entry just
-// committed with status indexed (see textindex.go).
+// indexed tells recall's full-text statistics and exact vector search about an entry just
+// committed with status indexed (see textindex.go, vecindex.go).
 func (t *Tenant) indexed(e *entry) {
 	chunks := make([]textChunk, len(e.chunks))
 	for i, c := range e.chunks {
 		chunks[i] = textChunk{Position: c.Position, Text: e.texts[i]}
+		if i < len(e.chunkUIDs) && i < len(e.vectors) {
+			chunks[i].UID, chunks[i].Vec = e.chunkUIDs[i], e.vectors[i]
+		}
 	}
 	t.indexText(e.id, e.lang, chunks)
 }

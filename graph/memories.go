@@ -96,6 +96,7 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 		if err != nil {
 			return err
 		}
+		e.committed("m", resp.Uids)
 		return json.Unmarshal(resp.Json, &found)
 	})
 	if err != nil {

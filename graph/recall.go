@@ -39,6 +39,13 @@ const (
 	// 30k memories 0.928 at 1000, 0.951 at 2000 (vector step p50 ~120 ms), 0.960 at 3000.
 	// Recall falls with corpus size, so 2000 keeps the 0.95 bar to 30k at least.
 	vectorEF = 2000
+	// VectorEF and ExactVectorEF are the two for the benchmarks' labels.
+	VectorEF      = vectorEF
+	ExactVectorEF = exactVectorEF
+	// exactVectorEF is similar_to's ef next to the exact search (vecindex.go), where HNSW is
+	// only the safety net for chunks the service has not seen yet: the ef that was recall's
+	// before the exact search, a few milliseconds instead of ~100 at 50k memories.
+	exactVectorEF = 200
 	// vectorPoolBudget, vectorPoolCap: the chunks holding the query's words, chosen rarest first
 	// like the text candidates but with a wider budget, join the exact vector re-score (they
 	// are never BM25-scored). HNSW misses true neighbours ever more as a tenant grows (speed
@@ -76,8 +83,12 @@ const (
 // recallQuery is the one DQL request of a recall. Blocks:
 //
 //	VH      HNSW's approximate top-N chunks
-//	PD, PE  a wider full-text pool per language (same rarest-first words, bigger budget)
-//	VC      vector candidates: VH, the text candidates and the pools, each re-scored exactly
+//	VX      the exact top-N chunks by the service's own scan of the vectors (vecindex.go),
+//	        given by uid; when the service has them, VH runs at a small ef as a safety net
+//	        (chunks another replica wrote since the last sync) and there are no pools
+//	PD, PE  a wider full-text pool per language (same rarest-first words, bigger budget),
+//	        only without VX: they catch true neighbours HNSW missed
+//	VC      vector candidates: VH, VX, the text candidates and the pools, each re-scored exactly
 //	        (vs = dot product with the query vector = cosine, vectors being unit length). The
 //	        chunks holding the query's most specific words catch true neighbours HNSW missed,
 //	        at the cost of reading their vectors. vec keeps the best N by exact score.
@@ -95,6 +106,9 @@ const (
 var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec: float32vector, $de: string, $en: string, $sde: string, $sen: string, $vde: string, $ven: string, $asof: string) {
 {{- if .Vector}}
   VH as var(func: similar_to(Chunk.embedding, {{.VectorN}}, $vec, ef: {{.VectorEF}}))
+{{- if .Exact}}
+  VX as var(func: uid({{.Exact}}))
+{{- end}}
   VC as var(func: uid({{.VectorPool}})) {
     emb as Chunk.embedding
     vs as math(emb dot $vec)
@@ -187,6 +201,7 @@ type recallQueryArgs struct {
 	VectorN        int
 	VectorEF       int
 	VectorPool     string // uid() arguments whose chunks are re-scored exactly: VH and the text candidates
+	Exact          string // uids of the exact search's top chunks ("" = none)
 	TextDE, TextEN bool
 	TextCap        int
 	Candidates     string
@@ -206,14 +221,19 @@ type recallQueryArgs struct {
 
 // recallPlan is what one recall asks Dgraph for.
 type recallPlan struct {
-	vector         bool // vector candidates
-	textDE, textEN bool // full-text candidates per stored language
-	seedDE, seedEN bool // full-text graph seeds per stored language
-	poolDE, poolEN bool // full-text pools for the vector re-score per stored language
+	vector         bool     // vector candidates
+	textDE, textEN bool     // full-text candidates per stored language
+	seedDE, seedEN bool     // full-text graph seeds per stored language
+	poolDE, poolEN bool     // full-text pools for the vector re-score per stored language
+	exact          []uint64 // the exact vector search's top chunks (nil: not searched)
 	k, hops        int
 	asOf           *time.Time
 	relations      []string
 }
+
+// vectorCandidates is how many chunks each vector step (HNSW, the exact search) proposes for
+// a recall of k.
+func vectorCandidates(k int) int { return max(vectorOverFetch*k, vectorMinCandidates) }
 
 // graphSeeds is how many of the strongest vector chunks, and at most how many chunks holding
 // the query's rarest words, seed the graph expansion. A neighbour scores below the hit that
@@ -228,7 +248,7 @@ func graphSeeds(k int) int { return max(2*k, 10) }
 // variable.
 func buildRecallQuery(p recallPlan) (string, error) {
 	a := recallQueryArgs{
-		Vector: p.vector, VectorN: max(vectorOverFetch*p.k, vectorMinCandidates), VectorEF: vectorEF,
+		Vector: p.vector, VectorN: vectorCandidates(p.k), VectorEF: vectorEF,
 		TextDE: p.textDE, TextEN: p.textEN, TextCap: textCap,
 		MemoryFilter: memoryCurrentFilter, EdgeFilter: edgeOpenFilter,
 		Relations: p.relations, Fanout: edgeFanout, Seeds: graphSeeds(p.k),
@@ -249,6 +269,12 @@ func buildRecallQuery(p recallPlan) (string, error) {
 	}
 	pool := append([]string{"VH"}, text...)
 	a.PoolDE, a.PoolEN, a.PoolCap = p.vector && p.poolDE, p.vector && p.poolEN, vectorPoolCap
+	if p.vector && p.exact != nil {
+		// The exact candidates make the pools and a wide HNSW search pointless.
+		a.Exact, a.VectorEF = formatUIDs(p.exact), exactVectorEF
+		a.PoolDE, a.PoolEN = false, false
+		pool = append(pool, "VX")
+	}
 	if a.PoolDE {
 		pool = append(pool, "PD")
 	}
@@ -464,6 +490,7 @@ func (t *Tenant) prepareRecall(ctx context.Context, q knowmind.RecallQuery) (Rec
 	query := strings.TrimSpace(q.Query)
 	req.Vars = map[string]string{}
 	useVector := !q.Signals.NoVector
+	var exact []uint64
 	if useVector {
 		emb := t.c.cfg.Embedder
 		if emb == nil {
@@ -475,6 +502,15 @@ func (t *Tenant) prepareRecall(ctx context.Context, q knowmind.RecallQuery) (Rec
 			return req, knowmind.Errorf(knowmind.EPROVIDER, "the embedding provider failed")
 		}
 		req.Vars["$vec"] = VectorString(vec)
+		if t.exactVectors() && !q.Signals.NoExactVectors {
+			// The exact search needs the tenant's vectors loaded, with its BM25 statistics.
+			if err := t.text.ensure(ctx, t); err != nil {
+				return req, err
+			}
+			t.text.maybeSync(ctx, t)
+			// false: nothing held (a new tenant) or another dimension; HNSW and the pools stand in.
+			exact, _ = t.text.vec.search(vec, vectorCandidates(q.K))
+		}
 	}
 	// Full text, per stored language: the words to match and the statistics to score with.
 	// [0] German (Chunk.text@de), [1] English (untagged Chunk.text).
@@ -501,7 +537,7 @@ func (t *Tenant) prepareRecall(ctx context.Context, q knowmind.RecallQuery) (Rec
 		textDE: req.text[0].match != "", textEN: req.text[1].match != "",
 		seedDE: req.text[0].seed != "", seedEN: req.text[1].seed != "",
 		poolDE: req.text[0].pool != "", poolEN: req.text[1].pool != "",
-		k: q.K, hops: q.Hops, asOf: q.AsOf, relations: t.c.cfg.Relations,
+		exact: exact, k: q.K, hops: q.Hops, asOf: q.AsOf, relations: t.c.cfg.Relations,
 	})
 	if err != nil {
 		return req, err

@@ -2,6 +2,8 @@ package graph_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -265,11 +267,17 @@ func TestRecallTextStatsFollowIngest(t *testing.T) {
 		t.Fatal(err)
 	}
 	incremental := f.ten.TextStats("de", "lieferung", "rechnung", "zahlung")
+	heldVectors := f.ten.HeldVectors()
 
 	if err := f.ten.RebuildTextStats(f.ctx); err != nil {
 		t.Fatal(err)
 	}
 	scanned := f.ten.TextStats("de", "lieferung", "rechnung", "zahlung")
+	// The exact vector search's copy too: four memories (one superseded version among them) of
+	// one chunk and a document of one, the replaced document's two chunks gone.
+	if rescanned := f.ten.HeldVectors(); len(heldVectors) != 5 || !maps.EqualFunc(heldVectors, rescanned, slices.Equal) {
+		t.Fatalf("vectors kept by the hooks: %d chunks; a rescan: %d chunks (or other vectors)", len(heldVectors), len(rescanned))
+	}
 	t.Logf("incremental %+v, rescanned %+v", incremental, scanned)
 	if incremental.Docs != scanned.Docs || incremental.TotalLen != scanned.TotalLen ||
 		incremental.DF["lieferung"] != scanned.DF["lieferung"] || incremental.DF["rechnung"] != scanned.DF["rechnung"] ||
@@ -280,6 +288,45 @@ func TestRecallTextStatsFollowIngest(t *testing.T) {
 	// document does not.
 	if scanned.DF["rechnung"] != 1 || scanned.DF["zahlung"] != 0 {
 		t.Fatalf("rescanned DF: %+v", scanned.DF)
+	}
+}
+
+// Recall's vector candidates come from the service's exact search when it holds the vectors:
+// the DQL names the best chunk by uid (VX) and HNSW runs as a narrow safety net without the
+// full-text pools; switched off, HNSW and the pools do it alone.
+func TestRecallUsesExactVectorSearch(t *testing.T) {
+	f := newRecallFixture(t)
+	f.store("Rampe", "Das Lager öffnet an der Rampe um sechs Uhr.")
+	f.store("Kantine", "Die Kantine bietet mittags drei Gerichte an.")
+	f.recall(knowmind.RecallQuery{Query: "Rampe", K: 1}) // loads statistics and vectors
+	held := f.ten.HeldVectors()
+	if len(held) != 2 {
+		t.Fatalf("held %d chunk vectors, want 2", len(held))
+	}
+	req, err := f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(req.DQL, "VX as var(func: uid(0x") || !strings.Contains(req.DQL, "ef: 200)") ||
+		strings.Contains(req.DQL, "PD as var") || strings.Contains(req.DQL, "PE as var") {
+		t.Fatalf("recall DQL without the exact candidates:\n%s", req.DQL)
+	}
+	for uid := range held {
+		if !strings.Contains(req.DQL, fmt.Sprintf("%#x", uid)) {
+			t.Errorf("chunk %#x (one of two, k=1 over-fetches 100) is not among the exact candidates", uid)
+		}
+	}
+	res := f.recall(knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1, Signals: knowmind.RecallSignals{NoText: true}})
+	if len(res.Hits) != 1 || res.Hits[0].Title != "Rampe" {
+		t.Fatalf("vector-only recall: %+v", res.Hits)
+	}
+	req, err = f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1,
+		Signals: knowmind.RecallSignals{NoExactVectors: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(req.DQL, "VX as var") || !strings.Contains(req.DQL, "ef: 2000)") || !strings.Contains(req.DQL, "PD as var") {
+		t.Fatalf("recall DQL without the exact search:\n%s", req.DQL)
 	}
 }
 

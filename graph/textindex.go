@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"slices"
 	"strconv"
@@ -68,6 +69,7 @@ type textIndex struct {
 	pending  []textOp            // hook calls that arrived during a load
 	memories map[string][]string // Memory.id → its chunks' document ids, every indexed memory
 	tokens   tokenCache          // analysed chunk texts, for scoring candidates
+	vec      vectorSet           // chunk vectors for exact vector search (vecindex.go), when on
 
 	// Reconcile with the store (textsync.go).
 	gen         uint64          // counts loads; a sync started under an older one is dropped
@@ -94,10 +96,13 @@ type textOp struct {
 	remove   []string
 }
 
-// textChunk is one chunk's searchable text as stored in Chunk.text(@de).
+// textChunk is one chunk's searchable text as stored in Chunk.text(@de), with its uid and
+// vector for the exact vector search (uid 0 or vec nil: not known, not held).
 type textChunk struct {
 	Position int
 	Text     string
+	UID      uint64
+	Vec      []float32
 }
 
 // indexText records the chunks of a memory the caller has just committed with status indexed.
@@ -109,6 +114,9 @@ func (t *Tenant) indexText(memoryID, lang string, chunks []textChunk) {
 	docs := make([]analysedDoc, len(chunks))
 	for i, c := range chunks {
 		docs[i] = analysedDoc{id: textDocID(memoryID, c.Position), lang: lang, tokens: bm25.Analyze(lang, c.Text)}
+		if c.UID != 0 && c.Vec != nil && t.exactVectors() {
+			docs[i].vec = chunkVector{uid: c.UID, vec: c.Vec}
+		}
 	}
 	t.text.apply(t.Name, textOp{memoryID: memoryID, docs: docs})
 }
@@ -159,23 +167,42 @@ func (x *textIndex) applyLocked(tenant string, op textOp) {
 		}
 	}
 	for _, id := range op.remove {
-		for _, doc := range x.memories[id] {
-			x.ix.Remove(tenant, doc)
-		}
-		delete(x.memories, id)
+		x.removeMemoryLocked(tenant, id)
 	}
-	if op.memoryID == "" {
-		return
+	if op.memoryID != "" {
+		x.addMemoryLocked(tenant, op.memoryID, op.docs)
 	}
-	for _, doc := range x.memories[op.memoryID] {
+}
+
+// addMemoryLocked counts a memory's chunks into the statistics and holds their vectors,
+// replacing what was held for that memory id.
+func (x *textIndex) addMemoryLocked(tenant, memoryID string, docs []analysedDoc) {
+	if x.memories == nil {
+		x.memories = map[string][]string{}
+	}
+	for _, doc := range x.memories[memoryID] {
 		x.ix.Remove(tenant, doc)
 	}
-	docs := make([]string, len(op.docs))
-	for i, d := range op.docs {
+	ids := make([]string, len(docs))
+	var vecs []chunkVector
+	for i, d := range docs {
 		x.ix.Add(tenant, d.id, d.lang, d.tokens)
-		docs[i] = d.id
+		ids[i] = d.id
+		if d.vec.vec != nil {
+			vecs = append(vecs, d.vec)
+		}
 	}
-	x.memories[op.memoryID] = docs
+	x.memories[memoryID] = ids
+	x.vec.add(memoryID, vecs)
+}
+
+// removeMemoryLocked forgets a memory's chunks and vectors.
+func (x *textIndex) removeMemoryLocked(tenant, memoryID string) {
+	for _, doc := range x.memories[memoryID] {
+		x.ix.Remove(tenant, doc)
+	}
+	delete(x.memories, memoryID)
+	x.vec.remove(memoryID)
 }
 
 // textStats returns the tenant's statistics for lang and the given query terms, loading them
@@ -245,7 +272,7 @@ func (x *textIndex) ensureWith(ctx context.Context, t *Tenant, loadCtx context.C
 // their calls in pending — and swaps the result in under it, then replays the queue.
 func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 	started := time.Now()
-	built, memories, read, err := loadTexts(ctx, t)
+	built, memories, vecs, read, err := loadTexts(ctx, t)
 
 	x.mu.Lock()
 	chunks := 0
@@ -256,6 +283,7 @@ func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 		chunks = built.Len()
 		x.ix.Replace(t.Name, built)
 		x.memories = memories
+		x.vec.replace(vecs)
 		x.state = textLoaded
 		// Writes committed before the scan began are in it; the next sync looks from there.
 		x.gen++
@@ -271,6 +299,7 @@ func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 		return fmt.Errorf("load full-text statistics of tenant %q: %w", t.Name, err)
 	}
 	t.c.log.Info("bm25 statistics loaded", "tenant", t.Name, "memories", len(memories), "chunks", chunks,
+		"vectors", vecs.len(),
 		"took", time.Since(started).Round(time.Millisecond), "reading", read.Round(time.Millisecond))
 	return nil
 }
@@ -316,14 +345,29 @@ func (c *Client) WarmTextStats(ctx context.Context) {
 // long documents make it bigger. A variable so that tests can page a small corpus.
 var scanPage = 1000
 
-// scanTextQuery reads one page of indexed memories with their chunk texts, in uid order.
+// scanTextQuery reads one page of indexed memories with their chunk texts (and, with exact
+// vectors on, uids and vectors: %[3]s), in uid order.
 const scanTextQuery = `{
-  m(func: eq(Memory.status, "indexed"), first: %d%s) {
+  m(func: eq(Memory.status, "indexed"), first: %[1]d%[2]s) {
     uid
     Memory.id
-    Memory.chunks { p: Chunk.position  de: Chunk.text@de  en: Chunk.text }
+    Memory.chunks { p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[3]s }
   }
 }`
+
+// chunkVectorFields are the chunk fields a scan adds for the exact vector search.
+const chunkVectorFields = "  uid  v: Chunk.embedding"
+
+// vectorFields is chunkVectorFields when the tenant holds vectors, else nothing.
+func (t *Tenant) vectorFields() string {
+	if t.exactVectors() {
+		return chunkVectorFields
+	}
+	return ""
+}
+
+// exactVectors tells whether recall searches this process's copy of the vectors (vecindex.go).
+func (t *Tenant) exactVectors() bool { return !t.c.cfg.NoExactVectors }
 
 // scanTexts reads every chunk of the tenant's indexed memories page by page, all in one
 // read-only transaction (one snapshot), and hands each page to page until it returns false.
@@ -332,7 +376,7 @@ func scanTexts(ctx context.Context, t *Tenant, page func([]scannedMemory) bool) 
 	defer txn.Discard(ctx)
 	after := ""
 	for {
-		resp, err := txn.Query(ctx, fmt.Sprintf(scanTextQuery, scanPage, afterClause(after)))
+		resp, err := txn.Query(ctx, fmt.Sprintf(scanTextQuery, scanPage, afterClause(after), t.vectorFields()))
 		if err != nil {
 			return fmt.Errorf("scan chunk texts: %w", err)
 		}
@@ -381,13 +425,14 @@ type loadBatch struct {
 }
 
 // loadTexts reads every chunk of the tenant's indexed memories and counts them into a
-// bm25.Builder, with nothing locked. Reading and analysis overlap: one goroutine pages through
+// bm25.Builder, and their vectors into a vectorSet when the tenant holds them, with nothing
+// locked. Reading and analysis overlap: one goroutine pages through
 // the store (scanTexts) while GOMAXPROCS workers analyse what it has read (bm25.Analyze, the
 // bleve tokenizer and stemmer, is most of the CPU time), and the caller's goroutine counts the
 // analysed batches in the order they were read, so that a memory id the store holds twice ends
-// as it would in a sequential load. It returns the statistics, the memories' document ids and
-// the time spent in scan queries.
-func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]string, time.Duration, error) {
+// as it would in a sequential load. It returns the statistics, the memories' document ids, the
+// vectors and the time spent in scan queries.
+func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]string, *vectorSet, time.Duration, error) {
 	workers := runtime.GOMAXPROCS(0)
 	read := make(chan loadBatch, 2*workers) // read ahead by a page or so while the workers are busy
 	analysed := make(chan loadBatch, workers)
@@ -423,9 +468,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]stri
 			for b := range read {
 				b.docs = make([][]analysedDoc, len(b.memories))
 				for i, m := range b.memories {
-					for _, s := range m.sources() {
-						b.docs[i] = append(b.docs[i], analysedDoc{id: s.ID, lang: s.Lang, tokens: bm25.Analyze(s.Lang, s.Text)})
-					}
+					b.docs[i] = m.analyse(t.c.log)
 				}
 				analysed <- b
 			}
@@ -438,6 +481,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]stri
 
 	// Batches arrive in any order; early ones wait in ahead until their turn.
 	var built bm25.Builder
+	var vecs vectorSet
 	memories := map[string][]string{}
 	ahead := map[int]loadBatch{}
 	next := 0
@@ -452,30 +496,61 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]stri
 			next++
 			for i, m := range b.memories {
 				ids := make([]string, len(b.docs[i]))
+				var mv []chunkVector
 				for j, d := range b.docs[i] {
 					built.Add(d.id, d.lang, d.tokens)
 					ids[j] = d.id
+					if d.vec.vec != nil {
+						mv = append(mv, d.vec)
+					}
 				}
 				memories[m.ID] = ids
+				vecs.addLocked(m.ID, mv) // not shared yet: no lock needed
 			}
 		}
 	}
 	// The reader has finished: read is closed before the workers, and they before analysed.
 	if readErr != nil {
-		return nil, nil, reading, readErr
+		return nil, nil, nil, reading, readErr
 	}
-	return &built, memories, reading, nil
+	return &built, memories, &vecs, reading, nil
 }
 
-// scannedMemory is a memory with its chunk texts, as scanTextQuery and syncFetchQuery read it.
+// scannedMemory is a memory with its chunk texts (and uids and vectors when asked for), as
+// scanTextQuery and syncFetchQuery read it.
 type scannedMemory struct {
 	UID    string `json:"uid"`
 	ID     string `json:"Memory.id"`
 	Chunks []struct {
-		P  int    `json:"p"`
-		DE string `json:"de"`
-		EN string `json:"en"`
+		P   int             `json:"p"`
+		DE  string          `json:"de"`
+		EN  string          `json:"en"`
+		UID string          `json:"uid"`
+		V   json.RawMessage `json:"v"` // parsed by the analysing worker, not the reader
 	} `json:"Memory.chunks"`
+}
+
+// analyse turns the memory's chunks into BM25 documents with their vectors, when read. A
+// vector that cannot be parsed is logged and left out: the chunk stays findable through HNSW.
+func (m scannedMemory) analyse(log *slog.Logger) []analysedDoc {
+	docs := make([]analysedDoc, 0, len(m.Chunks))
+	for i, s := range m.sources() {
+		d := analysedDoc{id: s.ID, lang: s.Lang, tokens: bm25.Analyze(s.Lang, s.Text)}
+		if c := m.Chunks[i]; len(c.V) > 0 && c.UID != "" {
+			uid, err := parseUID(c.UID)
+			var vec []float32
+			if err == nil {
+				vec, err = parseVector(c.V)
+			}
+			if err != nil {
+				log.Warn("chunk vector not held for exact search", "memory", m.ID, "chunk", c.UID, "err", err)
+			} else if vec != nil {
+				d.vec = chunkVector{uid: uid, vec: vec}
+			}
+		}
+		docs = append(docs, d)
+	}
+	return docs
 }
 
 // sources are the memory's chunks as BM25 documents: German text from Chunk.text@de, English

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/dgraph-io/dgo/v240"
-
-	"github.com/knowmind/knowmind/bm25"
 )
 
 // Reconciling a tenant's BM25 statistics with Dgraph, so that writes of other service replicas
@@ -171,11 +169,12 @@ const syncIDsQuery = `{
   m(func: eq(Memory.status, "indexed"), first: %d%s) { uid Memory.id }
 }`
 
-// syncFetchQuery reads the chunk texts of the listed memories (as scanTextQuery does).
+// syncFetchQuery reads the chunk texts (and vectors, %[2]s) of the listed memories (as
+// scanTextQuery does).
 const syncFetchQuery = `{
-  m(func: uid(%s)) {
+  m(func: uid(%[1]s)) {
     Memory.id
-    Memory.chunks { p: Chunk.position  de: Chunk.text@de  en: Chunk.text }
+    Memory.chunks { p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[2]s }
   }
 }`
 
@@ -252,14 +251,11 @@ func (x *textIndex) sync(ctx context.Context, t *Tenant, run syncRun) (textSyncR
 		return res, errSyncStale
 	}
 	x.countOffset = offset
-	for id, docs := range x.memories {
+	for id := range x.memories {
 		if _, ok := all[id]; ok || x.syncAdded[id] {
 			continue
 		}
-		for _, doc := range docs {
-			x.ix.Remove(t.Name, doc)
-		}
-		delete(x.memories, id)
+		x.removeMemoryLocked(t.Name, id)
 		res.removed++
 	}
 	x.mu.Unlock()
@@ -340,10 +336,12 @@ func syncIDs(ctx context.Context, txn *dgo.Txn) (map[string]string, error) {
 	}
 }
 
-// analysedDoc is a chunk ready for bm25.Index.Add.
+// analysedDoc is a chunk ready for bm25.Index.Add, with its vector when held (vec.vec nil:
+// none).
 type analysedDoc struct {
 	id, lang string
 	tokens   []string
+	vec      chunkVector
 }
 
 // fetchMissing adds the listed memories (Memory.id → uid) this process does not hold and whose
@@ -366,7 +364,7 @@ func (x *textIndex) fetchMissing(ctx context.Context, t *Tenant, txn *dgo.Txn, g
 	added := 0
 	for start := 0; start < len(uids); start += fetchBatch {
 		batch := uids[start:min(start+fetchBatch, len(uids))]
-		resp, err := txn.Query(ctx, fmt.Sprintf(syncFetchQuery, strings.Join(batch, ", ")))
+		resp, err := txn.Query(ctx, fmt.Sprintf(syncFetchQuery, strings.Join(batch, ", "), t.vectorFields()))
 		if err != nil {
 			return added, fmt.Errorf("read chunk texts: %w", err)
 		}
@@ -378,9 +376,7 @@ func (x *textIndex) fetchMissing(ctx context.Context, t *Tenant, txn *dgo.Txn, g
 		}
 		docs := make([][]analysedDoc, len(out.M))
 		for i, m := range out.M {
-			for _, s := range m.sources() {
-				docs[i] = append(docs[i], analysedDoc{id: s.ID, lang: s.Lang, tokens: bm25.Analyze(s.Lang, s.Text)})
-			}
+			docs[i] = m.analyse(t.c.log)
 		}
 		x.mu.Lock()
 		if !x.loadedAsLocked(gen) {
@@ -391,12 +387,7 @@ func (x *textIndex) fetchMissing(ctx context.Context, t *Tenant, txn *dgo.Txn, g
 			if _, held := x.memories[m.ID]; held || x.syncRemoved[m.ID] {
 				continue
 			}
-			ids := make([]string, 0, len(docs[i]))
-			for _, d := range docs[i] {
-				x.ix.Add(t.Name, d.id, d.lang, d.tokens)
-				ids = append(ids, d.id)
-			}
-			x.memories[m.ID] = ids
+			x.addMemoryLocked(t.Name, m.ID, docs[i])
 			added++
 		}
 		x.mu.Unlock()

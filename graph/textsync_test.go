@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -86,8 +87,13 @@ func (f *replicaFixture) matchesRescan(ten *graph.Tenant) {
 	f.t.Helper()
 	kept := map[string]bm25.Stats{"de": ten.TextStats("de"), "": ten.TextStats("")}
 	keptMemories := ten.TextStatsMemories()
+	keptVectors := ten.HeldVectors()
 	if err := ten.RebuildTextStats(f.ctx); err != nil {
 		f.t.Fatal(err)
+	}
+	// The exact vector search's copy follows the same hooks and syncs.
+	if scanned := ten.HeldVectors(); len(scanned) == 0 || !maps.EqualFunc(keptVectors, scanned, slices.Equal) {
+		f.t.Errorf("vectors held: %d chunks; a rescan reads %d chunks (or other vectors)", len(keptVectors), len(scanned))
 	}
 	if n := ten.TextStatsMemories(); n != keptMemories {
 		f.t.Errorf("statistics hold %d memories, a rescan finds %d", keptMemories, n)

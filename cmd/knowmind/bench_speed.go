@@ -134,7 +134,9 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		}{
 			{"vector only, hops 0", knowmind.RecallQuery{K: *k, Signals: knowmind.RecallSignals{NoText: true}}},
 			{"text only, hops 0", knowmind.RecallQuery{K: *k, Signals: knowmind.RecallSignals{NoVector: true}}},
+			{"vector only, hops 0, without the exact search (HNSW ef 2000)", knowmind.RecallQuery{K: *k, Signals: knowmind.RecallSignals{NoText: true, NoExactVectors: true}}},
 			{"text+vector, hops 0", knowmind.RecallQuery{K: *k}},
+			{"text+vector, hops 0, without the exact search (HNSW ef 2000, pools)", knowmind.RecallQuery{K: *k, Signals: knowmind.RecallSignals{NoExactVectors: true}}},
 			{"text+vector, hops 1", knowmind.RecallQuery{K: *k, Hops: 1}},
 			{"text+vector, hops 2", knowmind.RecallQuery{K: *k, Hops: 2}},
 			{"text+vector, hops 3", knowmind.RecallQuery{K: *k, Hops: 3}},
@@ -157,20 +159,22 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	// Vector recall@10: exact top-10 by brute force over every stored vector, against the
 	// candidate step (HNSW over-fetch + exact re-score: recall with text off and no hops) and
 	// against bare HNSW top-10.
-	var overFetch, union, bare float64
+	var overFetch, pools, union, bare float64
 	for _, q := range qs {
 		qv, err := b.embedder.EmbedQuery(ctx, q)
 		if err != nil {
 			return err
 		}
 		exact := exactTop(qv, vecs, ids, 10)
-		// HNSW alone (vector-only recall), then the vector signal as full recall computes it.
+		// The vector signal as full recall computes it; the same without the service's exact
+		// search (HNSW and the full-text pools); HNSW alone.
 		for _, c := range []struct {
 			sum     *float64
 			signals knowmind.RecallSignals
 		}{
-			{&overFetch, knowmind.RecallSignals{NoText: true, NoRerank: true}},
 			{&union, knowmind.RecallSignals{NoTextScore: true, NoRerank: true}},
+			{&pools, knowmind.RecallSignals{NoTextScore: true, NoRerank: true, NoExactVectors: true}},
+			{&overFetch, knowmind.RecallSignals{NoText: true, NoRerank: true, NoExactVectors: true}},
 		} {
 			res, err := ten.Recall(ctx, knowmind.RecallQuery{Query: q, K: 10, Signals: c.signals})
 			if err != nil {
@@ -189,10 +193,12 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		bare += overlap(exact, hn)
 	}
 	fmt.Fprintf(out, "vector recall@10 against exact search (%d queries):\n"+
-		"- recall's vector signal (HNSW candidates and the full-text candidates, re-scored exactly): %.3f\n"+
-		"- HNSW candidates alone (similar_to over-fetch at recall's ef, re-scored exactly; vector-only recall): %.3f\n"+
+		"- recall's vector signal (the service's exact search, HNSW at ef %d and the text candidates, re-scored in Dgraph): %.3f\n"+
+		"- without the service's exact search (HNSW at ef %d and the full-text pools, re-scored exactly): %.3f\n"+
+		"- HNSW candidates alone (similar_to over-fetch at ef %d, re-scored exactly): %.3f\n"+
 		"- bare similar_to top-10 (default ef): %.3f\n\n",
-		len(qs), union/float64(len(qs)), overFetch/float64(len(qs)), bare/float64(len(qs)))
+		len(qs), graph.ExactVectorEF, union/float64(len(qs)), graph.VectorEF, pools/float64(len(qs)),
+		graph.VectorEF, overFetch/float64(len(qs)), bare/float64(len(qs)))
 
 	// How over-fetch and the query-time ef trade recall for time.
 	if *sweep {

@@ -41,6 +41,7 @@ type Config struct {
 	ShutdownTimeout  time.Duration // graceful HTTP shutdown
 	LogLevel         string
 	WarmTextStats    bool // load every tenant's BM25 statistics at startup, not on its first recall
+	ExactVectors     bool // hold every tenant's chunk vectors for recall's exact vector search
 
 	embedder        embed.Embedder // built from the fields above by newEmbedder
 	reranker        graph.Reranker // from RerankerDir (serve only); nil = none
@@ -95,7 +96,9 @@ func parseServeFlags(args []string) (Config, error) {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "graceful shutdown timeout")
 	fs.StringVar(&c.LogLevel, "log-level", envOr("log-level", "info"), "debug, info, warn, error (env KNOWMIND_LOG_LEVEL)")
 	fs.BoolVar(&c.WarmTextStats, "warm-text-stats", boolOr(envOr("warm-text-stats", ""), true),
-		"load every tenant's BM25 statistics in the background at startup instead of on its first recall (env KNOWMIND_WARM_TEXT_STATS)")
+		"load every tenant's BM25 statistics (and vectors) in the background at startup instead of on its first recall (env KNOWMIND_WARM_TEXT_STATS)")
+	fs.BoolVar(&c.ExactVectors, "exact-vectors", boolOr(envOr("exact-vectors", ""), true),
+		"hold every tenant's chunk vectors in the service (4·dim bytes a chunk) so recall finds vector candidates exactly; off: Dgraph's approximate HNSW only (env KNOWMIND_EXACT_VECTORS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -58,7 +58,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 		Alphas: cfg.Dgraph, AlphasHTTP: cfg.DgraphHTTP,
 		User: cfg.DgraphUser, Password: cfg.DgraphPassword,
 		Secret: secret, Relations: set.Names(), Shapes: set, Logger: log,
-		Embedder: cfg.embedder, Reranker: cfg.reranker,
+		Embedder: cfg.embedder, Reranker: cfg.reranker, NoExactVectors: !cfg.ExactVectors,
 	}
 	if len(cfg.Dgraph) > 0 {
 		b.client, err = graph.Open(ctx, gcfg)
