@@ -21,6 +21,10 @@ import (
 // total length and each term's document frequency. Those live here, per tenant, one corpus per
 // stored language tag ("de" for Chunk.text@de, "" for untagged English Chunk.text).
 //
+// The same structure holds the tenant's chunk vectors for recall's exact vector search
+// (vecindex.go, textIndex.vec): they are read by the same scan, carried by the same hook calls
+// and syncs, so everything said here about the statistics' lifecycle holds for them too.
+//
 // What counts: every chunk of every memory with status indexed — superseded versions included,
 // since recall_at_time searches them; failed ingests and deleted memories not. A chunk is the
 // BM25 document, keyed "<Memory.id>#<Chunk.position>", so that the ingest code can report a
