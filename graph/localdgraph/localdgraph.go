@@ -54,7 +54,11 @@ type Config struct {
 	ACLSecretFile string
 	// CacheMB bounds alpha's caches (the notes measured 13.8 GB RSS unbounded).
 	CacheMB int
-	Logger  *slog.Logger
+	// CacheRemoveOnUpdate drops a cached posting list when a commit changes it instead of
+	// patching it (Dgraph's remove-on-update): under HNSW writes the patched entries kept
+	// growing past size-mb (docs/dgraph-notes.md, "Memory and restarts under vector ingest").
+	CacheRemoveOnUpdate bool
+	Logger              *slog.Logger
 	// GracePeriod before SIGKILL on stop (v25.0.0's zero hangs on SIGTERM).
 	GracePeriod time.Duration
 }
@@ -159,6 +163,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	c := &Cluster{cfg: cfg, log: cfg.Logger}
 	telemetry := "reports=false;sentry=false;"
+	cache := "size-mb=" + strconv.Itoa(cfg.CacheMB)
+	if cfg.CacheRemoveOnUpdate {
+		cache += "; remove-on-update=true"
+	}
 	zo := offsets[0]
 	zeroAddr := "127.0.0.1:" + strconv.Itoa(zeroGRPC+zo)
 	c.zero = &proc{
@@ -190,7 +198,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			"--tmp", filepath.Join(dir, "t"),
 			"--raft", "idx=" + strconv.Itoa(i+1),
 			"--security", "whitelist=127.0.0.1",
-			"--cache", "size-mb=" + strconv.Itoa(cfg.CacheMB),
+			"--cache", cache,
 			"--telemetry", telemetry,
 		}
 		if cfg.ACLSecretFile != "" {
