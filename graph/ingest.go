@@ -308,15 +308,14 @@ func (t *Tenant) recordFailed(ctx context.Context, e *entry, cause error) (knowm
 	if err == nil && len(stored.Stored) > 0 && stored.Stored[0].Status == knowmind.StatusIndexed {
 		t.c.log.Warn("ingest reported a failure after its commit was sent; it is stored", "tenant", t.Name,
 			"kind", e.kind, "id", e.id, "err", cause)
-		uids := map[string]string{}
+		byPosition := map[int]string{}
 		for _, c := range stored.Stored[0].Chunks {
-			for i, ec := range e.chunks {
-				if ec.Position == c.P {
-					uids[fmt.Sprintf("m_c%d", i)] = c.UID
-				}
-			}
+			byPosition[c.P] = c.UID
 		}
-		e.committed("m", uids)
+		e.chunkUIDs = make([]uint64, len(e.chunks))
+		for i, c := range e.chunks {
+			e.chunkUIDs[i], _ = parseUID(byPosition[c.Position])
+		}
 		t.indexed(e)
 		return knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusIndexed,
 			ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider()}, nil

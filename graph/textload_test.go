@@ -157,6 +157,16 @@ func loadMixedTexts(tb testing.TB, ten *graph.Tenant, n int) []bm25.Source {
 
 // textBenchN is the corpus size of the statistics' benchmarks: KNOWMIND_SYNC_BENCH_N, default
 // 5000.
+// textBenchTenant is a fresh tenant holding textBenchN text-only memories.
+func textBenchTenant(b *testing.B) (*graph.Tenant, int) {
+	n := textBenchN(b)
+	ten := dgraphtest.NewTenant(b)
+	start := time.Now()
+	loadTextOnly(b, ten, n)
+	b.Logf("loaded %d memories in %s", n, time.Since(start).Round(time.Millisecond))
+	return ten, n
+}
+
 func textBenchN(b *testing.B) int {
 	n := 5000
 	if s := os.Getenv("KNOWMIND_SYNC_BENCH_N"); s != "" {
@@ -356,12 +366,8 @@ func TestTextStatsWarmStopsDuringLoad(t *testing.T) {
 //
 //	KNOWMIND_SYNC_BENCH_N=100000 go test ./graph/ -run '^$' -bench TextStatsLoad -benchtime 2x -timeout 60m
 func BenchmarkTextStatsLoad(b *testing.B) {
-	n := textBenchN(b)
+	ten, n := textBenchTenant(b)
 	ctx := context.Background()
-	ten := dgraphtest.NewTenant(b)
-	start := time.Now()
-	loadTextOnly(b, ten, n)
-	b.Logf("loaded %d memories in %s", n, time.Since(start).Round(time.Millisecond))
 	_, ph, err := ten.SequentialTextLoad(ctx)
 	if err != nil {
 		b.Fatal(err)

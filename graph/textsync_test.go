@@ -211,13 +211,9 @@ func TestTextStatsSyncWithoutDeletionsNeedsNoDiff(t *testing.T) {
 //
 //	go test ./graph/ -run '^$' -bench TextStatsSync -benchtime 20x
 func BenchmarkTextStatsSync(b *testing.B) {
-	n := textBenchN(b)
+	ten, n := textBenchTenant(b)
 	ctx := context.Background()
-	ten := dgraphtest.NewTenant(b)
 	start := time.Now()
-	loadTextOnly(b, ten, n)
-	b.Logf("loaded %d memories in %s", n, time.Since(start).Round(time.Millisecond))
-	start = time.Now()
 	if err := ten.RebuildTextStats(ctx); err != nil {
 		b.Fatal(err)
 	}
