@@ -2,14 +2,15 @@ package main
 
 import (
 	"flag"
-
 	"fmt"
-	"github.com/knowmind/knowmind/embed"
-	"github.com/knowmind/knowmind/graph"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/knowmind/knowmind/embed"
+	"github.com/knowmind/knowmind/graph"
 )
 
 // Config is every setting of the service, filled from flags with environment
@@ -106,7 +107,24 @@ func parseServeFlags(args []string) (Config, error) {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	c.Dgraph, c.DgraphHTTP, c.AllowedOrigins = splitList(dgraph), splitList(dgraphHTTP), splitList(origins)
-	return c, nil
+	return c, c.absPaths()
+}
+
+// absPaths makes every path setting absolute, once, at start-up: the managed
+// Dgraph's children run in their own working directory, and a relative
+// data dir handed to them (the default ./data) pointed nowhere.
+func (c *Config) absPaths() error {
+	for _, p := range []*string{&c.DataDir, &c.DgraphBin, &c.ShapesDir, &c.ModelDir, &c.RerankerDir, &c.JWTPublicKeys} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return fmt.Errorf("path %q: %w", *p, err)
+		}
+		*p = abs
+	}
+	return nil
 }
 
 func atoiOr(s string, def int) int {

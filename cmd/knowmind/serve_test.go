@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/knowmind/knowmind/graph/localdgraph"
 )
 
 // The whole managed mode, as `make run` uses it: serve starts its own Dgraph,
@@ -168,4 +170,48 @@ func freeOffset(t *testing.T) int {
 	}
 	t.Fatal("no free port offset")
 	return 0
+}
+
+// `make run` as a newcomer types it: the default data dir is relative
+// (./data). The managed children run in their own working directory, so every
+// path handed to them must have been made absolute. Here the data dir is
+// relative, holds a space, and the binary is named relative to a working
+// directory that is not the repository.
+func TestServeRelativeDataDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a managed Dgraph")
+	}
+	bin, err := localdgraph.FindBinary()
+	if err != nil {
+		t.Skip(err)
+	}
+	bin, _ = filepath.Abs(bin)
+	wd := t.TempDir()
+	t.Chdir(wd)
+	relBin, err := filepath.Rel(wd, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offset, addr := freeOffset(t), freeAddr(t)
+	args := []string{"--data-dir", "my data", "--dgraph-bin", relBin, "--addr", addr,
+		"--dgraph-port-offset", strconv.Itoa(offset), "--log-level", "warn"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- runServe(ctx, args) }()
+	waitReady(t, addr, true, 2*time.Minute, done)
+	abs := filepath.Join(wd, "my data")
+	if _, err := os.Stat(filepath.Join(abs, "secrets", "dev-token")); err != nil {
+		t.Fatalf("dev token under the relative data dir: %v", err)
+	}
+	if pids := dgraphPids(t, abs, "alpha"); len(pids) != 1 {
+		t.Fatalf("alpha processes naming %q: %v", abs, pids)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	if left := dgraphPids(t, abs, ""); len(left) != 0 {
+		t.Fatalf("dgraph processes left: %v", left)
+	}
 }

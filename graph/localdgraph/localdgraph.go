@@ -148,11 +148,19 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.CacheMB <= 0 {
 		cfg.CacheMB = 256
 	}
-	dataDir, err := filepath.Abs(cfg.DataDir)
-	if err != nil {
-		return nil, err
+	// The children run in DataDir: every path they are handed must be
+	// absolute, whatever the caller's working directory was.
+	for _, p := range []*string{&cfg.DataDir, &cfg.Binary, &cfg.ACLSecretFile} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return nil, err
+		}
+		*p = abs
 	}
-	cfg.DataDir = dataDir
+	dataDir := cfg.DataDir
 	if err := os.MkdirAll(filepath.Join(dataDir, "logs"), 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
