@@ -17,6 +17,19 @@ const (
 	MaxIDChars           = 200
 )
 
+// Bounds on what one memory or document may make of its content, so the work
+// and storage of a call grow linearly with its input (spec: too_large beyond
+// them). MaxChunks bounds the sections one call embeds and writes;
+// MaxChunkExpansion bounds the characters stored in its chunks (texts with
+// their title and heading lines, and the headings) against the content's,
+// plus one chunk's header: headings are repeated in every chunk of their
+// section, and many tiny sections under long headings would otherwise store
+// far more than was sent.
+const (
+	MaxChunks         = 5000
+	MaxChunkExpansion = 4
+)
+
 // StoreMemoryInput are knowmind_store_memory's parameters.
 type StoreMemoryInput struct {
 	Title      string   `json:"title,omitempty"`

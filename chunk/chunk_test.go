@@ -148,3 +148,23 @@ func TestDetectLanguage(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitHeadingsBounded(t *testing.T) {
+	long := strings.Repeat("Ü", 20_000)
+	doc := "# " + long + "\n## " + long + "\n### " + long + "\n#### " + long + "\nbody\n"
+	got := chunk.Split(doc, chunk.Options{})
+	if len(got) != 1 {
+		t.Fatalf("got %d chunks", len(got))
+	}
+	h := got[0].Heading
+	if n := utf8.RuneCountInString(h); n > chunk.MaxHeadingPathChars || !strings.HasSuffix(h, "…") || !utf8.ValidString(h) {
+		t.Fatalf("heading of %d runes (max %d): %q…", n, chunk.MaxHeadingPathChars, h[:40])
+	}
+	first, _, _ := strings.Cut(h, " > ")
+	if n := utf8.RuneCountInString(first); n != chunk.MaxHeadingChars {
+		t.Fatalf("first level has %d runes, want %d", n, chunk.MaxHeadingChars)
+	}
+	if got := chunk.Truncate("short", 10); got != "short" {
+		t.Fatalf("Truncate changed a short string: %q", got)
+	}
+}

@@ -124,7 +124,9 @@ func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentI
 	}
 
 	started := time.Now()
-	e.split()
+	if err := e.split(); err != nil {
+		return knowmind.StoreResult{}, err
+	}
 	if err := t.embed(ctx, e); err != nil {
 		return t.recordFailedDocument(ctx, e, err)
 	}

@@ -80,7 +80,7 @@ func (t *Tenant) SyncTextStats(ctx context.Context, full bool) (TextSyncResult, 
 func (t *Tenant) RecordFailedFor(ctx context.Context, id, kind, content string, cause error) (knowmind.StoreResult, error) {
 	e := newEntry(kind, "", content)
 	e.id = id
-	e.split()
+	_ = e.split()
 	return t.recordFailed(ctx, e, cause)
 }
 

@@ -86,7 +86,9 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 	}
 	e := newEntry(target.Kind, title, content)
 	e.memoryType, e.tags, e.source, e.updateReason = target.MemoryType, target.Tags, target.Source, reason
-	e.split()
+	if err := e.split(); err != nil {
+		return knowmind.UpdateFactResult{}, err
+	}
 	if err := t.embed(ctx, e); err != nil {
 		t.c.log.Error("update fact: embedding failed", "tenant", t.Name, "target", targetID, "err", err)
 		return knowmind.UpdateFactResult{}, knowmind.Internal(knowmind.ReasonIngestFailed,

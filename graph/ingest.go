@@ -141,13 +141,26 @@ func newEntry(kind, title, content string) *entry {
 	}
 }
 
+// maxChunkHeaderChars bounds the first line of a chunk's text (title and heading path).
+const maxChunkHeaderChars = 400
+
 // split chunks the content and builds each chunk's text: the title and
 // heading path as a first line, so a chunk found alone still says what it
-// belongs to (and both are searchable), then the body.
-func (e *entry) split() {
+// belongs to (and both are searchable), then the body. Content that would
+// make more than knowmind.MaxChunks chunks, or store more than
+// knowmind.MaxChunkExpansion times its characters in them, is too_large:
+// checked here, before anything is embedded or written.
+func (e *entry) split() error {
 	e.lang = chunk.DetectLanguage(e.content)
 	e.chunks = chunk.Split(e.content, chunk.Options{})
+	if len(e.chunks) > knowmind.MaxChunks {
+		n := len(e.chunks)
+		e.chunks = nil
+		return knowmind.Internal(knowmind.ReasonTooLarge,
+			"content makes %d sections, more than %d: use fewer headings or split it into several documents", n, knowmind.MaxChunks)
+	}
 	e.texts = make([]string, len(e.chunks))
+	stored := 0
 	for i, c := range e.chunks {
 		header := e.title
 		if c.Heading != "" {
@@ -156,12 +169,23 @@ func (e *entry) split() {
 			}
 			header += c.Heading
 		}
+		header = chunk.Truncate(header, maxChunkHeaderChars)
 		if header == "" {
 			e.texts[i] = c.Text
 		} else {
 			e.texts[i] = header + "\n\n" + c.Text
 		}
+		stored += utf8.RuneCountInString(e.texts[i]) + utf8.RuneCountInString(c.Heading)
 	}
+	budget := knowmind.MaxChunkExpansion*utf8.RuneCountInString(e.content) + maxChunkHeaderChars + chunk.MaxHeadingPathChars
+	if stored > budget {
+		n := len(e.chunks)
+		e.chunks, e.texts = nil, nil
+		return knowmind.Internal(knowmind.ReasonTooLarge,
+			"content makes %d sections whose headings and title, repeated in each, would store %d characters for %d: "+
+				"shorten the title or headings, or merge short sections", n, stored, utf8.RuneCountInString(e.content))
+	}
+	return nil
 }
 
 // embed fills e.vectors, one per chunk, checking what the embedder returns:
@@ -210,6 +234,7 @@ func (e *entry) node(blank, now, status, failure string) map[string]any {
 		"Memory.id":          e.id,
 		"Memory.kind":        e.kind,
 		"Memory.content":     e.content,
+		"Memory.preview":     chunk.Truncate(e.content, knowmind.RecallMaxContentChars),
 		"Memory.status":      status,
 		"Memory.content_sha": e.sha,
 		"Memory.created_at":  now,

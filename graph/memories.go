@@ -75,7 +75,9 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 		return t.unchanged(found.Same[0]), nil
 	}
 
-	e.split()
+	if err := e.split(); err != nil {
+		return knowmind.StoreResult{}, err
+	}
 	if err := t.embed(ctx, e); err != nil {
 		return t.recordFailed(ctx, e, err)
 	}

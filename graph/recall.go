@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dgraph-io/dgo/v240"
+
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bm25"
 	"github.com/knowmind/knowmind/rank"
@@ -101,8 +103,9 @@ const (
 //	        only; FN the new nodes they reach
 //	vec     vector candidates, best exact score first, each with its eligible memory
 //	txt     text candidates with their text (for BM25) and their eligible memory
-//	mem     the details of every memory hit or reached; content of memories, and for
-//	        documents the candidate chunks and the first chunk (a document's content is its chunks)
+//	mem     the details of every memory hit or reached (no content: recallContentQuery reads
+//	        it for the hits returned only); for documents the candidate chunks and the first
+//	        chunk (a document's content is its chunks)
 var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec: float32vector, $de: string, $en: string, $sde: string, $sen: string, $vde: string, $ven: string, $asof: string) {
 {{- if .Vector}}
   VH as var(func: similar_to(Chunk.embedding, {{.VectorN}}, $vec, ef: {{.VectorEF}}))
@@ -176,10 +179,6 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
     Memory.source
     Memory.valid_from
     Memory.valid_to
-  }
-  content(func: uid({{.Memories}})) @filter(NOT eq(Memory.kind, "document")) {
-    uid
-    Memory.content
   }
   docs(func: uid({{.Memories}})) @filter(eq(Memory.kind, "document")) {
     uid
@@ -320,6 +319,22 @@ func buildRecallQuery(p recallPlan) (string, error) {
 	return b.String(), nil
 }
 
+// recallContentQuery reads the content of the memories a recall returns, once they are
+// chosen: their stored preview (the first knowmind.RecallMaxContentChars characters), and
+// the whole content only of memories written before previews existed. Reading the content of
+// every candidate and neighbour moved up to 1,000,000 characters per memory, hundreds of
+// memories per recall. %s is a list of uids Dgraph returned.
+const recallContentQuery = `{
+  content(func: uid(%[1]s)) @filter(NOT eq(Memory.kind, "document")) {
+    uid
+    Memory.preview
+  }
+  legacy(func: uid(%[1]s)) @filter(NOT eq(Memory.kind, "document") AND NOT has(Memory.preview)) {
+    uid
+    Memory.content
+  }
+}`
+
 // recallResponse is the JSON of recallQuery.
 type recallResponse struct {
 	Vec []struct {
@@ -344,8 +359,12 @@ type recallResponse struct {
 	} `json:"mem"`
 	Content []struct {
 		UID     string `json:"uid"`
-		Content string `json:"Memory.content"`
+		Preview string `json:"Memory.preview"`
 	} `json:"content"`
+	Legacy []struct {
+		UID     string `json:"uid"`
+		Content string `json:"Memory.content"`
+	} `json:"legacy"`
 	Docs []struct {
 		UID  string        `json:"uid"`
 		Hit  []dgChunkText `json:"hit"`
@@ -433,7 +452,8 @@ func (t *Tenant) Recall(ctx context.Context, q knowmind.RecallQuery) (knowmind.R
 	}
 	res := knowmind.RecallResult{Hits: []knowmind.RecallHit{}, Rerank: "none"}
 	if req.DQL != "" {
-		resp, err := t.dg.NewReadOnlyTxn().QueryWithVars(ctx, req.DQL, req.Vars)
+		txn := t.dg.NewReadOnlyTxn()
+		resp, err := txn.QueryWithVars(ctx, req.DQL, req.Vars)
 		if err != nil {
 			return knowmind.RecallResult{}, fmt.Errorf("recall query: %w", err)
 		}
@@ -451,10 +471,19 @@ func (t *Tenant) Recall(ctx context.Context, q knowmind.RecallQuery) (knowmind.R
 		}
 		fused := fuse(&out, text, t.text.tokens.analyze, t.vectorWeight(), adjacent, q.Hops)
 		rr := t.c.cfg.Reranker
+		depth := q.K
+		if rr != nil && !q.Signals.NoRerank {
+			depth = max(q.K, rerankDepth)
+		}
+		// The hits are chosen first, then only their content is read.
+		_, chosen := out.hits(fused, depth, q.AsOf != nil)
+		if err := readContent(ctx, txn, &out, chosen); err != nil {
+			return knowmind.RecallResult{}, err
+		}
+		hits, from := out.hits(chosen, depth, q.AsOf != nil)
 		if rr == nil || q.Signals.NoRerank {
-			res.Hits, _ = out.hits(fused, q.K, q.AsOf != nil)
+			res.Hits = hits
 		} else {
-			hits, from := out.hits(fused, max(q.K, rerankDepth), q.AsOf != nil)
 			if reranked, err := rerankHits(ctx, rr, strings.TrimSpace(q.Query), hits, from); err != nil {
 				// The fused order stands, and the answer says it was not reranked.
 				t.c.log.Error("rerank failed; returning the fused order", "tenant", t.Name, "reranker", rr.Name(), "err", err)
@@ -466,6 +495,37 @@ func (t *Tenant) Recall(ctx context.Context, q knowmind.RecallQuery) (knowmind.R
 	}
 	res.ElapsedMS = time.Since(start).Milliseconds()
 	return res, nil
+}
+
+// readContent reads the content of the chosen hits (recallContentQuery) in the recall's
+// transaction, into out.Content.
+func readContent(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen []scoredHit) error {
+	if len(chosen) == 0 {
+		return nil
+	}
+	uids := make([]uint64, 0, len(chosen))
+	for _, h := range chosen {
+		if u, err := parseUID(h.ID); err == nil {
+			uids = append(uids, u)
+		}
+	}
+	resp, err := txn.Query(ctx, fmt.Sprintf(recallContentQuery, formatUIDs(uids)))
+	if err != nil {
+		return fmt.Errorf("recall content query: %w", err)
+	}
+	var content recallResponse
+	if err := json.Unmarshal(resp.Json, &content); err != nil {
+		return fmt.Errorf("decode recall content: %w", err)
+	}
+	out.Content = content.Content
+	for _, l := range content.Legacy {
+		for i := range out.Content {
+			if out.Content[i].UID == l.UID {
+				out.Content[i].Preview = l.Content
+			}
+		}
+	}
+	return nil
 }
 
 // RecallRequest is the DQL request a recall sends, with its variables (the query vector among
@@ -805,7 +865,7 @@ func (out *recallResponse) hits(fused []scoredHit, k int, atTime bool) (hits []k
 	}
 	content := make(map[string]string, len(out.Content))
 	for _, c := range out.Content {
-		content[c.UID] = c.Content
+		content[c.UID] = c.Preview
 	}
 	chunkText := map[string]string{}
 	for _, c := range out.Txt {

@@ -1,0 +1,163 @@
+package graph_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dgraph-io/dgo/v240/protos/api"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/chunk"
+	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+)
+
+// storedChunkChars sums the characters a tenant holds in chunk texts and headings.
+func storedChunkChars(t *testing.T, ten *graph.Tenant) (chars, chunks, longestHeading int) {
+	t.Helper()
+	var out struct {
+		C []struct {
+			DE      string `json:"de"`
+			EN      string `json:"en"`
+			Heading string `json:"Chunk.heading"`
+		}
+	}
+	resp, err := ten.DG().NewReadOnlyTxn().Query(context.Background(),
+		`{ c(func: has(Chunk.position)) { de: Chunk.text@de en: Chunk.text Chunk.heading } }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range out.C {
+		chars += utf8.RuneCountInString(c.DE) + utf8.RuneCountInString(c.EN) + utf8.RuneCountInString(c.Heading)
+		longestHeading = max(longestHeading, utf8.RuneCountInString(c.Heading))
+	}
+	return chars, len(out.C), longestHeading
+}
+
+// The attack of issue 13: one heading of 20,000 characters over 500 tiny
+// sections wrote the heading into every chunk twice (20 MB from 24 KB). Now
+// it is refused as too_large before anything is embedded or written.
+func TestChunkAmplificationRefused(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	content := "# " + strings.Repeat("a", 20_000) + "\n" + strings.Repeat("## b\nx\n\n", 500)
+	start := time.Now()
+	_, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "amplified", Content: content})
+	wantError(t, err, knowmind.EINTERNAL, knowmind.ReasonTooLarge, "")
+	_, err = ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Content: content})
+	wantError(t, err, knowmind.EINTERNAL, knowmind.ReasonTooLarge, "")
+	if n := countMemories(t, ten); n != 0 {
+		t.Fatalf("%d memories written for refused content", n)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("refusing took %s", d)
+	}
+
+	// More sections than MaxChunks: refused too, whatever their headings.
+	many := strings.Repeat("## s\nword word word word word word word word word word\n\n", knowmind.MaxChunks+1)
+	_, err = ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "many", Content: many})
+	wantError(t, err, knowmind.EINTERNAL, knowmind.ReasonTooLarge, "")
+}
+
+// A long heading over sections with real bodies is stored, cut: every chunk
+// carries at most chunk.MaxHeadingPathChars of heading, and the chunks hold at
+// most knowmind.MaxChunkExpansion times the content.
+func TestLongHeadingsStoredCut(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	body := strings.Repeat("Die Wartung der Anlage erfolgt quartalsweise durch den Service. ", 15)
+	var b strings.Builder
+	b.WriteString("# " + strings.Repeat("Überschrift ", 2_000) + "\n\n")
+	for i := range 20 {
+		b.WriteString("## " + strings.Repeat("Abschnitt ", 50) + string(rune('A'+i)) + "\n\n" + body + "\n\n")
+	}
+	content := b.String()
+	res, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: strings.Repeat("T", knowmind.MaxTitleChars), Content: content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ChunksWritten != 20 {
+		t.Fatalf("chunks written = %d, want 20", res.ChunksWritten)
+	}
+	chars, chunks, longest := storedChunkChars(t, ten)
+	if chunks != 20 || longest > chunk.MaxHeadingPathChars {
+		t.Fatalf("%d chunks, longest heading %d characters (max %d)", chunks, longest, chunk.MaxHeadingPathChars)
+	}
+	if limit := knowmind.MaxChunkExpansion * utf8.RuneCountInString(content); chars > limit {
+		t.Fatalf("chunks hold %d characters for %d of content (limit %d)", chars, utf8.RuneCountInString(content), limit)
+	}
+	t.Logf("content %d characters, chunks %d characters", utf8.RuneCountInString(content), chars)
+}
+
+// Recall read Memory.content (up to 1,000,000 characters) of every candidate and neighbour
+// and cut it to 4,000 characters in Go. Now its DQL reads no content, and a second query
+// reads the stored preview of the hits it returns (the whole content only of memories
+// written before previews existed).
+func TestRecallDoesNotReadWholeContents(t *testing.T) {
+	ctx := context.Background()
+	env := dgraphtest.Shared(t)
+	ten := dgraphtest.NewTenant(t)
+	const memories, filler = 30, 200_000
+	now := time.Now().UTC().Format(time.RFC3339)
+	var nodes []map[string]any
+	for i := range memories {
+		marker := fmt.Sprintf("Zebraquark Wartungsvertrag %d.", i)
+		content := marker + " " + strings.Repeat("füller ", filler/7)
+		vecs, err := env.Embedder.EmbedPassages(ctx, []string{marker})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]any{
+			"dgraph.type": "Memory", "Memory.id": fmt.Sprintf("big-%d", i), "Memory.kind": "memory",
+			"Memory.title": fmt.Sprintf("big %d", i), "Memory.content": content, "Memory.status": "indexed",
+			"Memory.created_at": now, "Memory.updated_at": now, "Memory.valid_from": now,
+			"Memory.chunks": []map[string]any{{"dgraph.type": "Chunk", "Chunk.text@de": marker,
+				"Chunk.position": 0, "Chunk.embedding": graph.VectorString(vecs[0])}},
+		}
+		if i%2 == 0 { // the odd ones are as stored before previews existed
+			m["Memory.preview"] = chunk.Truncate(content, knowmind.RecallMaxContentChars)
+		}
+		nodes = append(nodes, m)
+	}
+	body, _ := json.Marshal(nodes)
+	if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetJson: body}); err != nil {
+		t.Fatal(err)
+	}
+
+	q := knowmind.RecallQuery{Query: "Zebraquark Wartungsvertrag", K: knowmind.RecallMaxK, Hops: 1}
+	req, err := ten.PrepareRecall(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, req.DQL, req.Vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Before: 30 contents of 200,000 characters, over 6 MB.
+	if n := len(resp.Json); n > 200_000 {
+		t.Fatalf("recall's candidate query moved %d bytes for %d candidates", n, memories)
+	}
+	res, err := ten.Recall(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != knowmind.RecallMaxK {
+		t.Fatalf("%d hits, want %d", len(res.Hits), knowmind.RecallMaxK)
+	}
+	for _, h := range res.Hits {
+		n := utf8.RuneCountInString(h.Content)
+		if n > knowmind.RecallMaxContentChars || n < knowmind.RecallMaxContentChars-10 ||
+			!strings.HasPrefix(h.Content, "Zebraquark") || !strings.HasSuffix(h.Content, "…") {
+			t.Fatalf("hit %s content has %d characters (want the first %d), starts %q", h.MemoryID, n, knowmind.RecallMaxContentChars, h.Content[:20])
+		}
+	}
+	t.Logf("candidate query %d bytes", len(resp.Json))
+}
