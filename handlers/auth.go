@@ -110,7 +110,16 @@ type authenticator struct {
 	jwtParser *jwt.Parser
 	log       *slog.Logger
 	lastTouch sync.Map // token id → time.Time of the last last_used_at write
+	// verified holds the hashes of kmt_ tokens that authenticated since
+	// start (at most maxVerified): they are looked up even from an address
+	// whose failed-lookup budget strangers have spent. Each is still looked
+	// up, so revocation stays immediate.
+	verifiedMu sync.Mutex
+	verified   map[string]struct{}
 }
+
+// maxVerified bounds the remembered token hashes (64 bytes each).
+const maxVerified = 100_000
 
 func newAuthenticator(tokens tokenStore, cfg JWTConfig, log *slog.Logger) *authenticator {
 	a := &authenticator{tokens: tokens, jwt: cfg, log: log}
@@ -157,11 +166,32 @@ func (a *authenticator) authenticate(r *http.Request) (*auth.TokenInfo, error) {
 	return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "malformed token")
 }
 
+// costsLookup reports whether authenticating r asks Dgraph (a kmt_ token)
+// while its token has not been seen valid before: only such requests spend
+// and are refused by a client address's failed-lookup budget.
+func (a *authenticator) costsLookup(r *http.Request) bool {
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimSpace(token)
+	if !strings.EqualFold(scheme, "Bearer") || !strings.HasPrefix(token, graph.TokenPrefix) {
+		return false
+	}
+	a.verifiedMu.Lock()
+	defer a.verifiedMu.Unlock()
+	_, known := a.verified[graph.HashToken(token)]
+	return !known
+}
+
 func (a *authenticator) opaque(ctx context.Context, token string) (*auth.TokenInfo, error) {
 	tok, err := a.tokens.VerifyToken(ctx, token)
 	if err != nil {
 		return nil, err
 	}
+	a.verifiedMu.Lock()
+	if a.verified == nil || len(a.verified) >= maxVerified {
+		a.verified = map[string]struct{}{} // forgetting costs only a lookup counted again
+	}
+	a.verified[graph.HashToken(token)] = struct{}{}
+	a.verifiedMu.Unlock()
 	a.touch(tok)
 	p := tok.Principal()
 	ti := &auth.TokenInfo{UserID: p.TokenID, Scopes: scopeStrings(p.Scopes),

@@ -12,8 +12,8 @@ import (
 	"io"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -49,7 +49,7 @@ const (
 	// would otherwise hold its connection, goroutine and buffer for ever.
 	// 16 MiB in 2 minutes needs about 140 KB/s.
 	defaultBodyTimeout = 2 * time.Minute
-	// Failed authentications per client address: 2 per second, bursts of 30.
+	// Failed token lookups per client address: 2 per second, bursts of 30.
 	failedAuthRate  = 2
 	failedAuthBurst = 30
 	sessionIdle     = 30 * time.Minute
@@ -96,9 +96,13 @@ type endpoint struct {
 	oneShot  http.Handler // stateless: a request without session and without initialize
 	auth     *authenticator
 	limits   *rateLimiter
-	// failures budgets failed authentications per client address, so a
-	// flood of guessed tokens cannot load Dgraph with lookups.
+	// failures budgets failed token lookups per client address, so a flood
+	// of guessed tokens cannot load Dgraph with lookups. Only lookups are
+	// counted (a missing, malformed or badly signed token costs nothing), and
+	// a spent budget refuses only tokens not seen valid before: strangers
+	// sharing an address (a proxy's) cannot lock out the tokens in use.
 	failures  *rateLimiter
+	trusted   []netip.Prefix
 	origins   []string
 	publicURL string
 	maxBody   int64
@@ -129,6 +133,7 @@ func newEndpoint(srv *mcp.Server, a *authenticator, d Deps, log *slog.Logger) *e
 		auth:      a,
 		limits:    newRateLimiter(d.RateLimit, d.RateBurst),
 		failures:  newRateLimiter(failedAuthRate, failedAuthBurst),
+		trusted:   d.TrustedProxies,
 		publicURL: strings.TrimRight(d.PublicURL, "/"),
 		maxBody:   maxBody,
 		bodyTime:  d.BodyReadTimeout,
@@ -182,18 +187,23 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 		return knowmind.Principal{}
 	}
 
-	client := clientAddr(r)
-	if blocked, wait := e.failures.exhausted(client, time.Now()); blocked {
-		secs := retryAfterSeconds(wait)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		writeHTTPError(w, http.StatusTooManyRequests, nil, codeRateLimited, "too many failed authentications",
-			map[string]any{"retry_after_s": secs})
-		return knowmind.Principal{}
+	client := clientAddr(r, e.trusted)
+	lookup := e.auth.costsLookup(r)
+	if lookup {
+		if blocked, wait := e.failures.exhausted(client, time.Now()); blocked {
+			secs := retryAfterSeconds(wait)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeHTTPError(w, http.StatusTooManyRequests, nil, codeRateLimited, "too many failed authentications",
+				map[string]any{"retry_after_s": secs})
+			return knowmind.Principal{}
+		}
 	}
 	ti, err := e.auth.authenticate(r)
 	if err != nil {
 		if ke := knowmind.AsError(err); ke != nil && ke.Code == knowmind.EUNAUTHORIZED {
-			e.failures.allow(client, time.Now())
+			if lookup {
+				e.failures.allow(client, time.Now())
+			}
 			unauthorized(w, e.baseURL(r)+metadataPath, ke, r.Header.Get("Authorization") != "")
 			return knowmind.Principal{}
 		}
@@ -520,12 +530,38 @@ func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
 }
 func (h minLevel) WithGroup(n string) slog.Handler { return minLevel{h.Handler.WithGroup(n), h.min} }
 
-// clientAddr is the address failed logins are counted against: the peer's IP
-// (behind a reverse proxy, the proxy's: a budget shared by all its clients).
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// clientAddr is the address failed token lookups are counted against: the
+// peer's IP, or, when the peer is a trusted proxy, the rightmost address of
+// X-Forwarded-For that is not a trusted proxy (the leftmost ones are the
+// client's to choose, so they are never believed).
+func clientAddr(r *http.Request, trusted []netip.Prefix) string {
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
-	return host
+	addr := peer.Addr().Unmap()
+	if !isTrusted(addr, trusted) {
+		return addr.String()
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // unreadable: stop at the last address known good
+		}
+		addr = hop.Unmap()
+		if !isTrusted(addr, trusted) {
+			break
+		}
+	}
+	return addr.String()
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/knowmind/knowmind"
@@ -390,5 +393,100 @@ func TestFailedAuthenticationsAreLimited(t *testing.T) {
 	}
 	if s, err := strconv.Atoi(limited.Header.Get("Retry-After")); err != nil || s < 1 {
 		t.Errorf("Retry-After %q", limited.Header.Get("Retry-After"))
+	}
+}
+
+// Issue 13: 30 requests without a token from one address made every valid
+// token from that address get 429 — behind a reverse proxy, every user's.
+// Now only token lookups that fail are counted, a spent budget refuses only
+// tokens not seen valid, and X-Forwarded-For is believed from trusted proxies
+// only.
+func TestStrangersCannotLockOutValidTokens(t *testing.T) {
+	srv := newTestServer(t, nil)
+	url := srv.URL + "/api/mcp/v1"
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	tenant := dgraphtest.TenantName(t)
+	inUse := newToken(t, tenant, knowmind.ScopeRead)
+	if r := send(t, url, inUse, ping); r.Status != http.StatusOK {
+		t.Fatalf("valid token: HTTP %d", r.Status)
+	}
+	for i := 0; i < 2*failedAuthBurst; i++ {
+		if r := send(t, url, "", ping); r.Status != http.StatusUnauthorized {
+			t.Fatalf("request %d without a token: HTTP %d, want 401", i, r.Status)
+		}
+		if r := send(t, url, "not-a-token", ping); r.Status != http.StatusUnauthorized {
+			t.Fatalf("malformed token %d: HTTP %d, want 401", i, r.Status)
+		}
+	}
+	// Requests that cost no lookup spend nothing: a token never seen before still works.
+	fresh := newToken(t, tenant, knowmind.ScopeRead)
+	if r := send(t, url, fresh, ping); r.Status != http.StatusOK {
+		t.Fatalf("valid token after %d requests without one: HTTP %d %s", 2*failedAuthBurst, r.Status, r.Body)
+	}
+	// Guessed tokens from the same address (a spoofed X-Forwarded-For changes nothing
+	// without trusted proxies) spend the budget; tokens in use keep working.
+	limited := false
+	for i := 0; i < failedAuthBurst+10 && !limited; i++ {
+		r := send(t, url, fmt.Sprintf("kmt_guess%040d", i), ping, "X-Forwarded-For", fmt.Sprintf("192.0.2.%d", i))
+		limited = r.Status == http.StatusTooManyRequests
+	}
+	if !limited {
+		t.Fatal("guessed tokens were never limited")
+	}
+	for _, tok := range []string{inUse, fresh} {
+		if r := send(t, url, tok, ping); r.Status != http.StatusOK {
+			t.Fatalf("token in use while strangers guess: HTTP %d %s", r.Status, r.Body)
+		}
+	}
+	jwtTok := hsJWT(t, jwt.MapClaims{"tenant": tenant, "scope": "read", "aud": testJWTAudience,
+		"exp": time.Now().Add(time.Hour).Unix()})
+	if r := send(t, url, jwtTok, ping); r.Status != http.StatusOK {
+		t.Fatalf("JWT while strangers guess: HTTP %d %s", r.Status, r.Body)
+	}
+}
+
+// Behind a trusted proxy each client has its own budget: the proxy's
+// X-Forwarded-For names the client, and what a client prepends itself is
+// ignored.
+func TestFailedAuthenticationsPerClientBehindTrustedProxy(t *testing.T) {
+	srv := newTestServer(t, func(d *Deps) {
+		d.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	})
+	url := srv.URL + "/api/mcp/v1"
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	limited := false
+	for i := 0; i < failedAuthBurst+10 && !limited; i++ {
+		// The attacker varies the part it controls; the proxy appends the address it saw.
+		xff := fmt.Sprintf("198.51.100.%d, 203.0.113.7", i)
+		limited = send(t, url, fmt.Sprintf("kmt_guess%040d", i), ping, "X-Forwarded-For", xff).Status == http.StatusTooManyRequests
+	}
+	if !limited {
+		t.Fatal("guesses from one client behind the proxy were never limited")
+	}
+	// A token created now was never seen valid: only another client's budget lets it in.
+	fresh := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeRead)
+	if r := send(t, url, fresh, ping, "X-Forwarded-For", "203.0.113.8"); r.Status != http.StatusOK {
+		t.Fatalf("another client's new token behind the same proxy: HTTP %d %s", r.Status, r.Body)
+	}
+}
+
+func TestClientAddr(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	for _, tc := range []struct{ peer, xff, want string }{
+		{"192.0.2.1:5000", "203.0.113.7", "192.0.2.1"},                     // untrusted peer: its header is ignored
+		{"10.0.0.2:5000", "203.0.113.7", "203.0.113.7"},                    // the proxy names the client
+		{"10.0.0.2:5000", "1.1.1.1, 203.0.113.7, 10.0.0.3", "203.0.113.7"}, // two proxies; the client's own part ignored
+		{"10.0.0.2:5000", "", "10.0.0.2"},
+		{"10.0.0.2:5000", "garbage", "10.0.0.2"},
+		{"[::ffff:10.0.0.2]:5000", "203.0.113.7", "203.0.113.7"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.RemoteAddr = tc.peer
+		if tc.xff != "" {
+			r.Header.Set("X-Forwarded-For", tc.xff)
+		}
+		if got := clientAddr(r, trusted); got != tc.want {
+			t.Errorf("peer %s, X-Forwarded-For %q: %s, want %s", tc.peer, tc.xff, got, tc.want)
+		}
 	}
 }

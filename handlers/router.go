@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -28,6 +29,10 @@ type Deps struct {
 	// PublicURL is the external base URL (resource metadata, WWW-Authenticate).
 	PublicURL string
 	JWT       JWTConfig
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the
+	// client: failed authentications are counted per client address, which is
+	// the peer's unless the peer is one of these.
+	TrustedProxies []netip.Prefix
 	// RateLimit requests per second per token, with RateBurst; 0 = unlimited.
 	RateLimit float64
 	RateBurst int

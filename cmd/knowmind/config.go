@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,30 +17,31 @@ import (
 // Config is every setting of the service, filled from flags with environment
 // variables as defaults (KNOWMIND_<FLAG>, dashes as underscores).
 type Config struct {
-	Addr             string        // HTTP listen address
-	DataDir          string        // managed Dgraph data, secrets
-	Dgraph           []string      // external alphas (gRPC); empty = managed local Dgraph
-	DgraphHTTP       []string      // their HTTP addresses, if not gRPC port - 1000
-	DgraphUser       string        // guardian user of an external cluster
-	DgraphPassword   string        // guardian password of an external cluster
-	DgraphBin        string        // dgraph binary for the managed mode
-	DgraphPortOffset int           // managed mode port offset
-	DgraphCacheMB    int           // managed alpha cache bound
-	Secret           string        // service secret (derives namespace passwords); default: data-dir/secrets/service-secret
-	ShapesDir        string        // extra shape files
-	AllowedOrigins   []string      // browser origins allowed to call the MCP endpoint
-	PublicURL        string        // external base URL (for resource metadata)
-	Embedder         string        // hash | hugot | openai
-	ModelDir         string        // hugot model folder
-	EmbedURL         string        // openai-compatible base URL
-	EmbedModel       string        // model name for the openai provider
-	RerankerDir      string        // hugot cross-encoder folder (optional)
-	JWTSecret        string        // HS256 secret for JWT bearer tokens (optional)
-	JWTPublicKeys    string        // PEM file of RS256/ES256 keys (optional)
-	JWTAudience      string        // required aud claim for JWTs
-	RateLimit        float64       // requests per second per token
-	RateBurst        int           // burst per token
-	ShutdownTimeout  time.Duration // graceful HTTP shutdown
+	Addr             string         // HTTP listen address
+	DataDir          string         // managed Dgraph data, secrets
+	Dgraph           []string       // external alphas (gRPC); empty = managed local Dgraph
+	DgraphHTTP       []string       // their HTTP addresses, if not gRPC port - 1000
+	DgraphUser       string         // guardian user of an external cluster
+	DgraphPassword   string         // guardian password of an external cluster
+	DgraphBin        string         // dgraph binary for the managed mode
+	DgraphPortOffset int            // managed mode port offset
+	DgraphCacheMB    int            // managed alpha cache bound
+	Secret           string         // service secret (derives namespace passwords); default: data-dir/secrets/service-secret
+	ShapesDir        string         // extra shape files
+	AllowedOrigins   []string       // browser origins allowed to call the MCP endpoint
+	PublicURL        string         // external base URL (for resource metadata)
+	TrustedProxies   []netip.Prefix // reverse proxies whose X-Forwarded-For names the client
+	Embedder         string         // hash | hugot | openai
+	ModelDir         string         // hugot model folder
+	EmbedURL         string         // openai-compatible base URL
+	EmbedModel       string         // model name for the openai provider
+	RerankerDir      string         // hugot cross-encoder folder (optional)
+	JWTSecret        string         // HS256 secret for JWT bearer tokens (optional)
+	JWTPublicKeys    string         // PEM file of RS256/ES256 keys (optional)
+	JWTAudience      string         // required aud claim for JWTs
+	RateLimit        float64        // requests per second per token
+	RateBurst        int            // burst per token
+	ShutdownTimeout  time.Duration  // graceful HTTP shutdown
 	LogLevel         string
 	WarmTextStats    bool // load every tenant's BM25 statistics at startup, not on its first recall
 	ExactVectors     bool // hold every tenant's chunk vectors for recall's exact vector search
@@ -70,7 +72,7 @@ func splitList(s string) []string {
 func parseServeFlags(args []string) (Config, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var c Config
-	var dgraph, dgraphHTTP, origins string
+	var dgraph, dgraphHTTP, origins, proxies string
 	fs.StringVar(&c.Addr, "addr", envOr("addr", "127.0.0.1:8765"), "HTTP listen address (env KNOWMIND_ADDR)")
 	fs.StringVar(&c.DataDir, "data-dir", envOr("data-dir", "./data"), "data directory: managed Dgraph and secrets (env KNOWMIND_DATA_DIR)")
 	fs.StringVar(&dgraph, "dgraph", envOr("dgraph", ""), "external Dgraph alphas host:9080[,host:9080...]; empty = start a local Dgraph (env KNOWMIND_DGRAPH)")
@@ -84,6 +86,8 @@ func parseServeFlags(args []string) (Config, error) {
 	fs.StringVar(&c.ShapesDir, "shapes-dir", envOr("shapes-dir", ""), "directory of extra relation shape files (env KNOWMIND_SHAPES_DIR)")
 	fs.StringVar(&origins, "allowed-origins", envOr("allowed-origins", ""), "comma-separated browser origins allowed to call /mcp (env KNOWMIND_ALLOWED_ORIGINS)")
 	fs.StringVar(&c.PublicURL, "public-url", envOr("public-url", ""), "external base URL, e.g. https://knowmind.example (env KNOWMIND_PUBLIC_URL)")
+	fs.StringVar(&proxies, "trusted-proxies", envOr("trusted-proxies", ""),
+		"comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client, for counting failed authentications per client (env KNOWMIND_TRUSTED_PROXIES)")
 	fs.StringVar(&c.Embedder, "embedder", envOr("embedder", "hash"), "embedding provider: hash (built-in, offline), hugot, openai (env KNOWMIND_EMBEDDER)")
 	fs.StringVar(&c.ModelDir, "model-dir", envOr("model-dir", ""), "model folder for --embedder hugot (env KNOWMIND_MODEL_DIR)")
 	fs.StringVar(&c.EmbedURL, "embed-url", envOr("embed-url", ""), "base URL of an OpenAI-compatible embeddings server (env KNOWMIND_EMBED_URL)")
@@ -107,6 +111,17 @@ func parseServeFlags(args []string) (Config, error) {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	c.Dgraph, c.DgraphHTTP, c.AllowedOrigins = splitList(dgraph), splitList(dgraphHTTP), splitList(origins)
+	for _, p := range splitList(proxies) {
+		prefix, err := netip.ParsePrefix(p)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(p)
+			if aerr != nil {
+				return c, fmt.Errorf("--trusted-proxies: %q is neither an address nor a CIDR range", p)
+			}
+			prefix = netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen())
+		}
+		c.TrustedProxies = append(c.TrustedProxies, prefix.Masked())
+	}
 	return c, c.absPaths()
 }
 

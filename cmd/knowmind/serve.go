@@ -84,7 +84,7 @@ func runServe(ctx context.Context, args []string) error {
 	router := handlers.NewRouter(handlers.Deps{
 		Ready: ready, Graph: b.client, Logger: log,
 		AllowedOrigins: cfg.AllowedOrigins, PublicURL: cfg.PublicURL, JWT: jwtCfg,
-		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
+		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, TrustedProxies: cfg.TrustedProxies,
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
