@@ -32,9 +32,10 @@ const (
 )
 
 // updateTargetQuery reads the target and counts its open SUPERSEDED_BY
-// edges: knowmind_link may write "X SUPERSEDES target" without closing the
-// target's valid_to, and such a target is superseded all the same (a second
-// successor would fork the history; the shapes cap SUPERSEDED_BY at one).
+// edges: stores written before knowmind_link refused history edges may hold
+// "X SUPERSEDES target" without the target's valid_to, and such a target is
+// superseded all the same (a second successor would fork the history; the
+// shapes cap SUPERSEDED_BY at one).
 const updateTargetQuery = `query q($id: string) {
   target(func: eq(Memory.id, $id)) {
     uid Memory.id Memory.kind Memory.memory_type Memory.tags Memory.source Memory.valid_to

@@ -231,8 +231,9 @@ func TestUpdateFactConcurrentOneWins(t *testing.T) {
 	}
 }
 
-// A version that knowmind_link marked superseded (X SUPERSEDES v1, v1's
-// valid_to untouched) cannot be updated: a second successor would fork the
+// A version marked superseded by a history edge alone (X SUPERSEDES v1, v1's
+// valid_to untouched: knowmind_link wrote such edges before it refused them)
+// cannot be updated: a second successor would fork the
 // history. The conflict names X, v1's successor.
 func TestUpdateFactOfLinkedSupersededVersion(t *testing.T) {
 	ctx := context.Background()
@@ -245,9 +246,7 @@ func TestUpdateFactOfLinkedSupersededVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ten.Link(ctx, x.ID, v1.ID, "SUPERSEDES"); err != nil {
-		t.Fatal(err)
-	}
+	writeHistoryEdge(t, ten, x.ID, v1.ID)
 	_, err = ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: v1.ID, NewTitle: "Empfang", NewContent: "Der Empfang ist im Keller."})
 	if e := knowmind.AsError(err); e == nil || e.Code != knowmind.ECONFLICT || e.Data["current_version_id"] != x.ID {
 		t.Fatalf("update of a version linked as superseded: %v, want ECONFLICT naming %s", err, x.ID)

@@ -35,8 +35,8 @@ package graph
 //     earlier one is lost. Memory versions (update_fact) keep full history;
 //     an edge keeps one interval, the current or the last closed one.
 //   - SUPERSEDES / SUPERSEDED_BY are version history written by
-//     knowmind_update_fact: they can be linked (shapes allow it) but unlink
-//     refuses them with ECONSTRAINT (constraint "history").
+//     knowmind_update_fact: link and unlink refuse them with ECONSTRAINT
+//     (constraint "history"), so history is append-only.
 //   - The DQL filter for "open" is @facets(NOT le(valid_to, "9999-…")): a
 //     facet filter on a missing facet is false, so NOT … holds exactly for
 //     edges without valid_to. For a point in time T:
@@ -158,6 +158,9 @@ func (t *Tenant) Link(ctx context.Context, fromID, toID, relType string) (knowmi
 	if err != nil {
 		return knowmind.LinkResult{}, err
 	}
+	if err := historyRefused(rel.Name, "written"); err != nil {
+		return knowmind.LinkResult{}, err
+	}
 	q, err := pairQuery(t.c.cfg.Shapes, rel, true)
 	if err != nil {
 		return knowmind.LinkResult{}, err
@@ -198,16 +201,6 @@ func (t *Tenant) Link(ctx context.Context, fromID, toID, relType string) (knowmi
 			nquads = append(nquads,
 				edgeNQuad(src.UID, rel.Name, dst.UID, res.EdgeID, createdOr(fwd, now), now, nil, false),
 				edgeNQuad(dst.UID, rel.Inverse, src.UID, res.InverseEdgeID, createdOr(bwd, now), now, nil, true))
-			// "X SUPERSEDES v" says v is no longer current: close v as
-			// update_fact does, so recall stops returning it and a later
-			// update_fact of v is refused instead of forking its history.
-			if old := supersededEnd(rel.Name, src.UID, dst.UID); old != "" {
-				nq, err := closeVersion(ctx, txn, old, now)
-				if err != nil {
-					return err
-				}
-				nquads = append(nquads, nq...)
-			}
 		}
 		return writeEdges(ctx, txn, nquads, src.UID, fromID, dst.UID, toID)
 	})
@@ -225,10 +218,8 @@ func (t *Tenant) Unlink(ctx context.Context, fromID, toID, relType string) (know
 	if err != nil {
 		return knowmind.UnlinkResult{}, err
 	}
-	if slices.Contains(historyRelations, rel.Name) {
-		return knowmind.UnlinkResult{}, &knowmind.Error{Code: knowmind.ECONSTRAINT,
-			Message: fmt.Sprintf("history edges cannot be removed: %s is version history written by knowmind_update_fact", rel.Name),
-			Data:    map[string]any{"constraint": "history", "rel_type": rel.Name}}
+	if err := historyRefused(rel.Name, "removed"); err != nil {
+		return knowmind.UnlinkResult{}, err
 	}
 	q, err := pairQuery(t.c.cfg.Shapes, rel, false)
 	if err != nil {
@@ -507,34 +498,14 @@ func wrapOp(op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// supersededEnd is the uid of the old version in a SUPERSEDES/SUPERSEDED_BY
-// link, "" for other relations.
-func supersededEnd(rel, srcUID, dstUID string) string {
-	switch rel {
-	case RelSupersedes:
-		return dstUID
-	case RelSupersededBy:
-		return srcUID
+// historyRefused refuses link and unlink of version-history edges: only
+// knowmind_update_fact writes them (and upload_document, replacing a version),
+// and nothing removes them, so no caller can close a memory or rewrite its past.
+func historyRefused(rel, what string) error {
+	if !slices.Contains(historyRelations, rel) {
+		return nil
 	}
-	return ""
-}
-
-// closeVersion sets Memory.valid_to = now on a version that is still open.
-func closeVersion(ctx context.Context, txn *dgo.Txn, uid string, now time.Time) ([]string, error) {
-	resp, err := txn.QueryWithVars(ctx, `query q($u: string) { n(func: uid($u)) { uid Memory.valid_to } }`, map[string]string{"$u": uid})
-	if err != nil {
-		return nil, err
-	}
-	var out struct {
-		N []struct {
-			ValidTo *time.Time `json:"Memory.valid_to"`
-		}
-	}
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
-		return nil, err
-	}
-	if len(out.N) == 0 || out.N[0].ValidTo != nil {
-		return nil, nil
-	}
-	return []string{fmt.Sprintf("<%s> <Memory.valid_to> %q .", uid, now.Format(time.RFC3339Nano))}, nil
+	return &knowmind.Error{Code: knowmind.ECONSTRAINT,
+		Message: fmt.Sprintf("history edges cannot be %s: %s is version history, written only by knowmind_update_fact", what, rel),
+		Data:    map[string]any{"constraint": "history", "rel_type": rel}}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/shapes"
 )
 
 // addMemory writes a bare Memory node the way StoreMemory leaves one, so
@@ -268,9 +270,6 @@ func TestLinkRejects(t *testing.T) {
 	addMemory(t, ten, "v2", knowmind.MemorySemantic)
 	addMemory(t, ten, "v3", knowmind.MemorySemantic)
 	addMemory(t, ten, "v4", knowmind.MemorySemantic)
-	if _, err := ten.Link(ctx, "v2", "v1", "SUPERSEDES"); err != nil {
-		t.Fatal(err)
-	}
 
 	cases := []struct {
 		name, from, to, rel string
@@ -288,8 +287,8 @@ func TestLinkRejects(t *testing.T) {
 		{"unknown rel_type", "workshop", "client", "FOR_PARTNER", knowmind.ECONSTRAINT, "", "rel_type", "FOR_PARTNER"},
 		{"target class", "workshop", "note", "FOR_CLIENT", knowmind.ECONSTRAINT, "", "target_class", "FOR_CLIENT"},
 		{"source class", "workshop", "client", "HAS_WORKSHOP", knowmind.ECONSTRAINT, "", "source_class", "HAS_WORKSHOP"},
-		{"max_count", "v2", "v3", "SUPERSEDES", knowmind.ECONSTRAINT, "", "max_count", "SUPERSEDES"},
-		{"max_count of the inverse", "v4", "v1", "SUPERSEDES", knowmind.ECONSTRAINT, "", "max_count", "SUPERSEDED_BY"},
+		{"history", "v2", "v1", "SUPERSEDES", knowmind.ECONSTRAINT, "", "history", "SUPERSEDES"},
+		{"history inverse", "v1", "v2", "SUPERSEDED_BY", knowmind.ECONSTRAINT, "", "history", "SUPERSEDED_BY"},
 		{"unknown from_id", "nope", "client", "FOR_CLIENT", knowmind.ENOTFOUND, "from_id", "", ""},
 		{"unknown to_id", "workshop", "nope", "FOR_CLIENT", knowmind.ENOTFOUND, "to_id", "", ""},
 	}
@@ -309,7 +308,7 @@ func TestLinkRejects(t *testing.T) {
 		t.Errorf("list relations of an over-long id: %v, want EINVALID", err)
 	}
 	// Nothing was written by the refused links.
-	for _, id := range []string{"workshop", "note", "client", "v3", "v4"} {
+	for _, id := range []string{"workshop", "note", "client", "v1", "v2", "v3", "v4"} {
 		r, err := ten.ListRelations(ctx, id)
 		if err != nil || len(r.Outgoing)+len(r.Incoming) != 0 {
 			t.Errorf("%s has relations after refused links: %+v, %v", id, r, err)
@@ -326,9 +325,7 @@ func TestUnlinkRejects(t *testing.T) {
 	ten := dgraphtest.NewTenant(t)
 	addMemory(t, ten, "a", knowmind.MemorySemantic)
 	addMemory(t, ten, "b", knowmind.MemorySemantic)
-	if _, err := ten.Link(ctx, "b", "a", "SUPERSEDES"); err != nil {
-		t.Fatal(err)
-	}
+	writeHistoryEdge(t, ten, "b", "a")
 	if _, err := ten.Link(ctx, "a", "b", "REFERENCES"); err != nil {
 		t.Fatal(err)
 	}
@@ -442,10 +439,70 @@ func TestConcurrentLinkUnlink(t *testing.T) {
 	t.Logf("final state: open=%v", isOpen(s.Forward))
 }
 
+// maxCountTenant is a tenant of a client whose shapes add HAS_PRIMARY (at most
+// one per source) and its inverse PRIMARY_OF (at most one per target): the
+// default domain's only max_count relations are version history, which link
+// refuses.
+func maxCountTenant(t *testing.T) *graph.Tenant {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "primary.yaml"), []byte(`domain: test
+description: A relation with max_count for tests.
+relations:
+  - name: HAS_PRIMARY
+    description: The source's one primary contact.
+    source: ["*"]
+    target: ["*"]
+    inverse: PRIMARY_OF
+    max_count: 1
+  - name: PRIMARY_OF
+    description: The source is the primary contact of the target.
+    inverse: HAS_PRIMARY
+    max_count: 1
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, err := shapes.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := dgraphtest.Shared(t)
+	c, err := graph.Open(context.Background(), graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP,
+		Password: env.Password, Secret: env.Secret, Embedder: env.Embedder, Shapes: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ten, err := c.Tenant(context.Background(), dgraphtest.TenantName(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ten
+}
+
+func TestLinkMaxCount(t *testing.T) {
+	ctx := context.Background()
+	ten := maxCountTenant(t)
+	for _, id := range []string{"a", "b", "c", "d"} {
+		addMemory(t, ten, id, knowmind.MemorySemantic)
+	}
+	if _, err := ten.Link(ctx, "a", "b", "HAS_PRIMARY"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ten.Link(ctx, "a", "c", "HAS_PRIMARY")
+	if e := wantCode(t, err, knowmind.ECONSTRAINT); e.Data["constraint"] != "max_count" || e.Data["rel_type"] != "HAS_PRIMARY" {
+		t.Fatalf("second HAS_PRIMARY: %v", err)
+	}
+	_, err = ten.Link(ctx, "d", "b", "HAS_PRIMARY")
+	if e := wantCode(t, err, knowmind.ECONSTRAINT); e.Data["constraint"] != "max_count" || e.Data["rel_type"] != "PRIMARY_OF" {
+		t.Fatalf("second PRIMARY_OF: %v", err)
+	}
+}
+
 // Concurrent links that together would break max_count: exactly one wins.
 func TestConcurrentMaxCount(t *testing.T) {
 	ctx := context.Background()
-	ten := dgraphtest.NewTenant(t)
+	ten := maxCountTenant(t)
 	addMemory(t, ten, "new", knowmind.MemorySemantic)
 	for i := range 10 {
 		addMemory(t, ten, fmt.Sprintf("old%d", i), knowmind.MemorySemantic)
@@ -456,7 +513,7 @@ func TestConcurrentMaxCount(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := ten.Link(ctx, "new", fmt.Sprintf("old%d", i), "SUPERSEDES")
+			_, err := ten.Link(ctx, "new", fmt.Sprintf("old%d", i), "HAS_PRIMARY")
 			results <- err
 		}()
 	}
@@ -477,7 +534,7 @@ func TestConcurrentMaxCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	if won != 1 || len(r.Outgoing) != 1 {
-		t.Fatalf("%d links succeeded, %d SUPERSEDES edges; want 1 and 1", won, len(r.Outgoing))
+		t.Fatalf("%d links succeeded, %d HAS_PRIMARY edges; want 1 and 1", won, len(r.Outgoing))
 	}
 }
 
@@ -542,29 +599,47 @@ func TestDocsRelationsQuery(t *testing.T) {
 	}
 }
 
-// Linking "X SUPERSEDES v" closes v like update_fact does: v gets valid_to,
-// and updating v afterwards is refused naming X instead of forking history.
-func TestLinkSupersedesClosesTheOldVersion(t *testing.T) {
+// writeHistoryEdge writes newID -SUPERSEDES-> oldID and its inverse straight
+// into Dgraph, as knowmind_link did before it refused history edges.
+func writeHistoryEdge(t *testing.T, ten *graph.Tenant, newID, oldID string) {
+	t.Helper()
+	req := &api.Request{
+		Query: fmt.Sprintf(`{ n as var(func: eq(Memory.id, %q)) o as var(func: eq(Memory.id, %q)) }`, newID, oldID),
+		Mutations: []*api.Mutation{{SetNquads: []byte(fmt.Sprintf(
+			"uid(n) <SUPERSEDES> uid(o) (id=%q, inverse=false) .\nuid(o) <SUPERSEDED_BY> uid(n) (id=%q, inverse=true) .",
+			graph.EdgeID(newID, "SUPERSEDES", oldID), graph.EdgeID(oldID, "SUPERSEDED_BY", newID)))}},
+		CommitNow: true,
+	}
+	if _, err := ten.DG().NewTxn().Do(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 13: knowmind_link with SUPERSEDES closed any memory, and unlink
+// refuses history edges, so it could not be undone. Link now refuses both
+// history relations; nothing is written and both memories stay current.
+func TestLinkRefusesHistory(t *testing.T) {
 	ctx := context.Background()
 	ten := dgraphtest.NewTenant(t)
 	addMemory(t, ten, "v1", "semantic")
 	addMemory(t, ten, "v2", "semantic")
-	if _, err := ten.Link(ctx, "v2", "v1", "SUPERSEDES"); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct{ from, to, rel string }{{"v2", "v1", "SUPERSEDES"}, {"v1", "v2", "SUPERSEDED_BY"}} {
+		_, err := ten.Link(ctx, c.from, c.to, c.rel)
+		e := wantCode(t, err, knowmind.ECONSTRAINT)
+		if e.Data["constraint"] != "history" || !strings.Contains(e.Message, "knowmind_update_fact") {
+			t.Fatalf("link %s: %v, want constraint history naming knowmind_update_fact", c.rel, err)
+		}
 	}
-	old, err := ten.GetMemory(ctx, "v1")
-	if err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"v1", "v2"} {
+		m, err := ten.GetMemory(ctx, id)
+		if err != nil || m.ValidTo != nil {
+			t.Fatalf("%s after refused history links: %+v, %v", id, m, err)
+		}
+		if r, _ := ten.ListRelations(ctx, id); len(r.Outgoing)+len(r.Incoming) != 0 {
+			t.Fatalf("%s has relations: %+v", id, r)
+		}
 	}
-	if old.ValidTo == nil {
-		t.Fatal("v1 still open after v2 SUPERSEDES v1")
-	}
-	cur, _ := ten.GetMemory(ctx, "v2")
-	if cur.ValidTo != nil {
-		t.Fatal("the superseding version was closed")
-	}
-	_, err = ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: "v1", NewTitle: "v1b", NewContent: "fork"})
-	if e := wantCode(t, err, knowmind.ECONFLICT); !strings.Contains(e.Message, "v2") {
-		t.Fatalf("update of superseded v1: %v, want conflict naming v2", err)
+	if _, err := ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: "v1", NewTitle: "v1b", NewContent: "still current"}); err != nil {
+		t.Fatalf("update of v1: %v", err)
 	}
 }

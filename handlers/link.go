@@ -10,7 +10,7 @@ import (
 type LinkParams struct {
 	FromID  string `json:"from_id" jsonschema:"memory id of the source node" validate:"required,notblank,max=200"`
 	ToID    string `json:"to_id" jsonschema:"memory id of the target node" validate:"required,notblank,max=200"`
-	RelType string `json:"rel_type" jsonschema:"edge type in UPPER_SNAKE_CASE, e.g. OWNS, FOR_CLIENT, SUPERSEDES, REFERENCES" validate:"required,notblank,max=64"`
+	RelType string `json:"rel_type" jsonschema:"edge type in UPPER_SNAKE_CASE, e.g. OWNS, FOR_CLIENT, REFERENCES (not SUPERSEDES: knowmind_update_fact writes history)" validate:"required,notblank,max=64"`
 }
 
 // LinkResult carries the ids of the edge and of its materialised inverse.

@@ -188,6 +188,14 @@ func TestRelationsLinkErrors(t *testing.T) {
 	wantConstraint(t, callTool(t, url, write, "knowmind_link", linkArgs(a, b, "FOR_CLIENT")), "target_class")
 	// A well-formed rel_type no shape knows.
 	wantConstraint(t, callTool(t, url, write, "knowmind_link", linkArgs(a, b, "LIKES")), "rel_type")
+	// Version history is knowmind_update_fact's alone.
+	for _, rel := range []string{"SUPERSEDES", "SUPERSEDED_BY"} {
+		r := callTool(t, url, write, "knowmind_link", linkArgs(a, b, rel))
+		wantConstraint(t, r, "history")
+		if !strings.Contains(r.Error.Message, "knowmind_update_fact") {
+			t.Errorf("link %s: %q does not name knowmind_update_fact", rel, r.Error.Message)
+		}
+	}
 	// Nothing was written by the refused links.
 	if rel, _ := relationsOf(t, url, read, a); len(rel.Outgoing)+len(rel.Incoming) != 0 {
 		t.Errorf("refused links left edges: %+v", rel)

@@ -62,8 +62,9 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Name:  "knowmind_link",
 		Title: "Link two memories",
 		Description: "Creates a typed relation from_id --rel_type--> to_id between two memories of the workspace; the inverse " +
-			"relation is materialised automatically. rel_type is UPPER_SNAKE_CASE (e.g. OWNS, FOR_CLIENT, SUPERSEDES, REFERENCES) " +
-			"and must be allowed by the domain's shapes. Linking twice returns the same edge ids.",
+			"relation is materialised automatically. rel_type is UPPER_SNAKE_CASE (e.g. OWNS, FOR_CLIENT, REFERENCES) " +
+			"and must be allowed by the domain's shapes. Linking twice returns the same edge ids. Version history " +
+			"(SUPERSEDES, SUPERSEDED_BY) is written only by knowmind_update_fact and refused here.",
 		Scope: knowmind.ScopeWrite,
 	}, s.link)
 	addTool(s, srv, tool{
