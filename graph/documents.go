@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +23,10 @@ import (
 //
 // The new document and the deletion of the old ones are one transaction, so
 // the old version is replaced only by a completely ingested new one, and
-// readers never see both or neither. If the new one cannot be embedded or
+// readers never see both or neither. A replaced document that is a version
+// in a history (knowmind_update_fact wrote or superseded it) is not deleted:
+// it is closed and superseded by the new one, so history stays append-only
+// and its chain leads to the new document. If the new one cannot be embedded or
 // written, nothing of the old one is touched and the new one is kept with
 // status failed (a later successful upload of the title replaces it too).
 
@@ -51,30 +55,59 @@ const uploadUntitledDocumentUpsert = `query q($sha: string) {
 
 // uploadDocumentUpsert is the upsert for a titled document: "same" decides
 // whether anything is written, "o" are the current documents of the title
-// (failed ones included) with their chunks "c" and, per relation predicate
-// R_i, the nodes "in_i" whose R_i edges point at them. Relation predicates
-// are not in the Memory type, so "uid(o) * *" would leave them: they are
-// deleted one by one, outgoing and incoming, leaving no edge into nothing.
+// (failed ones included). Of these, "p" are plain documents: they are
+// deleted with their chunks "c" and, per relation predicate R_i, the edges
+// of the nodes "in_i" that point at them (relation predicates are not in the
+// Memory type, so "uid(p) * *" would leave them: they are deleted one by one,
+// outgoing and incoming, leaving no edge into nothing). "hist" are versions
+// in a history (update_fact wrote them or superseded them): history is
+// append-only, so they are closed and superseded by the new document instead
+// (see UploadDocument), never deleted.
 func uploadDocumentUpsert(relations []string) (query, deletions string) {
 	var q, del strings.Builder
 	q.WriteString(`query q($title: string, $sha: string) {
   same(func: eq(Memory.content_sha, $sha)) @filter(eq(Memory.kind, "document") AND eq(Memory.title, $title) AND eq(Memory.status, "indexed") AND NOT has(Memory.valid_to)) {
     s as uid Memory.id Memory.title Memory.status
   }
-  o as var(func: eq(Memory.title, $title)) @filter(eq(Memory.kind, "document") AND NOT has(Memory.valid_to)) {
+  o as var(func: eq(Memory.title, $title)) @filter(eq(Memory.kind, "document") AND NOT has(Memory.valid_to))
+  p as var(func: uid(o)) @filter(NOT has(` + RelSupersedes + `) AND NOT has(` + RelSupersededBy + `)) {
     c as Memory.chunks
   }
+  hist(func: uid(o)) @filter(has(` + RelSupersedes + `) OR has(` + RelSupersededBy + `)) { uid Memory.id }
 `)
-	del.WriteString("uid(c) * * .\nuid(o) * * .\n")
+	del.WriteString("uid(c) * * .\nuid(p) * * .\n")
 	// Dgraph allows one reverse edge per block, hence a block per predicate.
 	// (Written <~R>: Dgraph reads ~<R> without complaint but finds nothing.)
 	for i, r := range relations {
-		fmt.Fprintf(&q, "  var(func: uid(o)) { in_%d as <~%s> }\n", i, r)
-		fmt.Fprintf(&del, "uid(o) <%s> * .\nuid(in_%d) <%s> uid(o) .\n", r, i, r)
+		fmt.Fprintf(&q, "  var(func: uid(p)) { in_%d as <~%s> }\n", i, r)
+		fmt.Fprintf(&del, "uid(p) <%s> * .\nuid(in_%d) <%s> uid(p) .\n", r, i, r)
 	}
 	q.WriteString(`  old(func: uid(o)) { Memory.id }
 }`)
 	return q.String(), del.String()
+}
+
+// supersedeVersions closes the replaced documents that are versions in a
+// history (valid_to = now, as update_fact closes its target) and links the
+// new document to each: new -SUPERSEDES-> old and its inverse, with the
+// facets update_fact writes. Re-setting Memory.id (@upsert) makes the write
+// conflict with a concurrent update_fact of the same version.
+func supersedeVersions(ctx context.Context, txn *dgo.Txn, newID, newUID string, versions []dgMemory) error {
+	if len(versions) == 0 {
+		return nil
+	}
+	stamp := nowString()
+	var nq strings.Builder
+	for _, v := range versions {
+		fmt.Fprintf(&nq, "<%s> <Memory.id> %q .\n<%s> <Memory.valid_to> %q .\n<%s> <Memory.updated_at> %q .\n",
+			v.UID, v.ID, v.UID, stamp, v.UID, stamp)
+		fmt.Fprintf(&nq, "<%[1]s> <%[3]s> <%[2]s> (id=%[5]q, created_at=%[7]s, valid_from=%[7]s, inverse=false) .\n"+
+			"<%[2]s> <%[4]s> <%[1]s> (id=%[6]q, created_at=%[7]s, valid_from=%[7]s, inverse=true) .\n",
+			newUID, v.UID, RelSupersedes, RelSupersededBy,
+			EdgeID(newID, RelSupersedes, v.ID), EdgeID(v.ID, RelSupersededBy, newID), stamp)
+	}
+	_, err := txn.Mutate(ctx, &api.Mutation{SetNquads: []byte(nq.String())})
+	return err
 }
 
 // titleLocks serialise uploads of one title within this process. Dgraph's
@@ -143,7 +176,7 @@ func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentI
 		req.Query = query
 		req.Vars = map[string]string{"$title": title, "$sha": e.sha}
 		req.Mutations = append(req.Mutations, &api.Mutation{
-			Cond:      `@if(eq(len(s), 0) AND gt(len(o), 0))`,
+			Cond:      `@if(eq(len(s), 0) AND gt(len(p), 0))`,
 			DelNquads: []byte(deletions),
 		})
 		lock := titleLock(t.Namespace, title)
@@ -153,15 +186,22 @@ func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentI
 	var out struct {
 		Same []dgMemory
 		Old  []dgMemory
+		Hist []dgMemory
 	}
 	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
-		out.Same, out.Old = nil, nil
+		out.Same, out.Old, out.Hist = nil, nil, nil
 		resp, err := txn.Do(ctx, req)
 		if err != nil {
 			return err
 		}
 		e.committed("m", resp.Uids)
-		return json.Unmarshal(resp.Json, &out)
+		if err := json.Unmarshal(resp.Json, &out); err != nil {
+			return err
+		}
+		if len(out.Same) > 0 {
+			return nil
+		}
+		return supersedeVersions(ctx, txn, e.id, resp.Uids["m"], out.Hist)
 	})
 	if err != nil {
 		return t.recordFailedDocument(ctx, e, fmt.Errorf("write document: %w", err))
@@ -172,11 +212,16 @@ func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentI
 		return res, nil
 	}
 	replaced := make([]string, 0, len(out.Old))
+	var deleted []string
 	for _, o := range out.Old {
 		replaced = append(replaced, o.ID)
+		if !slices.ContainsFunc(out.Hist, func(h dgMemory) bool { return h.ID == o.ID }) {
+			deleted = append(deleted, o.ID)
+		}
 	}
 	t.indexed(e)
-	t.unindexText(replaced...)
+	// Closed versions stay searchable for recall_at_time, as update_fact leaves them.
+	t.unindexText(deleted...)
 	t.c.log.Info("document ingested", "tenant", t.Name, "id", e.id, "title", title,
 		"chunks", len(e.chunks), "replaced", replaced, "took", time.Since(started).Round(time.Millisecond))
 	return knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: title, Status: knowmind.StatusIndexed,

@@ -161,3 +161,77 @@ func TestRecallDoesNotReadWholeContents(t *testing.T) {
 	}
 	t.Logf("candidate query %d bytes", len(resp.Json))
 }
+
+// Issue 13: replacing a document deleted it with its SUPERSEDES/SUPERSEDED_BY
+// edges, so update_fact on a document followed by an upload of the new
+// title broke the chain (update_fact on the old version then answered 409
+// "no successor"). A replaced version is now closed and superseded by the new
+// document; every version stays, and the chain leads to the newest.
+func TestReplacingAVersionedDocumentKeepsItsHistory(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	d1, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Handbuch", Content: "# Urlaub\n\nAntrag beim Team-Lead."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: d1.ID, NewTitle: "Handbuch 2026", NewContent: "# Urlaub\n\nAntrag im Portal."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2 := u.NewMemoryID
+	d3, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Handbuch 2026", Content: "# Urlaub\n\nAntrag im neuen Portal."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d3.ReplacedDocumentIDs) != 1 || d3.ReplacedDocumentIDs[0] != d2 {
+		t.Fatalf("replaced %v, want [%s]", d3.ReplacedDocumentIDs, d2)
+	}
+	// A plain document of the title is still replaced by deletion.
+	plain, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Checkliste", Content: "Schlüssel abholen."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Checkliste", Content: "Schlüssel und Laptop abholen."}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ten.GetMemory(ctx, plain.ID); knowmind.ErrorCode(err) != knowmind.ENOTFOUND {
+		t.Fatalf("plain replaced document: %v, want not found", err)
+	}
+	// Replacing the newest version again extends the chain.
+	d4, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Handbuch 2026", Content: "# Urlaub\n\nAntrag per App."})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Every version is there; only the newest is current.
+	for _, id := range []string{d1.ID, d2, d3.ID, d4.ID} {
+		m, err := ten.GetMemory(ctx, id)
+		if err != nil {
+			t.Fatalf("version %s: %v", id, err)
+		}
+		if (m.ValidTo == nil) != (id == d4.ID) {
+			t.Fatalf("version %s valid_to %v", id, m.ValidTo)
+		}
+	}
+	// The chain: each older version names its successor, and updating any of them names the newest.
+	for _, pair := range [][2]string{{d1.ID, d2}, {d2, d3.ID}, {d3.ID, d4.ID}} {
+		if _, sb := versionEdges(t, ten, pair[0]); len(sb) != 1 || sb[0].ID != pair[1] {
+			t.Fatalf("%s SUPERSEDED_BY %+v, want %s", pair[0], sb, pair[1])
+		}
+	}
+	for _, old := range []string{d1.ID, d2, d3.ID} {
+		_, err := ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: old, NewTitle: "Handbuch 2026", NewContent: "fork"})
+		if e := knowmind.AsError(err); e == nil || e.Code != knowmind.ECONFLICT || e.Data["current_version_id"] != d4.ID {
+			t.Fatalf("update of old version %s: %v, want ECONFLICT naming %s", old, err, d4.ID)
+		}
+	}
+	// History edges can be neither removed nor forged.
+	for _, rel := range []string{"SUPERSEDES", "SUPERSEDED_BY"} {
+		if _, err := ten.Unlink(ctx, d4.ID, d3.ID, rel); knowmind.ErrorCode(err) != knowmind.ECONSTRAINT {
+			t.Fatalf("unlink %s: %v", rel, err)
+		}
+		if _, err := ten.Link(ctx, plain.ID, d4.ID, rel); knowmind.ErrorCode(err) != knowmind.ECONSTRAINT {
+			t.Fatalf("link %s: %v", rel, err)
+		}
+	}
+}
