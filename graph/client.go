@@ -90,6 +90,8 @@ type Client struct {
 	mu      sync.Mutex
 	tenants map[string]*Tenant
 	create  sync.Mutex // serialises namespace creation
+
+	titleLocks titleLocks // uploads per tenant and title (documents.go)
 }
 
 // Tenant is a logged-in session on one tenant's namespace.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strings"
 	"sync"
@@ -110,16 +109,55 @@ func supersedeVersions(ctx context.Context, txn *dgo.Txn, newID, newUID string, 
 	return err
 }
 
-// titleLocks serialise uploads of one title within this process. Dgraph's
-// conflict detection alone does not: two first uploads of a new title write
-// no common key (Memory.title is not @upsert), so both would commit. A
-// fixed array bounds the memory whatever the number of titles.
-var titleLocks [64]sync.Mutex
+// titleLocks serialise uploads of one title of one tenant within this
+// process. Dgraph's conflict detection alone does not: two first uploads of
+// a new title write no common key (Memory.title is not @upsert), so both
+// would commit. One lock per (namespace, title) in use, dropped when nobody
+// holds or awaits it: a tenant's uploads never wait for another tenant's, and
+// a waiter whose call ends (cancelled, past its deadline) stops waiting.
+type titleLocks struct {
+	mu    sync.Mutex
+	locks map[titleKey]*titleLock
+}
 
-func titleLock(namespace uint64, title string) *sync.Mutex {
-	h := fnv.New32a()
-	fmt.Fprintf(h, "%d\x00%s", namespace, title)
-	return &titleLocks[h.Sum32()%uint32(len(titleLocks))]
+type titleKey struct {
+	namespace uint64
+	title     string
+}
+
+type titleLock struct {
+	held chan struct{} // holds one value while locked
+	refs int           // holders and waiters
+}
+
+// lock waits for the title's lock or for ctx to end; unlock releases it.
+func (l *titleLocks) lock(ctx context.Context, namespace uint64, title string) (unlock func(), err error) {
+	key := titleKey{namespace, title}
+	l.mu.Lock()
+	if l.locks == nil {
+		l.locks = map[titleKey]*titleLock{}
+	}
+	tl := l.locks[key]
+	if tl == nil {
+		tl = &titleLock{held: make(chan struct{}, 1)}
+		l.locks[key] = tl
+	}
+	tl.refs++
+	l.mu.Unlock()
+	release := func() {
+		l.mu.Lock()
+		if tl.refs--; tl.refs == 0 {
+			delete(l.locks, key)
+		}
+		l.mu.Unlock()
+	}
+	select {
+	case tl.held <- struct{}{}:
+		return func() { <-tl.held; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
 }
 
 // UploadDocument ingests a longer text as a document (see above for the
@@ -179,9 +217,11 @@ func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentI
 			Cond:      `@if(eq(len(s), 0) AND gt(len(p), 0))`,
 			DelNquads: []byte(deletions),
 		})
-		lock := titleLock(t.Namespace, title)
-		lock.Lock()
-		defer lock.Unlock()
+		unlock, err := t.c.titleLocks.lock(ctx, t.Namespace, title)
+		if err != nil {
+			return knowmind.StoreResult{}, fmt.Errorf("upload document: wait for the title's other upload: %w", err)
+		}
+		defer unlock()
 	}
 	var out struct {
 		Same []dgMemory

@@ -168,3 +168,9 @@ func (t *Tenant) HeldVectors() map[uint64][]float32 {
 	}
 	return out
 }
+
+// HoldTitleLock takes the lock an upload of title takes in the tenant, as a
+// long upload would hold it.
+func (t *Tenant) HoldTitleLock(ctx context.Context, title string) (unlock func(), err error) {
+	return t.c.titleLocks.lock(ctx, t.Namespace, title)
+}

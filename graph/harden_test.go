@@ -3,7 +3,9 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"testing"
 	"time"
@@ -233,5 +235,59 @@ func TestReplacingAVersionedDocumentKeepsItsHistory(t *testing.T) {
 		if _, err := ten.Link(ctx, plain.ID, d4.ID, rel); knowmind.ErrorCode(err) != knowmind.ECONSTRAINT {
 			t.Fatalf("link %s: %v", rel, err)
 		}
+	}
+}
+
+// Issue 13: document uploads serialised on one global array of 64 locks
+// shared by all tenants, and waited for them ignoring cancellation. Now a
+// lock is per tenant and title, and a waiter gives up when its call ends.
+func TestUploadsWaitOnlyForTheirOwnTitle(t *testing.T) {
+	ctx := context.Background()
+	a, b := dgraphtest.NewTenant(t), dgraphtest.NewTenant(t)
+	unlock, err := a.HoldTitleLock(ctx, "Handbuch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if unlock != nil {
+			unlock()
+		}
+	}()
+	// The title of b that shared a's lock in the old array (fnv-32a of namespace and title, mod 64).
+	slot := func(ns uint64, title string) uint32 {
+		h := fnv.New32a()
+		fmt.Fprintf(h, "%d\x00%s", ns, title)
+		return h.Sum32() % 64
+	}
+	collide := ""
+	for i := 0; collide == ""; i++ {
+		if title := fmt.Sprintf("Titel %d", i); slot(b.Namespace, title) == slot(a.Namespace, "Handbuch") {
+			collide = title
+		}
+	}
+	for _, title := range []string{"Handbuch", collide} {
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		start := time.Now()
+		_, err := b.UploadDocument(cctx, knowmind.UploadDocumentInput{Title: title, Content: "Inhalt von " + title})
+		cancel()
+		if err != nil || time.Since(start) > 10*time.Second {
+			t.Fatalf("another tenant's upload of %q while a holds its lock: %v after %s", title, err, time.Since(start))
+		}
+	}
+	// The same tenant and title waits, and stops waiting when its call ends; nothing is written.
+	cctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = a.UploadDocument(cctx, knowmind.UploadDocumentInput{Title: "Handbuch", Content: "Wartet."})
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+		t.Fatalf("upload waiting for its title: %v after %s, want the deadline's error at once", err, time.Since(start))
+	}
+	if n := countMemories(t, a); n != 0 {
+		t.Fatalf("%d memories written by the cancelled upload", n)
+	}
+	unlock()
+	unlock = nil
+	if _, err := a.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Handbuch", Content: "Wartet nicht mehr."}); err != nil {
+		t.Fatal(err)
 	}
 }
