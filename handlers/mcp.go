@@ -70,10 +70,12 @@ var mcpNotifications = map[string]bool{
 
 // service holds what tools need. Each tool is a method in its own file.
 type service struct {
-	graph *graph.Client
-	ready Readiness
-	log   *slog.Logger
-	tools map[string]*registeredTool
+	graph       *graph.Client
+	ready       Readiness
+	log         *slog.Logger
+	tools       map[string]*registeredTool
+	callTimeout time.Duration // deadline of one tool call, its Dgraph work included; 0 = none
+	inFlight    *inFlight     // tool calls running per tenant
 }
 
 func newMCPServer(s *service) *mcp.Server {

@@ -33,6 +33,12 @@ type Deps struct {
 	// client: failed authentications are counted per client address, which is
 	// the peer's unless the peer is one of these.
 	TrustedProxies []netip.Prefix
+	// CallTimeout is the deadline of one tool call, which cancels its Dgraph
+	// work; 0 = DefaultCallTimeout, negative = none.
+	CallTimeout time.Duration
+	// TenantInFlight bounds the tool calls one tenant has running at once
+	// (more are refused with 429); 0 = DefaultTenantInFlight, negative = none.
+	TenantInFlight int
 	// RateLimit requests per second per token, with RateBurst; 0 = unlimited.
 	RateLimit float64
 	RateBurst int
@@ -74,7 +80,7 @@ func mountMCP(r *gin.Engine, d Deps) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{}}
+	s := newService(d, log)
 	e := newEndpoint(newMCPServer(s), newAuthenticator(d.Graph, d.JWT, log), d, log)
 	h := gin.WrapH(e)
 	for _, p := range []string{mcpPath, mcpAltPath} {
@@ -83,4 +89,24 @@ func mountMCP(r *gin.Engine, d Deps) {
 	md := gin.WrapH(resourceMetadata(e.baseURL))
 	r.GET(metadataPath, md)
 	r.GET(metadataPath+"/*resource", md)
+}
+
+// Defaults of Deps.CallTimeout and Deps.TenantInFlight. A document of
+// 1,000,000 characters embeds and writes in well under the call timeout with
+// the built-in embedder; slower model servers need a longer one.
+const (
+	DefaultCallTimeout    = 5 * time.Minute
+	DefaultTenantInFlight = 32
+)
+
+func newService(d Deps, log *slog.Logger) *service {
+	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{},
+		callTimeout: d.CallTimeout, inFlight: &inFlight{max: d.TenantInFlight}}
+	if s.callTimeout == 0 {
+		s.callTimeout = DefaultCallTimeout
+	}
+	if s.inFlight.max == 0 {
+		s.inFlight.max = DefaultTenantInFlight
+	}
+	return s
 }

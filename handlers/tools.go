@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -162,20 +164,78 @@ func addTool[P, R any](s *service, srv *mcp.Server, t tool, run func(ctx context
 		InputSchema:  codec.schema,
 		OutputSchema: out,
 		Annotations:  &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.ReadOnly, OpenWorldHint: new(bool)},
-	}, func(ctx context.Context, req *mcp.CallToolRequest, p P) (*mcp.CallToolResult, R, error) {
+	}, func(ctx context.Context, req *mcp.CallToolRequest, p P) (_ *mcp.CallToolResult, r R, err error) {
 		var zero R
 		// Checked again here, not only in guardCalls: a tool must never run
 		// beyond its token's scope, whatever the middleware order.
-		ctx, err := s.callContext(ctx, req, t)
+		ctx, err = s.callContext(ctx, req, t)
 		if err != nil {
 			return nil, zero, err
 		}
-		r, err := run(ctx, p)
+		// Tools run in the SDK's goroutines, outside the HTTP server's
+		// recovery: a panic would end the process, for every tenant.
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.ErrorContext(ctx, "tool call panicked", "tool", t.Name, "request_id", requestIDFrom(ctx),
+					"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				r, err = zero, rpcError(ctx, s.log, fmt.Errorf("tool %s panicked: %v", t.Name, v))
+			}
+		}()
+		release, err := s.inFlight.acquire(ctx)
 		if err != nil {
+			return nil, zero, rpcError(ctx, s.log, err)
+		}
+		defer release()
+		if s.callTimeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, s.callTimeout)
+			defer cancel()
+		}
+		r, err = run(ctx, p)
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) &&
+				knowmind.AsError(err) == nil {
+				err = knowmind.Errorf(knowmind.EUNAVAILABLE, "the call did not finish within %s", s.callTimeout)
+			}
 			return nil, zero, rpcError(ctx, s.log, err)
 		}
 		return nil, r, nil
 	})
+}
+
+// inFlight bounds the tool calls a tenant has running at once, so one tenant
+// cannot take every goroutine, Dgraph connection and embedder slot; over the
+// bound a call is refused at once (429) rather than queued.
+type inFlight struct {
+	max     int // 0 = unbounded
+	mu      sync.Mutex
+	running map[string]int // tenant → calls running
+}
+
+func (f *inFlight) acquire(ctx context.Context) (release func(), err error) {
+	ci, _ := ctx.Value(callKey{}).(callInfo)
+	tenant := ci.principal.Tenant
+	if f == nil || f.max <= 0 || tenant == "" {
+		return func() {}, nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.running[tenant] >= f.max {
+		e := knowmind.Errorf(knowmind.ERATELIMIT, "too many calls of this workspace running at once (at most %d)", f.max)
+		e.Data = map[string]any{"retry_after_s": 1}
+		return nil, e
+	}
+	if f.running == nil {
+		f.running = map[string]int{}
+	}
+	f.running[tenant]++
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.running[tenant]--; f.running[tenant] <= 0 {
+			delete(f.running, tenant)
+		}
+	}, nil
 }
 
 // guardCalls is the MCP receiving middleware: tools/list shows only the tools

@@ -12,6 +12,7 @@ import (
 
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/handlers"
 )
 
 // Config is every setting of the service, filled from flags with environment
@@ -40,6 +41,8 @@ type Config struct {
 	JWTPublicKeys    string         // PEM file of RS256/ES256 keys (optional)
 	JWTAudience      string         // required aud claim for JWTs
 	RateLimit        float64        // requests per second per token
+	CallTimeout      time.Duration  // deadline of one tool call
+	TenantInFlight   int            // tool calls one tenant may have running at once
 	RateBurst        int            // burst per token
 	ShutdownTimeout  time.Duration  // graceful HTTP shutdown
 	LogLevel         string
@@ -98,6 +101,10 @@ func parseServeFlags(args []string) (Config, error) {
 	fs.StringVar(&c.JWTAudience, "jwt-audience", envOr("jwt-audience", "knowmind"), "required aud claim of JWTs (env KNOWMIND_JWT_AUDIENCE)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", atofOr(envOr("rate-limit", ""), 20), "requests per second per token (env KNOWMIND_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", atoiOr(envOr("rate-burst", ""), 40), "request burst per token (env KNOWMIND_RATE_BURST)")
+	fs.DurationVar(&c.CallTimeout, "call-timeout", durationOr(envOr("call-timeout", ""), handlers.DefaultCallTimeout),
+		"deadline of one tool call, its Dgraph work and embedding included; negative = none (env KNOWMIND_CALL_TIMEOUT)")
+	fs.IntVar(&c.TenantInFlight, "tenant-in-flight", atoiOr(envOr("tenant-in-flight", ""), handlers.DefaultTenantInFlight),
+		"tool calls one tenant may have running at once, more are refused with 429; negative = unbounded (env KNOWMIND_TENANT_IN_FLIGHT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "graceful shutdown timeout")
 	fs.StringVar(&c.LogLevel, "log-level", envOr("log-level", "info"), "debug, info, warn, error (env KNOWMIND_LOG_LEVEL)")
 	fs.BoolVar(&c.WarmTextStats, "warm-text-stats", boolOr(envOr("warm-text-stats", ""), true),
@@ -144,6 +151,13 @@ func (c *Config) absPaths() error {
 
 func atoiOr(s string, def int) int {
 	if v, err := strconv.Atoi(s); err == nil {
+		return v
+	}
+	return def
+}
+
+func durationOr(s string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(s); err == nil {
 		return v
 	}
 	return def

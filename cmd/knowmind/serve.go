@@ -85,6 +85,7 @@ func runServe(ctx context.Context, args []string) error {
 		Ready: ready, Graph: b.client, Logger: log,
 		AllowedOrigins: cfg.AllowedOrigins, PublicURL: cfg.PublicURL, JWT: jwtCfg,
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, TrustedProxies: cfg.TrustedProxies,
+		CallTimeout: cfg.CallTimeout, TenantInFlight: cfg.TenantInFlight,
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

@@ -1,0 +1,138 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+)
+
+// probeParams and probeResult are the test tools' types.
+type probeParams struct{}
+type probeResult struct {
+	OK bool `json:"ok"`
+}
+
+// newServerWithTools serves the MCP endpoint of testDeps (changed by edit)
+// with the tools add registers beside the real ones.
+func newServerWithTools(t *testing.T, edit func(*Deps), add func(s *service, srv *mcp.Server)) string {
+	t.Helper()
+	d := testDeps(t)
+	if edit != nil {
+		edit(&d)
+	}
+	s := newService(d, d.Logger)
+	srv := newMCPServer(s)
+	add(s, srv)
+	hs := httptest.NewServer(newEndpoint(srv, newAuthenticator(d.Graph, d.JWT, d.Logger), d, d.Logger))
+	t.Cleanup(hs.Close)
+	return hs.URL + mcpPath
+}
+
+// Issue 13: tool handlers run in the SDK's goroutines, outside gin's
+// recovery, so a panic in a tool ended the process. Now the call answers
+// -32603 naming its request id and the service goes on.
+func TestToolPanicIsAnInternalError(t *testing.T) {
+	url := newServerWithTools(t, nil, func(s *service, srv *mcp.Server) {
+		addTool(s, srv, tool{Name: "test_panic", Description: "panics"}, func(context.Context, probeParams) (probeResult, error) {
+			var m map[string]int
+			m["boom"]++ // assignment to a nil map
+			return probeResult{}, nil
+		})
+	})
+	token := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeRead)
+	for range 2 {
+		r := callTool(t, url, token, "test_panic", map[string]any{})
+		wantRPCError(t, r, jsonrpc.CodeInternalError, "")
+		if id := r.Header.Get(requestIDHeader); id == "" || !strings.Contains(r.Error.Message, id) {
+			t.Fatalf("panic answer %q does not name the request id %q", r.Error.Message, id)
+		}
+	}
+	var h HealthResult
+	structured(t, callTool(t, url, token, "knowmind_health", map[string]any{}), &h)
+}
+
+// Every tool call has a deadline that cancels its work: a call that does not
+// finish in time is answered 503 at the deadline, a recall included (its
+// Dgraph query is cancelled).
+func TestToolCallDeadline(t *testing.T) {
+	url := newServerWithTools(t, func(d *Deps) { d.CallTimeout = 300 * time.Millisecond }, func(s *service, srv *mcp.Server) {
+		addTool(s, srv, tool{Name: "test_hang", Description: "waits for its context"}, func(ctx context.Context, _ probeParams) (probeResult, error) {
+			<-ctx.Done()
+			return probeResult{}, ctx.Err()
+		})
+	})
+	token := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeRead)
+	start := time.Now()
+	r := callTool(t, url, token, "test_hang", map[string]any{})
+	wantRPCError(t, r, codeUnavailable, "")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("a hanging call was answered after %s, deadline 300ms", d)
+	}
+	if !strings.Contains(r.Error.Message, "300ms") {
+		t.Errorf("message %q does not say the deadline", r.Error.Message)
+	}
+}
+
+// One tenant's calls in flight are bounded: a tenant that floods gets 429
+// while another tenant's calls go on.
+func TestTenantInFlightBounded(t *testing.T) {
+	const bound = 3
+	release := make(chan struct{})
+	url := newServerWithTools(t, func(d *Deps) { d.TenantInFlight = bound }, func(s *service, srv *mcp.Server) {
+		addTool(s, srv, tool{Name: "test_block", Description: "waits for the test"}, func(ctx context.Context, _ probeParams) (probeResult, error) {
+			select {
+			case <-release:
+				return probeResult{OK: true}, nil
+			case <-ctx.Done():
+				return probeResult{}, ctx.Err()
+			}
+		})
+	})
+	flooder := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeRead)
+	other := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeRead)
+
+	var wg sync.WaitGroup
+	statuses := make(chan string, bound)
+	for range bound {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := callTool(t, url, flooder, "test_block", map[string]any{})
+			statuses <- fmt.Sprintf("%d %v", r.Status, r.Error)
+		}()
+	}
+	// Wait until the bound is taken, then one more call of the flooder is refused.
+	deadline := time.Now().Add(10 * time.Second)
+	var refused reply
+	for time.Now().Before(deadline) {
+		refused = callTool(t, url, flooder, "knowmind_health", map[string]any{})
+		if refused.Error != nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	wantRPCError(t, refused, codeRateLimited, "")
+	// Another tenant is not affected.
+	var h HealthResult
+	structured(t, callTool(t, url, other, "knowmind_health", map[string]any{}), &h)
+	close(release)
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != fmt.Sprintf("%d <nil>", http.StatusOK) {
+			t.Errorf("blocked call: %s", s)
+		}
+	}
+	structured(t, callTool(t, url, flooder, "knowmind_health", map[string]any{}), &h)
+}
