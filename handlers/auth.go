@@ -42,12 +42,20 @@ const (
 const touchEvery = time.Minute
 
 // JWTConfig enables signed JWT bearer tokens beside kmt_ tokens, for
-// deployments with an identity provider. Claims: tenant (string), scope
-// (space-separated) or scopes (array), exp (required), nbf, aud.
+// deployments with an identity provider. Claims: tenant (string, under
+// TenantClaim), scope (space-separated) or scopes (array), exp (required),
+// nbf, aud, iss.
 type JWTConfig struct {
 	Secret     []byte             // HS256 key; empty = no HS256
 	PublicKeys []crypto.PublicKey // *rsa.PublicKey for RS256, P-256 *ecdsa.PublicKey for ES256
 	Audience   string             // required aud; "" = aud not checked
+	Issuer     string             // required iss; "" = iss not checked
+	// TenantClaim names the claim holding the tenant; "" = "tenant".
+	TenantClaim string
+	// CreateTenants lets a JWT whose tenant has no workspace yet create it;
+	// off, such a JWT is refused (403) and workspaces come from `knowmind
+	// tenant create` or `token create`.
+	CreateTenants bool
 }
 
 func (c JWTConfig) enabled() bool { return len(c.Secret) > 0 || len(c.PublicKeys) > 0 }
@@ -140,6 +148,9 @@ func newAuthenticator(tokens tokenStore, cfg JWTConfig, log *slog.Logger) *authe
 		if cfg.Audience != "" {
 			opts = append(opts, jwt.WithAudience(cfg.Audience))
 		}
+		if cfg.Issuer != "" {
+			opts = append(opts, jwt.WithIssuer(cfg.Issuer))
+		}
 		a.jwtParser = jwt.NewParser(opts...)
 	}
 	return a
@@ -222,38 +233,48 @@ func (a *authenticator) touch(tok graph.Token) {
 	}()
 }
 
-type jwtClaims struct {
-	jwt.RegisteredClaims
-	Tenant string   `json:"tenant"`
-	Scope  string   `json:"scope"`
-	Scopes []string `json:"scopes"`
-}
-
 func (a *authenticator) parseJWT(token string) (*auth.TokenInfo, error) {
-	var claims jwtClaims
-	_, err := a.jwtParser.ParseWithClaims(token, &claims, a.jwtKey)
+	claims := jwt.MapClaims{}
+	_, err := a.jwtParser.ParseWithClaims(token, claims, a.jwtKey)
 	if err != nil {
 		if errors.Is(err, jwt.ErrTokenExpired) {
 			return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "token expired")
 		}
 		return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "invalid token")
 	}
-	if graph.ValidTenantName(claims.Tenant) != nil {
-		return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "invalid token: tenant claim missing or invalid")
+	tenantClaim := a.jwt.TenantClaim
+	if tenantClaim == "" {
+		tenantClaim = "tenant"
 	}
+	tenant, _ := claims[tenantClaim].(string)
+	if graph.ValidTenantName(tenant) != nil {
+		return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "invalid token: %s claim missing or invalid", tenantClaim)
+	}
+	scope, _ := claims["scope"].(string)
+	var listed []string
+	if list, ok := claims["scopes"].([]any); ok {
+		for _, v := range list {
+			if s, ok := v.(string); ok {
+				listed = append(listed, s)
+			}
+		}
+	}
+	issuer, _ := claims.GetIssuer()
+	subject, _ := claims.GetSubject()
+	exp, _ := claims.GetExpirationTime()
 	// Unknown scopes (openid, profile, ...) are an identity provider's, not ours.
 	var scopes []knowmind.Scope
-	for _, s := range append(strings.Fields(claims.Scope), claims.Scopes...) {
+	for _, s := range append(strings.Fields(scope), listed...) {
 		if sc, ok := knowmind.ParseScope(s); ok {
 			scopes = append(scopes, sc)
 		}
 	}
-	id := "jwt:" + claims.Issuer + ":" + claims.Subject
-	if claims.Subject == "" {
-		id = "jwt:" + claims.Issuer + ":tenant:" + claims.Tenant
+	id := "jwt:" + issuer + ":" + subject
+	if subject == "" {
+		id = "jwt:" + issuer + ":tenant:" + tenant
 	}
-	p := knowmind.Principal{Tenant: claims.Tenant, Scopes: scopes, TokenID: id}
-	return &auth.TokenInfo{UserID: id, Scopes: scopeStrings(scopes), Expiration: claims.ExpiresAt.Time,
+	p := knowmind.Principal{Tenant: tenant, Scopes: scopes, TokenID: id}
+	return &auth.TokenInfo{UserID: id, Scopes: scopeStrings(scopes), Expiration: exp.Time,
 		Extra: map[string]any{extraPrincipal: p, extraJWT: true}}, nil
 }
 

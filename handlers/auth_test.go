@@ -159,10 +159,10 @@ func TestJWTs(t *testing.T) {
 	if err != nil || len(keys) != 2 {
 		t.Fatalf("ParsePublicKeys: %d keys, %v", len(keys), err)
 	}
-	srv := newTestServer(t, func(d *Deps) { d.JWT.PublicKeys = keys })
+	srv := newTestServer(t, func(d *Deps) { d.JWT.PublicKeys, d.JWT.CreateTenants = keys, true })
 	url := srv.URL + "/api/mcp/v1"
 
-	// A JWT's tenant needs no token beforehand: its namespace is created on first use.
+	// With CreateTenants a JWT's tenant needs no token beforehand: its namespace is created on first use.
 	tenant := dgraphtest.TenantName(t)
 	claims := jwt.MapClaims{"tenant": tenant, "scope": "openid read", "aud": testJWTAudience, "sub": "alice", "exp": time.Now().Add(time.Hour).Unix()}
 	rs, _ := jwt.NewWithClaims(jwt.SigningMethodRS256, claims).SignedString(rsaKey)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -135,4 +136,42 @@ func TestTenantInFlightBounded(t *testing.T) {
 		}
 	}
 	structured(t, callTool(t, url, flooder, "knowmind_health", map[string]any{}), &h)
+}
+
+// Issue 13: any valid JWT created a namespace for an unseen tenant claim, and
+// iss was not checked. Now a JWT reaches only existing workspaces unless
+// CreateTenants is set, iss is checked when Issuer is set, and the tenant
+// claim's name is configurable.
+func TestJWTIssuerTenantsAndClaim(t *testing.T) {
+	const issuer = "https://idp.example"
+	srv := newTestServer(t, func(d *Deps) { d.JWT.Issuer = issuer })
+	url := srv.URL + mcpPath
+	existing := dgraphtest.TenantName(t)
+	newToken(t, existing, knowmind.ScopeRead) // makes its workspace
+	claims := func(tenant, iss string) jwt.MapClaims {
+		c := jwt.MapClaims{"tenant": tenant, "scope": "read", "aud": testJWTAudience, "exp": time.Now().Add(time.Hour).Unix()}
+		if iss != "" {
+			c["iss"] = iss
+		}
+		return c
+	}
+	var st knowmind.Stats
+	structured(t, callTool(t, url, hsJWT(t, claims(existing, issuer)), "knowmind_stats", map[string]any{}), &st)
+	for name, iss := range map[string]string{"no iss": "", "other iss": "https://evil.example"} {
+		if r := callTool(t, url, hsJWT(t, claims(existing, iss)), "knowmind_stats", map[string]any{}); r.Status != http.StatusUnauthorized {
+			t.Errorf("%s: HTTP %d, want 401", name, r.Status)
+		}
+	}
+	unseen := dgraphtest.TenantName(t)
+	wantRPCError(t, callTool(t, url, hsJWT(t, claims(unseen, issuer)), "knowmind_stats", map[string]any{}), codeForbidden, "")
+	if _, err := dgraphtest.Shared(t).Client.Tenant(context.Background(), unseen, false); knowmind.ErrorCode(err) != knowmind.ENOTFOUND {
+		t.Fatalf("the JWT's unseen tenant: %v, want not found (no workspace created)", err)
+	}
+
+	org := newTestServer(t, func(d *Deps) { d.JWT.TenantClaim = "org" })
+	withOrg := jwt.MapClaims{"org": existing, "scope": "read", "aud": testJWTAudience, "exp": time.Now().Add(time.Hour).Unix()}
+	structured(t, callTool(t, org.URL+mcpPath, hsJWT(t, withOrg), "knowmind_stats", map[string]any{}), &st)
+	if r := callTool(t, org.URL+mcpPath, hsJWT(t, claims(existing, "")), "knowmind_stats", map[string]any{}); r.Status != http.StatusUnauthorized {
+		t.Errorf("tenant claim under the wrong name: HTTP %d, want 401", r.Status)
+	}
 }

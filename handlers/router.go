@@ -101,7 +101,7 @@ const (
 
 func newService(d Deps, log *slog.Logger) *service {
 	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{},
-		callTimeout: d.CallTimeout, inFlight: &inFlight{max: d.TenantInFlight}}
+		callTimeout: d.CallTimeout, inFlight: &inFlight{max: d.TenantInFlight}, jwtCreateTenants: d.JWT.CreateTenants}
 	if s.callTimeout == 0 {
 		s.callTimeout = DefaultCallTimeout
 	}

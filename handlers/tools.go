@@ -320,8 +320,13 @@ func (s *service) tenant(ctx context.Context) (*graph.Tenant, error) {
 		return nil, errors.New("tenant: no authenticated principal in the call context")
 	}
 	// kmt_ tokens exist only for tenants whose namespace CreateToken made;
-	// a JWT's tenant is created on first use.
-	return s.graph.Tenant(ctx, ci.principal.Tenant, ci.viaJWT)
+	// a JWT's tenant is created on first use only where the operator allows it.
+	create := ci.viaJWT && s.jwtCreateTenants
+	t, err := s.graph.Tenant(ctx, ci.principal.Tenant, create)
+	if ci.viaJWT && !create && knowmind.ErrorCode(err) == knowmind.ENOTFOUND {
+		return nil, knowmind.Errorf(knowmind.EFORBIDDEN, "the token's tenant has no workspace on this service")
+	}
+	return t, err
 }
 
 func principalOf(extra *mcp.RequestExtra) (knowmind.Principal, bool) {

@@ -40,6 +40,9 @@ type Config struct {
 	JWTSecret        string         // HS256 secret for JWT bearer tokens (optional)
 	JWTPublicKeys    string         // PEM file of RS256/ES256 keys (optional)
 	JWTAudience      string         // required aud claim for JWTs
+	JWTIssuer        string         // required iss claim for JWTs ("" = not checked)
+	JWTTenantClaim   string         // claim naming the tenant
+	JWTCreateTenants bool           // a JWT may create its tenant's workspace
 	RateLimit        float64        // requests per second per token
 	CallTimeout      time.Duration  // deadline of one tool call
 	TenantInFlight   int            // tool calls one tenant may have running at once
@@ -99,6 +102,10 @@ func parseServeFlags(args []string) (Config, error) {
 	fs.StringVar(&c.JWTSecret, "jwt-secret", envOr("jwt-secret", ""), "HS256 secret for JWT bearer tokens (env KNOWMIND_JWT_SECRET)")
 	fs.StringVar(&c.JWTPublicKeys, "jwt-public-keys", envOr("jwt-public-keys", ""), "PEM file with RS256/ES256 public keys for JWTs (env KNOWMIND_JWT_PUBLIC_KEYS)")
 	fs.StringVar(&c.JWTAudience, "jwt-audience", envOr("jwt-audience", "knowmind"), "required aud claim of JWTs (env KNOWMIND_JWT_AUDIENCE)")
+	fs.StringVar(&c.JWTIssuer, "jwt-issuer", envOr("jwt-issuer", ""), "required iss claim of JWTs; empty = not checked (env KNOWMIND_JWT_ISSUER)")
+	fs.StringVar(&c.JWTTenantClaim, "jwt-tenant-claim", envOr("jwt-tenant-claim", "tenant"), "JWT claim naming the tenant (env KNOWMIND_JWT_TENANT_CLAIM)")
+	fs.BoolVar(&c.JWTCreateTenants, "jwt-create-tenants", boolOr(envOr("jwt-create-tenants", ""), false),
+		"let a JWT whose tenant has no workspace create it; off, such JWTs get 403 (env KNOWMIND_JWT_CREATE_TENANTS)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", atofOr(envOr("rate-limit", ""), 20), "requests per second per token (env KNOWMIND_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", atoiOr(envOr("rate-burst", ""), 40), "request burst per token (env KNOWMIND_RATE_BURST)")
 	fs.DurationVar(&c.CallTimeout, "call-timeout", durationOr(envOr("call-timeout", ""), handlers.DefaultCallTimeout),

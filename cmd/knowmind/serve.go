@@ -133,7 +133,8 @@ func runServe(ctx context.Context, args []string) error {
 // jwtConfig reads the JWT settings; JWTs stay off unless a secret or keys
 // are configured.
 func jwtConfig(cfg Config) (handlers.JWTConfig, error) {
-	j := handlers.JWTConfig{Secret: []byte(cfg.JWTSecret), Audience: cfg.JWTAudience}
+	j := handlers.JWTConfig{Secret: []byte(cfg.JWTSecret), Audience: cfg.JWTAudience, Issuer: cfg.JWTIssuer,
+		TenantClaim: cfg.JWTTenantClaim, CreateTenants: cfg.JWTCreateTenants}
 	if cfg.JWTPublicKeys != "" {
 		data, err := os.ReadFile(cfg.JWTPublicKeys)
 		if err != nil {
