@@ -74,11 +74,14 @@ func splitList(s string) []string {
 	return out
 }
 
+// minSecretBytes is the shortest service secret accepted.
+const minSecretBytes = 32
+
 // parseServeFlags fills Config from args and the environment.
 func parseServeFlags(args []string) (Config, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var c Config
-	var dgraph, dgraphHTTP, origins, proxies string
+	var dgraph, dgraphHTTP, origins, proxies, secretFile, passwordFile string
 	fs.StringVar(&c.Addr, "addr", envOr("addr", "127.0.0.1:8765"), "HTTP listen address (env KNOWMIND_ADDR)")
 	fs.StringVar(&c.DataDir, "data-dir", envOr("data-dir", "./data"), "data directory: managed Dgraph and secrets (env KNOWMIND_DATA_DIR)")
 	fs.StringVar(&dgraph, "dgraph", envOr("dgraph", ""), "external Dgraph alphas host:9080[,host:9080...]; empty = start a local Dgraph (env KNOWMIND_DGRAPH)")
@@ -88,7 +91,9 @@ func parseServeFlags(args []string) (Config, error) {
 	fs.StringVar(&c.DgraphBin, "dgraph-bin", envOr("dgraph-bin", ""), "dgraph binary for the managed mode (env KNOWMIND_DGRAPH_BIN; default ./bin/dgraph)")
 	fs.IntVar(&c.DgraphPortOffset, "dgraph-port-offset", atoiOr(envOr("dgraph-port-offset", ""), 100), "port offset of the managed Dgraph (zero 5180/6180, alpha 7180/8180/9180 at 100)")
 	fs.IntVar(&c.DgraphCacheMB, "dgraph-cache-mb", atoiOr(envOr("dgraph-cache-mb", ""), 512), "cache bound of the managed alpha in MB")
-	fs.StringVar(&c.Secret, "secret", envOr("secret", ""), "service secret (env KNOWMIND_SECRET; default: generated in data-dir/secrets)")
+	fs.StringVar(&c.Secret, "secret", envOr("secret", ""), "service secret, at least 32 bytes (env KNOWMIND_SECRET; default: generated in data-dir/secrets)")
+	fs.StringVar(&secretFile, "secret-file", envOr("secret-file", ""), "file holding the service secret, e.g. a docker secret (env KNOWMIND_SECRET_FILE)")
+	fs.StringVar(&passwordFile, "dgraph-password-file", envOr("dgraph-password-file", ""), "file holding --dgraph-password, e.g. a docker secret (env KNOWMIND_DGRAPH_PASSWORD_FILE)")
 	fs.StringVar(&c.ShapesDir, "shapes-dir", envOr("shapes-dir", ""), "directory of extra relation shape files (env KNOWMIND_SHAPES_DIR)")
 	fs.StringVar(&origins, "allowed-origins", envOr("allowed-origins", ""), "comma-separated browser origins allowed to call /mcp (env KNOWMIND_ALLOWED_ORIGINS)")
 	fs.StringVar(&c.PublicURL, "public-url", envOr("public-url", ""), "external base URL, e.g. https://knowmind.example (env KNOWMIND_PUBLIC_URL)")
@@ -125,6 +130,30 @@ func parseServeFlags(args []string) (Config, error) {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	c.Dgraph, c.DgraphHTTP, c.AllowedOrigins = splitList(dgraph), splitList(dgraphHTTP), splitList(origins)
+	// Secrets from files keep them out of `ps` and `docker inspect`.
+	for _, f := range []struct {
+		file, flag string
+		value      *string
+	}{{secretFile, "secret", &c.Secret}, {passwordFile, "dgraph-password", &c.DgraphPassword}} {
+		if f.file == "" {
+			continue
+		}
+		if *f.value != "" {
+			return c, fmt.Errorf("--%s and --%s-file are both set: use one", f.flag, f.flag)
+		}
+		data, err := os.ReadFile(f.file)
+		if err != nil {
+			return c, fmt.Errorf("--%s-file: %w", f.flag, err)
+		}
+		*f.value = strings.TrimRight(string(data), "\r\n")
+		if *f.value == "" {
+			return c, fmt.Errorf("--%s-file %s is empty", f.flag, f.file)
+		}
+	}
+	// The secret derives every tenant namespace's password.
+	if c.Secret != "" && len(c.Secret) < minSecretBytes {
+		return c, fmt.Errorf("--secret must be at least %d bytes (e.g. openssl rand -hex 32)", minSecretBytes)
+	}
 	for _, p := range splitList(proxies) {
 		prefix, err := netip.ParsePrefix(p)
 		if err != nil {

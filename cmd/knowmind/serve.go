@@ -94,8 +94,10 @@ func runServe(ctx context.Context, args []string) error {
 	srv := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	base := "http://" + ln.Addr().String()
 	// Before serving: once /readyz answers, the first start's token exists.
-	if err := devTokenOnFirstStart(ctx, b.client, base, cfg.DataDir, log); err != nil {
-		log.Warn("development token", "err", err)
+	if devTokenAllowed(b.cluster != nil, ln.Addr()) {
+		if err := devTokenOnFirstStart(ctx, b.client, base, cfg.DataDir, log); err != nil {
+			log.Warn("development token", "err", err)
+		}
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -150,8 +152,19 @@ func jwtConfig(cfg Config) (handlers.JWTConfig, error) {
 	return j, nil
 }
 
+// devTokenTTL is how long the first start's development token is valid.
+const devTokenTTL = 7 * 24 * time.Hour
+
+// devTokenAllowed: the development token is made only for `make run` — the
+// managed Dgraph, listening on loopback — never for a service others reach
+// or one on a production cluster, whose tokens come from `knowmind token create`.
+func devTokenAllowed(managed bool, listen net.Addr) bool {
+	tcp, ok := listen.(*net.TCPAddr)
+	return managed && ok && tcp.IP.IsLoopback()
+}
+
 // devTokenOnFirstStart makes `make run` usable at once: on a store without
-// any token it creates tenant "dev" with every scope. The secret goes to the
+// any token it creates tenant "dev" with every scope, valid for devTokenTTL. The secret goes to the
 // terminal when stderr is one; otherwise (docker logs, systemd journal — files
 // someone else may read) only to data-dir/secrets/dev-token (0600), and the
 // log names that file.
@@ -160,7 +173,8 @@ func devTokenOnFirstStart(ctx context.Context, c *graph.Client, base, dataDir st
 	if err != nil || has {
 		return err
 	}
-	secret, tok, err := c.CreateToken(ctx, "dev", []knowmind.Scope{knowmind.ScopeRead, knowmind.ScopeWrite, knowmind.ScopeAdmin}, "development", nil)
+	expires := time.Now().Add(devTokenTTL).UTC()
+	secret, tok, err := c.CreateToken(ctx, "dev", []knowmind.Scope{knowmind.ScopeRead, knowmind.ScopeWrite, knowmind.ScopeAdmin}, "development", &expires)
 	if err != nil {
 		return err
 	}
@@ -173,10 +187,10 @@ func devTokenOnFirstStart(ctx context.Context, c *graph.Client, base, dataDir st
 			return err
 		}
 		log.Info("first start: development token for tenant dev (read, write, admin) written to a file, not to this log",
-			"file", path, "token_id", tok.ID)
+			"file", path, "token_id", tok.ID, "expires", expires.Format(time.RFC3339))
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, `First start: development token for tenant "dev" (read, write, admin; id %s), shown once:
+	fmt.Fprintf(os.Stderr, `First start: development token for tenant "dev" (read, write, admin; id %s; valid until %s), shown once:
 
   %s
 
@@ -187,6 +201,6 @@ Try it:
 
 More tokens: knowmind token create --tenant acme --scopes read,write   (revoke: knowmind token revoke ID)
 
-`, tok.ID, secret, base, secret)
+`, tok.ID, expires.Format(time.RFC3339), secret, base, secret)
 	return nil
 }
