@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -173,5 +174,68 @@ func TestJWTIssuerTenantsAndClaim(t *testing.T) {
 	structured(t, callTool(t, org.URL+mcpPath, hsJWT(t, withOrg), "knowmind_stats", map[string]any{}), &st)
 	if r := callTool(t, org.URL+mcpPath, hsJWT(t, claims(existing, "")), "knowmind_stats", map[string]any{}); r.Status != http.StatusUnauthorized {
 		t.Errorf("tenant claim under the wrong name: HTTP %d, want 401", r.Status)
+	}
+}
+
+// Issue 13: unauthenticated /readyz listed the alpha addresses and restart
+// state. Now it says only ready or not; an admin token sees the checks.
+func TestReadyzDetailsOnlyForAdmins(t *testing.T) {
+	srv := newTestServer(t, func(d *Deps) {
+		d.Ready = func(context.Context) (bool, map[string]string) {
+			return true, map[string]string{"alpha 10.0.0.7:9080": "ok"}
+		}
+	})
+	tenant := dgraphtest.TenantName(t)
+	for name, tc := range map[string]struct {
+		token string
+		want  bool
+	}{
+		"no token":    {"", false},
+		"bad token":   {"kmt_" + strings.Repeat("x", 40), false},
+		"read token":  {newToken(t, tenant, knowmind.ScopeRead), false},
+		"admin token": {newToken(t, tenant, knowmind.ScopeAdmin), true},
+	} {
+		r := do(t, http.MethodGet, srv.URL+"/readyz", tc.token, "")
+		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"status":"ready"`) {
+			t.Fatalf("%s: HTTP %d %s", name, r.Status, r.Body)
+		}
+		if got := strings.Contains(string(r.Body), "10.0.0.7"); got != tc.want {
+			t.Errorf("%s: details shown %v, want %v: %s", name, got, tc.want, r.Body)
+		}
+	}
+}
+
+// Issue 13: without --public-url the Host header was echoed into
+// WWW-Authenticate and the RFC 9728 metadata. Now only a host of an allowed
+// origin is; otherwise the address the connection came in on.
+func TestHostHeaderNotEchoed(t *testing.T) {
+	srv := newTestServer(t, func(d *Deps) { d.AllowedOrigins = []string{"https://knowmind.internal"} })
+	get := func(method, path, host string) *http.Response {
+		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	read := func(resp *http.Response) string {
+		var b strings.Builder
+		_, _ = io.Copy(&b, resp.Body)
+		return b.String()
+	}
+	challenge := get(http.MethodPost, mcpPath, "evil.example").Header.Get("WWW-Authenticate")
+	if strings.Contains(challenge, "evil.example") || !strings.Contains(challenge, srv.Listener.Addr().String()) {
+		t.Errorf("WWW-Authenticate %q echoes the Host header", challenge)
+	}
+	if md := read(get(http.MethodGet, metadataPath, "evil.example")); strings.Contains(md, "evil.example") {
+		t.Errorf("resource metadata echoes the Host header: %s", md)
+	}
+	if c := get(http.MethodPost, mcpPath, "knowmind.internal").Header.Get("WWW-Authenticate"); !strings.Contains(c, "http://knowmind.internal/") {
+		t.Errorf("allowed host: %q", c)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -253,6 +254,30 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 	return p
 }
 
+// isAdmin reports whether r carries a valid token with the admin scope,
+// under the same failed-lookup budget as the MCP endpoint.
+func (e *endpoint) isAdmin(r *http.Request) bool {
+	if r.Header.Get("Authorization") == "" {
+		return false
+	}
+	client := clientAddr(r, e.trusted)
+	lookup := e.auth.costsLookup(r)
+	if lookup {
+		if blocked, _ := e.failures.exhausted(client, time.Now()); blocked {
+			return false
+		}
+	}
+	ti, err := e.auth.authenticate(r)
+	if err != nil {
+		if lookup && knowmind.ErrorCode(err) == knowmind.EUNAUTHORIZED {
+			e.failures.allow(client, time.Now())
+		}
+		return false
+	}
+	p, _ := ti.Extra[extraPrincipal].(knowmind.Principal)
+	return p.Has(knowmind.ScopeAdmin)
+}
+
 // rpcMessage is enough of a JSON-RPC message to route it.
 type rpcMessage struct {
 	JSONRPC string          `json:"jsonrpc"`
@@ -394,7 +419,11 @@ func (e *endpoint) originAllowed(origin string, r *http.Request) bool {
 	return strings.EqualFold(u.Host, r.Host)
 }
 
-// baseURL is where clients reach this service: --public-url, or the request's own.
+// baseURL is where clients reach this service: --public-url; else the
+// request's Host when it names the host of an allowed origin, else the
+// address the connection came in on. The Host header is the client's to
+// choose: echoed into WWW-Authenticate and the resource metadata it would
+// send other clients (through a cache) to a server of its choosing.
 func (e *endpoint) baseURL(r *http.Request) string {
 	if e.publicURL != "" {
 		return e.publicURL
@@ -403,7 +432,15 @@ func (e *endpoint) baseURL(r *http.Request) string {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host
+	for _, o := range e.origins {
+		if u, err := url.Parse(o); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
+			return scheme + "://" + u.Host
+		}
+	}
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		return scheme + "://" + local.String()
+	}
+	return scheme + "://localhost"
 }
 
 func newRequestID() string {

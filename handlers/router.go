@@ -55,7 +55,12 @@ func NewRouter(d Deps) *gin.Engine {
 	r.Use(gin.Recovery())
 	// Liveness: the process is up and serving HTTP.
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
-	// Readiness: Dgraph reachable and schema applied.
+	var e *endpoint
+	if d.Graph != nil {
+		e = mountMCP(r, d)
+	}
+	// Readiness: the state for anyone (probes); which alpha is unreachable or
+	// restarting only for an admin token, since it maps the deployment.
 	r.GET("/readyz", func(c *gin.Context) {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
 		defer cancel()
@@ -65,17 +70,18 @@ func NewRouter(d Deps) *gin.Engine {
 		if !ok {
 			status, state = http.StatusServiceUnavailable, "not_ready"
 		}
-		c.JSON(status, gin.H{"status": state, "checks": detail})
+		body := gin.H{"status": state}
+		if e != nil && e.isAdmin(c.Request) {
+			body["checks"] = detail
+		}
+		c.JSON(status, body)
 	})
-	if d.Graph != nil {
-		mountMCP(r, d)
-	}
 	return r
 }
 
 // mountMCP serves the MCP endpoint at /api/mcp/v1 and /mcp, and its RFC 9728
 // protected resource metadata.
-func mountMCP(r *gin.Engine, d Deps) {
+func mountMCP(r *gin.Engine, d Deps) *endpoint {
 	log := d.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -89,6 +95,7 @@ func mountMCP(r *gin.Engine, d Deps) {
 	md := gin.WrapH(resourceMetadata(e.baseURL))
 	r.GET(metadataPath, md)
 	r.GET(metadataPath+"/*resource", md)
+	return e
 }
 
 // Defaults of Deps.CallTimeout and Deps.TenantInFlight. A document of
