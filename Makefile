@@ -3,7 +3,7 @@ DGRAPH_VERSION := v25.2.0
 DGRAPH := bin/dgraph
 GO ?= go
 
-.PHONY: run test bench bench-locomo bench-speed dgraph build clean-data lint
+.PHONY: run test bench bench-locomo bench-speed dgraph build clean-data lint fuzz
 
 ## run: build what is missing and start the service with its own local Dgraph
 run: $(DGRAPH) build

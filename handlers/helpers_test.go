@@ -22,7 +22,16 @@ import (
 	"github.com/knowmind/knowmind/graph/dgraphtest"
 )
 
-func TestMain(m *testing.M) { dgraphtest.Main(m, nil) }
+func TestMain(m *testing.M) {
+	// A fuzzing run (go test -fuzz, and each of its workers) runs only a
+	// fuzz target, which needs no Dgraph (fuzz_test.go).
+	for _, arg := range os.Args[1:] {
+		if strings.HasPrefix(arg, "-test.fuzz") && !strings.HasPrefix(arg, "-test.fuzzcachedir") {
+			os.Exit(m.Run())
+		}
+	}
+	dgraphtest.Main(m, nil)
+}
 
 const (
 	testJWTSecret   = "test-secret-for-hs256-at-least-32-bytes!"
