@@ -45,12 +45,16 @@ func (t *Tenant) ListRecent(ctx context.Context, k int) ([]knowmind.RecentItem, 
 
 // statsQuery counts in one request. memories: every Memory node (memories
 // and documents, every version, any status). chunks: chunks with a vector.
-// edges: per relation predicate, the sum of per-node edge counts.
+// edges: per relation predicate, the sum of per-node counts of current
+// relations: open edges (no valid_to) in the direction they were linked, so
+// the materialised inverse (inverse=true) is not counted a second time. A
+// facet filter on a missing facet is false, so NOT eq(inverse, true) keeps
+// edges written without the facet.
 func statsQuery(relations []string) string {
 	var b strings.Builder
 	b.WriteString("{\n  memories(func: has(Memory.id)) { count(uid) }\n  chunks(func: has(Chunk.embedding)) { count(uid) }\n")
 	for i, r := range relations {
-		fmt.Fprintf(&b, "  var(func: has(<%s>)) { e%d as count(<%s>) }\n", r, i, r)
+		fmt.Fprintf(&b, "  var(func: has(<%s>)) { e%d as count(<%s> @facets(%s AND NOT eq(inverse, true))) }\n", r, i, r, openFacetFilter)
 	}
 	if len(relations) > 0 {
 		b.WriteString("  edges() {")
@@ -65,10 +69,9 @@ func statsQuery(relations []string) string {
 
 // Stats counts the tenant's corpus for knowmind_stats. Memories counts
 // memories and documents, every version and status (so it can exceed what
-// list_recent shows). Edges counts stored relation edges over every relation
-// predicate: a link and its materialised inverse are two, and closed
-// (unlinked) edges, kept for point-in-time queries, still count. Chunks
-// counts chunks with a vector.
+// list_recent shows). Edges counts current relations, as the spec says:
+// each link once (not its materialised inverse), unlinked (closed) edges not
+// at all. Chunks counts chunks with a vector.
 func (t *Tenant) Stats(ctx context.Context) (knowmind.Stats, error) {
 	resp, err := t.dg.NewReadOnlyTxn().Query(ctx, statsQuery(t.c.cfg.Relations))
 	if err != nil {
