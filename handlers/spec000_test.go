@@ -42,8 +42,8 @@ var specExamples = map[string]string{
 		"valid_to": "2026-04-01T00:00:00Z", "score": 0.88}]}`,
 	"knowmind_list_relations": `{"outgoing": [{"rel_type": "FOR_CLIENT", "to": "memory_mueller_kunde"}, {"rel_type": "REFERENCES", "to": "memory_qm_handbuch"}],
 		"incoming": [{"rel_type": "SUPERSEDES", "from": "memory_workshop_2026_03_19"}]}`,
-	"knowmind_health":     `{"status": "ok", "service": "memory", "version": "0.3.0"}`,
-	"knowmind_stats":      `{"memories": 1219, "edges": 5512, "chunks": 3214}`,
+	"knowmind_health": `{"status": "ok", "service": "memory", "version": "0.3.0"}`,
+	"knowmind_stats":  `{"memories": 1219, "edges": 5512, "chunks": 3214}`,
 	"knowmind_list_recent": `{"items": [{"id": "5a3c9f2e-1b7d-4c21-9e0a-8f6d2b3c4e5f", "title": "Einarbeitungs-Handbuch v3", "status": "indexed",
 		"indexed_chunks": 23, "created_at": "2026-06-10T07:12:44Z", "updated_at": "2026-06-10T07:12:51Z", "kind": "document"}], "count": 1}`,
 	"knowmind_store_memory": `{"memory_id": "5a3c9f2e-1b7d-4c21-9e0a-8f6d2b3c4e5f", "id": "5a3c9f2e-1b7d-4c21-9e0a-8f6d2b3c4e5f",
@@ -198,6 +198,15 @@ func TestSpec000Examples(t *testing.T) {
 }`), &stored)
 	if stored.MemoryID != stored.ID || stored.Title != "QM-Schulung Pflicht" || stored.ChunksWritten != 1 || stored.Unchanged {
 		t.Errorf("store_memory: %+v", stored)
+	}
+
+	// The same content under a new title is recognised: nothing written,
+	// and the answer names the title that was kept.
+	var again StoreMemoryResult
+	structured(t, callTool(t, url, write, "knowmind_store_memory", map[string]any{"title": "Jährliche QM-Schulung",
+		"content": "Alle Service-Mitarbeitenden absolvieren die QM-Schulung jährlich."}), &again)
+	if !again.Unchanged || again.ID != stored.ID || again.Title != "QM-Schulung Pflicht" || !strings.Contains(again.Note, `"QM-Schulung Pflicht"`) {
+		t.Errorf("identical content under a new title: %+v", again)
 	}
 
 	// The memories the other examples name, stored as an agent would:
@@ -395,7 +404,7 @@ func TestSpec000Examples(t *testing.T) {
     "arguments": { "k": 3 }
   }
 }`), &recent)
-	if len(recent.Items) != 3 || recent.Count != 3 || recent.Items[0].ID != tarifV2.NewMemoryID || recent.Items[1].ID != newer.NewMemoryID {
+	if len(recent.Items) != 3 || recent.Count != 3 || recent.Total != 11 || recent.NextCursor == nil || recent.Items[0].ID != tarifV2.NewMemoryID || recent.Items[1].ID != newer.NewMemoryID {
 		t.Errorf("list_recent k=3: %+v", recent)
 	}
 

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/knowmind/knowmind"
 )
@@ -28,6 +29,9 @@ type StoreMemoryResult struct {
 	ChunksWritten     int    `json:"chunks_written"`
 	EmbeddingProvider string `json:"embedding_provider"`
 	Unchanged         bool   `json:"unchanged,omitempty"`
+	// Note says, with unchanged, that the content was already stored under
+	// another title, which was kept (title is that one).
+	Note string `json:"note,omitempty"`
 }
 
 // storeMemory stores a new memory in the caller's tenant (append-only,
@@ -47,8 +51,12 @@ func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMe
 	if err != nil {
 		return StoreMemoryResult{}, err
 	}
-	return StoreMemoryResult{MemoryID: r.MemoryID, ID: r.ID, Title: r.Title, Status: r.Status,
-		ChunksWritten: r.ChunksWritten, EmbeddingProvider: r.EmbeddingProvider, Unchanged: r.Unchanged}, nil
+	res := StoreMemoryResult{MemoryID: r.MemoryID, ID: r.ID, Title: r.Title, Status: r.Status,
+		ChunksWritten: r.ChunksWritten, EmbeddingProvider: r.EmbeddingProvider, Unchanged: r.Unchanged}
+	if r.Unchanged && p.Title != "" && p.Title != r.Title {
+		res.Note = fmt.Sprintf("this content is already stored as memory %s titled %q; nothing was written and that title was kept", r.ID, r.Title)
+	}
+	return res, nil
 }
 
 func (p StoreMemoryParams) precheck() error { return checkContent(p.Content) }

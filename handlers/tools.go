@@ -37,8 +37,10 @@ func (s *service) registerTools(srv *mcp.Server) {
 	addTool(s, srv, tool{
 		Name:  "knowmind_list_recent",
 		Title: "Recently created entries",
-		Description: "The most recently created documents and memories of the workspace, newest first (by created_at). " +
-			"Graph entities without a timestamp do not appear, so the count differs from knowmind_stats.",
+		Description: "The most recently created documents and memories of the workspace, newest first (by created_at), " +
+			"k per page: pass next_cursor as cursor for the next page (null on the last); total counts every entry. " +
+			"Every version is listed: valid_to is null for the current one and set for one a newer version superseded. " +
+			"Graph entities without a timestamp do not appear, so total differs from knowmind_stats.",
 		Scope:    knowmind.ScopeRead,
 		ReadOnly: true,
 	}, s.listRecent)
