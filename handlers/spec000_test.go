@@ -95,7 +95,8 @@ func wantSpecShape(t *testing.T, tool string, r reply, out any, nullable ...stri
 
 // sameShape reports every field of want that got lacks or holds with another
 // JSON type, recursively; array elements are compared with the example's
-// first element. Timestamps (*_at, valid_*) must be RFC 3339.
+// first element. Timestamps (*_at, valid_*) must be RFC 3339 in one form
+// (TimestampLayout: UTC, milliseconds).
 func sameShape(t *testing.T, path string, want, got any, nullable []string) {
 	t.Helper()
 	switch w := want.(type) {
@@ -116,8 +117,8 @@ func sameShape(t *testing.T, path string, want, got any, nullable []string) {
 				continue
 			}
 			if s, isString := gv.(string); isString && (strings.HasSuffix(k, "_at") || strings.HasPrefix(k, "valid_")) {
-				if _, err := time.Parse(time.RFC3339, s); err != nil {
-					t.Errorf("%s = %q: not RFC 3339", p, s)
+				if ts, err := time.Parse(time.RFC3339, s); err != nil || ts.UTC().Format(TimestampLayout) != s {
+					t.Errorf("%s = %q: not in the one RFC 3339 form %s", p, s, TimestampLayout)
 				}
 			}
 			sameShape(t, p, wv, gv, nullable)

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -205,19 +207,45 @@ func addTool[P, R any](s *service, srv *mcp.Server, t tool, run func(ctx context
 		InputSchema:  codec.schema,
 		OutputSchema: out,
 		Annotations:  ann,
-	}, func(ctx context.Context, req *mcp.CallToolRequest, p P) (*mcp.CallToolResult, R, error) {
-		var zero R
+	}, func(ctx context.Context, req *mcp.CallToolRequest, p P) (*mcp.CallToolResult, json.RawMessage, error) {
 		// Checked again here, not only in guardCalls: a tool must never run
 		// beyond its token's scope, whatever the middleware order.
 		ctx, err := s.callContext(ctx, req, t)
 		if err != nil {
-			return nil, zero, err
+			return nil, nil, err
 		}
 		r, err := run(ctx, p)
 		if err != nil {
-			return nil, zero, rpcError(ctx, s.log, err)
+			return nil, nil, rpcError(ctx, s.log, err)
 		}
-		return nil, r, nil
+		out, err := json.Marshal(r)
+		if err != nil {
+			return nil, nil, rpcError(ctx, s.log, fmt.Errorf("tool %s: marshal result: %w", t.Name, err))
+		}
+		return nil, uniformTimestamps(out), nil
+	})
+}
+
+// timestampField matches a timestamp field of a result as encoding/json
+// writes it. Inside a JSON string every quote is escaped, so the unescaped
+// `,"created_at":"` or `{"created_at":"` only occurs as a real field.
+var timestampField = regexp.MustCompile(`([{,]"(?:created_at|updated_at|valid_from|valid_to)":")([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(?:Z|[+-][0-9]{2}:[0-9]{2}))"`)
+
+// TimestampLayout is the one form every timestamp of a tool result takes:
+// RFC 3339 in UTC with milliseconds, e.g. 2026-06-10T07:12:44.120Z.
+// (encoding/json writes time.Time with as many fraction digits as are not
+// zero, so one result could hold 07:12:44Z and 07:12:44.1234Z.)
+const TimestampLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// uniformTimestamps rewrites the timestamps of a result JSON to TimestampLayout.
+func uniformTimestamps(js []byte) []byte {
+	return timestampField.ReplaceAllFunc(js, func(m []byte) []byte {
+		sub := timestampField.FindSubmatch(m)
+		ts, err := time.Parse(time.RFC3339Nano, string(sub[2]))
+		if err != nil {
+			return m
+		}
+		return append(append(slices.Clone(sub[1]), ts.UTC().Format(TimestampLayout)...), '"')
 	})
 }
 
