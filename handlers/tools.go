@@ -51,7 +51,10 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Title: "Recall",
 		Description: "Hybrid recall over the workspace's knowledge: full text (BM25, German and English analysis), vectors and " +
 			"graph hops over the memories' relations, fused into one ranking. Returns the k best memories or document " +
-			"sections with a score in 0..1. Superseded versions never appear; use knowmind_recall_at_time for the past.",
+			"sections with a score in 0..1, best first. Superseded versions never appear; use knowmind_recall_at_time for the past. " +
+			"What a score means depends on rerank in the answer: with a cross-encoder it is that model's relevance " +
+			"probability; with rerank \"none\" it is relative to this answer's candidates (the best match scores near 1 " +
+			"even when nothing is relevant), so it orders hits but is no confidence.",
 		Scope:    knowmind.ScopeRead,
 		ReadOnly: true,
 	}, s.recall)
