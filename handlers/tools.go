@@ -114,7 +114,9 @@ func (s *service) registerTools(srv *mcp.Server) {
 			"limit with overlap), one vector per section, one graph node. Upsert per title: an existing document of the same " +
 			"title is replaced by the new version, deleted only after the new one is ingested; its ids are in replaced_document_ids.",
 		Scope: knowmind.ScopeWrite,
-		// Replaces (deletes) the previous document of the same title.
+		// Replaces (deletes) the previous document of the same title; the
+		// same title and content again is recognised (unchanged).
+		Idempotent:  true,
 		Destructive: true,
 	}, s.uploadDocument)
 	addTool(s, srv, tool{
@@ -125,6 +127,9 @@ func (s *service) registerTools(srv *mcp.Server) {
 			"version can be updated; updating an older one is refused naming the current version.",
 		Scope:      knowmind.ScopeWrite,
 		ScopeError: codeForbidden,
+		// Repeating a call changes nothing more: the target is no longer
+		// current, so the repeat is refused (409 naming the new version).
+		Idempotent: true,
 	}, s.updateFact)
 }
 
