@@ -702,3 +702,13 @@ func TestSpec000ClassConstraintsFromShapeFile(t *testing.T) {
 	}
 	structured(t, callTool(t, url, write, "knowmind_link", linkArgs(client, person, "EMPLOYS")), &LinkResult{})
 }
+
+func TestUniformTimestamps(t *testing.T) {
+	in := `{"items":[{"created_at":"2026-06-10T07:12:44Z","updated_at":"2026-06-10T09:12:44.123456789+02:00",` +
+		`"valid_to":null,"content":"{\"created_at\":\"2026-06-10T07:12:44Z\"}"}],"valid_from":"2026-06-10T07:12:44.1Z"}`
+	want := `{"items":[{"created_at":"2026-06-10T07:12:44.000Z","updated_at":"2026-06-10T07:12:44.123Z",` +
+		`"valid_to":null,"content":"{\"created_at\":\"2026-06-10T07:12:44Z\"}"}],"valid_from":"2026-06-10T07:12:44.100Z"}`
+	if got := string(uniformTimestamps([]byte(in))); got != want {
+		t.Fatalf("uniformTimestamps:\n got %s\nwant %s", got, want)
+	}
+}
