@@ -97,13 +97,15 @@ func TestExplore(t *testing.T) {
 		if r.Memory.ID != g.client || r.Memory.Title != "Müller GmbH" || !strings.Contains(r.Memory.Content, "Göttingen") {
 			t.Fatalf("centre = %+v", r.Memory)
 		}
-		if got := nodeIDs(r); len(got) != 2 || got[0] != g.client || !slices.Contains(got, g.workshop) {
-			t.Fatalf("nodes = %v, want the client and the workshop (the address link stays on the old version)", got)
+		if got := nodeIDs(r); len(got) != 3 || got[0] != g.client || !slices.Contains(got, g.workshop) || !slices.Contains(got, g.address) {
+			t.Fatalf("nodes = %v, want the client, the workshop and the address (its link stays on the old version)", got)
 		}
-		if !slices.Contains(nodeIDs(explore(g.address, 1, nil)), g.client) {
-			t.Fatal("the old address version lost its PART_OF link")
+		for _, n := range r.Nodes {
+			if (n.ValidTo != nil) != (n.ID == g.address) || (n.Hop == 0) != (n.ID == g.client) {
+				t.Fatalf("node %+v: only the old address is closed, only the centre is hop 0", n)
+			}
 		}
-		if len(r.Edges) != 1 || !hasEdge(r, g.workshop, "FOR_CLIENT", g.client) || r.Edges[0].InverseType != "HAS_WORKSHOP" {
+		if len(r.Edges) != 2 || !hasEdge(r, g.workshop, "FOR_CLIENT", g.client) || r.Edges[0].InverseType != "HAS_WORKSHOP" {
 			t.Fatalf("edges = %+v, want workshop FOR_CLIENT client (inverse HAS_WORKSHOP)", r.Edges)
 		}
 		if want := graph.EdgeID(g.workshop, "FOR_CLIENT", g.client); r.Edges[0].ID != want {
