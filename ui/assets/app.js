@@ -299,7 +299,6 @@
     state.cy = cytoscape({
       container: $('graph'),
       elements,
-      wheelSensitivity: 0.3,
       style: [
         { selector: 'node', style: {
           'label': 'data(label)', 'font-size': 11, 'text-wrap': 'ellipsis', 'text-max-width': 140,
