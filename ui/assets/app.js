@@ -301,7 +301,7 @@
       elements,
       style: [
         { selector: 'node', style: {
-          'label': 'data(label)', 'font-size': 11, 'text-wrap': 'ellipsis', 'text-max-width': 140,
+          'label': 'data(label)', 'font-size': 12, 'text-wrap': 'ellipsis', 'text-max-width': 140,
           'text-valign': 'bottom', 'text-margin-y': 4, 'color': '#1d2330',
           'background-color': '#6c8fdc', 'width': 22, 'height': 22, 'border-width': 2, 'border-color': '#2457c5' } },
         { selector: 'node[kind = "document"]', style: { 'shape': 'round-rectangle', 'background-color': '#9bc3a0', 'border-color': '#3d7a45' } },
@@ -315,14 +315,34 @@
           'target-arrow-shape': 'triangle', 'target-arrow-color': '#9aa3b5' } },
         { selector: 'edge[label = "SUPERSEDES"]', style: { 'line-style': 'dashed' } },
       ],
-      layout: res.nodes.length > 1
-        ? { name: 'concentric', concentric: (n) => 10 - n.data('hop'), levelWidth: () => 1, minNodeSpacing: 40, animate: false }
-        : { name: 'grid', animate: false },
+      minZoom: 0.2,
+      maxZoom: 1.6,
+      layout: { name: 'preset', positions: radialPositions(res.nodes), fit: true, padding: 40, animate: false },
     });
     state.cy.on('tap', 'node', (evt) => { if (evt.target.id() !== res.memory.id) select(evt.target.id()); });
     $('graph').dataset.nodes = res.nodes.map((n) => n.id).join(' ');
     $('graph-status').textContent = res.nodes.length + ' memories, ' + res.edges.length + ' relations' +
       (res.truncated ? ' (cut: the neighbourhood is larger)' : '') + (res.as_of ? ' · as of ' + fmtTime(res.as_of) : ' · now');
+  }
+
+  // radialPositions puts the centre in the middle and each hop on a ring
+  // around it, evenly spread: the rings read as hop distance.
+  function radialPositions(nodes) {
+    const byHop = new Map();
+    for (const n of nodes) {
+      if (!byHop.has(n.hop)) byHop.set(n.hop, []);
+      byHop.get(n.hop).push(n.id);
+    }
+    const pos = {};
+    for (const [hop, ids] of byHop) {
+      const radius = hop * 170;
+      ids.forEach((id, i) => {
+        // at least three slots a ring, so two neighbours never line up through the centre
+        const angle = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(ids.length, 3) + hop * 0.45;
+        pos[id] = { x: radius * Math.cos(angle), y: radius * Math.sin(angle) };
+      });
+    }
+    return pos;
   }
 
   function renderDetails(res) {
@@ -356,7 +376,9 @@
       const peer = e.from === m.id ? e.to : e.from;
       return el('li', null, el('button', { type: 'button', 'data-peer': peer, onclick: () => select(peer),
         title: 'inverse: ' + e.inverse_type + ' · valid from ' + fmtTime(e.valid_from) },
-      el('span', { text: (titles.get(e.from) || e.from) + ' —' + e.rel_type + '→ ' + (titles.get(e.to) || e.to) })));
+      el('span', { text: (titles.get(e.from) || e.from) + ' —' + e.rel_type + '→ ' + (titles.get(e.to) || e.to) }),
+      el('span', { class: 'snippet', text: 'read back: ' + e.inverse_type + ' · since ' + fmtTime(e.valid_from) +
+        (e.valid_to ? ' until ' + fmtTime(e.valid_to) : '') })));
     }));
     renderWriteControls(res);
   }
