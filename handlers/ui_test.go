@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/dgraph-io/dgo/v240/protos/api"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -81,7 +83,7 @@ func chromiumPath() string {
 
 // uiGraph seeds what the browser test looks at: a client, a workshop for
 // it, and the client's address, updated once ("umgezogen").
-type uiGraph struct{ client, workshop, address, newAddress string }
+type uiGraph struct{ client, workshop, address, newAddress, contract, failed string }
 
 func seedUIGraph(t *testing.T, tenant string) uiGraph {
 	t.Helper()
@@ -116,6 +118,21 @@ func seedUIGraph(t *testing.T, tenant string) uiGraph {
 	}
 	g.newAddress = up.NewMemoryID
 	link(g.newAddress, g.client, "PART_OF")
+	doc, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Rahmenvertrag Müller",
+		Content: "# Leistungen\n\nZwei Tage Schulung vor Ort.\n\n# Vergütung\n\nTagessatz 1.800 € zuzüglich Spesen."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.contract = doc.MemoryID
+	link(g.contract, g.client, "REFERENCES")
+	// A failed ingest as the service keeps one: status failed, its error, no chunks.
+	g.failed = "failed-" + g.client
+	failed, _ := json.Marshal(map[string]any{"dgraph.type": "Memory", "Memory.id": g.failed, "Memory.kind": "memory",
+		"Memory.title": "Protokoll (Embedding fehlgeschlagen)", "Memory.content": "…", "Memory.status": knowmind.StatusFailed,
+		"Memory.error": "embedding provider unavailable", "Memory.created_at": time.Now().UTC(), "Memory.valid_from": time.Now().UTC()})
+	if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetJson: failed}); err != nil {
+		t.Fatal(err)
+	}
 	return g
 }
 
@@ -340,6 +357,24 @@ func TestUIBrowser(t *testing.T) {
 		t.Fatalf("tags %q", tags)
 	}
 	shot("07-read-only")
+
+	// The recent list marks the failed ingest; a document shows its chunks.
+	failedBadges := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#recent .badge.failed')].map(b => b.closest('button').dataset.id)`)
+	if !slices.Equal(failedBadges, []string{g.failed}) {
+		t.Fatalf("failed ingests marked in the recent list: %v, want [%s]", failedBadges, g.failed)
+	}
+	run("open the failed one", chromedp.Click(css(fmt.Sprintf(`#recent button[data-id=%q]`, g.failed))),
+		chromedp.WaitVisible(css("#d-error")), idle)
+	if msg := text("#d-error"); msg != "Ingest failed: embedding provider unavailable" {
+		t.Fatalf("failed ingest: %q", msg)
+	}
+	run("open the document", chromedp.Click(css(fmt.Sprintf(`#recent button[data-id=%q]`, g.contract))),
+		chromedp.WaitVisible(css("#d-chunks li")), idle)
+	chunks := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#d-chunks li')].map(li => li.textContent)`)
+	if len(chunks) != 2 || !strings.HasPrefix(chunks[0], "Leistungen") || !strings.Contains(chunks[1], "1.800 €") {
+		t.Fatalf("document chunks %q", chunks)
+	}
+	shot("08-document")
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -359,8 +359,16 @@
     err.hidden = m.status !== 'failed';
     err.textContent = m.status === 'failed' ? 'Ingest failed' + (res.ingest_error ? ': ' + res.ingest_error : '') : '';
     const req = $('d-requested');
-    req.hidden = !res.requested_id;
-    req.textContent = res.requested_id ? 'Showing the version valid as of ' + fmtTime(res.as_of) + '; you opened ' + res.requested_id + '.' : '';
+    let note = '';
+    if (res.requested_id) {
+      note = 'Showing the version valid as of ' + fmtTime(res.as_of) + '; you opened ' + res.requested_id + '.';
+    } else if (res.as_of && Date.parse(m.valid_from) > Date.parse(res.as_of)) {
+      note = 'This memory was not yet valid as of ' + fmtTime(res.as_of) + '.';
+    } else if (res.as_of && m.valid_to && Date.parse(m.valid_to) <= Date.parse(res.as_of)) {
+      note = 'This memory was no longer valid as of ' + fmtTime(res.as_of) + '.';
+    }
+    req.hidden = !note;
+    req.textContent = note;
     $('d-tags').replaceChildren(...(m.tags || []).map((t) => el('li', { text: t })));
     $('d-content').textContent = m.content + (res.content_truncated ? '\n[… cut; the chunks show the rest]' : '');
     $('d-chunks-box').hidden = res.chunks.length === 0;
