@@ -2,10 +2,13 @@ package graph_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
@@ -177,4 +180,62 @@ func TestExplore(t *testing.T) {
 			t.Fatalf("hops 4: %v", err)
 		}
 	})
+}
+
+// BenchmarkExplore measures knowmind_explore's graph part on a tree of
+// OWNS links written as link writes them (both directions, facets): 20
+// neighbours, 3 each below them, 2 each below those (201 memories; three
+// hops reach the ExploreMaxNodes cap).
+func BenchmarkExplore(b *testing.B) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(b)
+	now := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339Nano)
+	var nq strings.Builder
+	node := func(name string) {
+		fmt.Fprintf(&nq, "_:%[1]s <dgraph.type> \"Memory\" .\n_:%[1]s <Memory.id> \"%[1]s\" .\n_:%[1]s <Memory.kind> \"memory\" .\n"+
+			"_:%[1]s <Memory.title> \"Title %[1]s\" .\n_:%[1]s <Memory.status> \"indexed\" .\n_:%[1]s <Memory.valid_from> %[2]q .\n", name, now)
+	}
+	owns := func(from, to string) {
+		fmt.Fprintf(&nq, "_:%[1]s <OWNS> _:%[2]s (id=\"e\", created_at=%[3]s, valid_from=%[3]s, inverse=false) .\n"+
+			"_:%[2]s <OWNED_BY> _:%[1]s (id=\"i\", created_at=%[3]s, valid_from=%[3]s, inverse=true) .\n", from, to, now)
+	}
+	node("c")
+	for i := range 20 {
+		a := fmt.Sprintf("a%d", i)
+		node(a)
+		owns("c", a)
+		for j := range 3 {
+			bn := fmt.Sprintf("%s_b%d", a, j)
+			node(bn)
+			owns(a, bn)
+			for k := range 2 {
+				cn := fmt.Sprintf("%s_c%d", bn, k)
+				node(cn)
+				owns(bn, cn)
+			}
+		}
+	}
+	if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(nq.String())}); err != nil {
+		b.Fatal(err)
+	}
+	asOf := time.Now().UTC()
+	for _, hops := range []int{1, 2, 3} {
+		for _, at := range []*time.Time{nil, &asOf} {
+			name := fmt.Sprintf("hops=%d/now", hops)
+			if at != nil {
+				name = fmt.Sprintf("hops=%d/as_of", hops)
+			}
+			b.Run(name, func(b *testing.B) {
+				var nodes int
+				for b.Loop() {
+					r, err := ten.Explore(ctx, knowmind.ExploreQuery{MemoryID: "c", Hops: hops, AsOf: at})
+					if err != nil {
+						b.Fatal(err)
+					}
+					nodes = len(r.Nodes)
+				}
+				b.ReportMetric(float64(nodes), "nodes")
+			})
+		}
+	}
 }
