@@ -110,7 +110,7 @@ func seedUIGraph(t *testing.T, tenant string) uiGraph {
 	g.address = store("Adresse Müller GmbH", "Hauptstraße 1, 37073 Göttingen")
 	link(g.workshop, g.client, "FOR_CLIENT")
 	link(g.address, g.client, "PART_OF")
-	time.Sleep(300 * time.Millisecond) // the slider's steps are a thousandth of the history
+	time.Sleep(time.Second) // the slider's steps are a thousandth of the history (seed to test end)
 	up, err := ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: g.address, NewTitle: "Adresse Müller GmbH",
 		NewContent: "Weender Landstraße 5, 37075 Göttingen", UpdateReason: "umgezogen"})
 	if err != nil {
