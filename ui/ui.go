@@ -54,7 +54,7 @@ func Handler() http.Handler {
 			}
 			h.Set("Content-Type", "text/html; charset=utf-8")
 			_, _ = w.Write(page)
-		case strings.HasPrefix(r.URL.Path, Path+"/"):
+		case strings.HasPrefix(r.URL.Path, Path+"/") && !strings.HasSuffix(r.URL.Path, "/"): // files, no listings
 			files.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
