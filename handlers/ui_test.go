@@ -334,6 +334,15 @@ func TestUIBrowser(t *testing.T) {
 	run("now", chromedp.Click(css("#asof-now")),
 		chromedp.WaitVisible(css(fmt.Sprintf(`#details[data-id=%q]`, g.newAddress))), idle)
 
+	// Write through the page (a write token): a third version, shown at once.
+	run("update fact", jsDo(`document.getElementById('u-content').value = 'Weender Landstraße 7, 37075 Göttingen'`),
+		chromedp.SendKeys(css("#u-reason"), "Hausnummer korrigiert"),
+		chromedp.Click(css("#write-update button[type=submit]")),
+		chromedp.WaitVisible(css("#d-versions li:nth-child(3)")), idle)
+	if c := text("#d-content"); !strings.Contains(c, "Weender Landstraße 7") || !strings.Contains(text("#d-versions"), "reason: Hausnummer korrigiert") {
+		t.Fatalf("after the update: content %q, timeline %q", c, text("#d-versions"))
+	}
+
 	// Sign out: the token is gone.
 	run("sign out", chromedp.Click(css("#signout")), chromedp.WaitVisible(css("#signin-view")))
 	gone := evalJS[bool](t, ctx, `sessionStorage.getItem('knowmind.token') === null && document.getElementById('app-view').hidden`)
