@@ -640,7 +640,8 @@ func TestSpec000ToolsList(t *testing.T) {
 		"knowmind_health": {true, true, false}, "knowmind_stats": {true, true, false},
 		"knowmind_list_recent": {true, true, false}, "knowmind_recall": {true, true, false},
 		"knowmind_recall_at_time": {true, true, false}, "knowmind_list_relations": {true, true, false},
-		"knowmind_link": {false, true, false}, "knowmind_unlink": {false, true, true},
+		"knowmind_explore": {true, true, false},
+		"knowmind_link":    {false, true, false}, "knowmind_unlink": {false, true, true},
 		"knowmind_store_memory": {false, true, false}, "knowmind_upload_document": {false, true, true},
 		"knowmind_update_fact": {false, true, false},
 	}
