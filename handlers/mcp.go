@@ -194,7 +194,7 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 	if err != nil {
 		if ke := knowmind.AsError(err); ke != nil && ke.Code == knowmind.EUNAUTHORIZED {
 			e.failures.allow(client, time.Now())
-			unauthorized(w, e.baseURL(r)+metadataPath, ke, r.Header.Get("Authorization") != "")
+			unauthorized(w, e.metadataURL(r), ke, r.Header.Get("Authorization") != "")
 			return knowmind.Principal{}
 		}
 		e.log.Error("authenticate", "request_id", r.Header.Get(requestIDHeader), "err", err)
@@ -378,6 +378,15 @@ func (e *endpoint) originAllowed(origin string, r *http.Request) bool {
 		return err == nil && strings.EqualFold(u.Scheme, pu.Scheme) && strings.EqualFold(u.Host, pu.Host)
 	}
 	return strings.EqualFold(u.Host, r.Host)
+}
+
+// metadataURL is the RFC 9728 metadata of the endpoint r asked for; "" when
+// none is served (no OAuth issuer).
+func (e *endpoint) metadataURL(r *http.Request) string {
+	if e.auth.oauth == nil {
+		return ""
+	}
+	return e.baseURL(r) + metadataPath + r.URL.Path
 }
 
 // baseURL is where clients reach this service: --public-url, or the request's own.

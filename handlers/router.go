@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/oauth"
 )
 
 // Readiness reports whether the service can serve requests, with a detail per
@@ -28,6 +29,9 @@ type Deps struct {
 	// PublicURL is the external base URL (resource metadata, WWW-Authenticate).
 	PublicURL string
 	JWT       JWTConfig
+	// OAuth verifies access tokens of an external authorization server and
+	// turns on the RFC 9728 metadata naming it; nil = none.
+	OAuth *oauth.Verifier
 	// RateLimit requests per second per token, with RateBurst; 0 = unlimited.
 	RateLimit float64
 	RateBurst int
@@ -70,12 +74,16 @@ func mountMCP(r *gin.Engine, d Deps) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{}}
-	e := newEndpoint(newMCPServer(s), newAuthenticator(d.Graph, d.JWT, log), d, log)
+	a := newAuthenticator(d.Graph, d.JWT, log)
+	a.oauth = d.OAuth
+	e := newEndpoint(newMCPServer(s), a, d, log)
 	h := gin.WrapH(e)
 	for _, p := range []string{mcpPath, mcpAltPath} {
 		r.Any(p, h)
 	}
-	md := gin.WrapH(resourceMetadata(e.baseURL))
-	r.GET(metadataPath, md)
-	r.GET(metadataPath+"/*resource", md)
+	if d.OAuth != nil {
+		md := gin.WrapH(resourceMetadata(e.baseURL, d.OAuth.Issuer()))
+		r.GET(metadataPath, md)
+		r.GET(metadataPath+"/*resource", md)
+	}
 }

@@ -80,6 +80,9 @@ func (is *Issuer) Rotate(t testing.TB, keepOld bool) {
 	}
 }
 
+// Close stops the server (an issuer that went away).
+func (is *Issuer) Close() { is.srv.Close() }
+
 // JWKSFetches counts GETs of the JWKS.
 func (is *Issuer) JWKSFetches() int { return int(is.jwksFetches.Load()) }
 
