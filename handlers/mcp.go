@@ -74,6 +74,11 @@ type service struct {
 	ready Readiness
 	log   *slog.Logger
 	tools map[string]*registeredTool
+	// metrics counts tool calls; nil = none.
+	metrics *Metrics
+	// fixed is the caller of every request when the transport has no
+	// authentication of its own (stdio: one local user); nil over HTTP.
+	fixed *knowmind.Principal
 }
 
 func newMCPServer(s *service) *mcp.Server {
@@ -86,6 +91,7 @@ func newMCPServer(s *service) *mcp.Server {
 			SupportedProtocolVersions: protocolVersions,
 		})
 	srv.AddReceivingMiddleware(s.guardCalls)
+	srv.AddReceivingMiddleware(s.observeCalls) // added last: outermost, sees every outcome
 	s.registerTools(srv)
 	return srv
 }
@@ -104,6 +110,7 @@ type endpoint struct {
 	maxBody   int64
 	bodyTime  time.Duration
 	log       *slog.Logger
+	metrics   *Metrics // nil = none
 }
 
 func newEndpoint(srv *mcp.Server, a *authenticator, d Deps, log *slog.Logger) *endpoint {
@@ -185,6 +192,7 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 	client := clientAddr(r)
 	if blocked, wait := e.failures.exhausted(client, time.Now()); blocked {
 		secs := retryAfterSeconds(wait)
+		e.metrics.authFailed("rate_limited")
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		writeHTTPError(w, http.StatusTooManyRequests, nil, codeRateLimited, "too many failed authentications",
 			map[string]any{"retry_after_s": secs})
@@ -194,10 +202,12 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 	if err != nil {
 		if ke := knowmind.AsError(err); ke != nil && ke.Code == knowmind.EUNAUTHORIZED {
 			e.failures.allow(client, time.Now())
+			e.metrics.authFailed("unauthorized")
 			unauthorized(w, e.metadataURL(r), ke, r.Header.Get("Authorization") != "")
 			return knowmind.Principal{}
 		}
 		e.log.Error("authenticate", "request_id", r.Header.Get(requestIDHeader), "err", err)
+		e.metrics.authFailed("unavailable")
 		writeHTTPError(w, http.StatusServiceUnavailable, nil, codeUnavailable, "service unavailable", nil)
 		return knowmind.Principal{}
 	}
@@ -205,6 +215,7 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 
 	if ok, wait := e.limits.allow(p.TokenID, time.Now()); !ok {
 		secs := retryAfterSeconds(wait)
+		e.metrics.authFailed("rate_limited")
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		writeHTTPError(w, http.StatusTooManyRequests, nil, codeRateLimited, "rate limit exceeded",
 			map[string]any{"retry_after_s": secs})

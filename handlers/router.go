@@ -29,6 +29,12 @@ type Deps struct {
 	// PublicURL is the external base URL (resource metadata, WWW-Authenticate).
 	PublicURL string
 	JWT       JWTConfig
+	// Metrics, when set, counts tool calls, auth failures and (wired by the
+	// caller into graph.Config.ObserveRPC) Dgraph round trips.
+	Metrics *Metrics
+	// MetricsToken serves Metrics at /metrics on this router to requests
+	// bearing it; "" = not served here (use a separate listener).
+	MetricsToken string
 	// OAuth verifies access tokens of an external authorization server and
 	// turns on the RFC 9728 metadata naming it; nil = none.
 	OAuth *oauth.Verifier
@@ -63,6 +69,9 @@ func NewRouter(d Deps) *gin.Engine {
 	if d.Graph != nil {
 		mountMCP(r, d)
 	}
+	if d.Metrics != nil && d.MetricsToken != "" {
+		r.GET("/metrics", gin.WrapH(d.Metrics.ProtectedHandler(d.MetricsToken)))
+	}
 	return r
 }
 
@@ -73,10 +82,11 @@ func mountMCP(r *gin.Engine, d Deps) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{}}
+	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{}, metrics: d.Metrics}
 	a := newAuthenticator(d.Graph, d.JWT, log)
 	a.oauth = d.OAuth
 	e := newEndpoint(newMCPServer(s), a, d, log)
+	e.metrics = d.Metrics
 	h := gin.WrapH(e)
 	for _, p := range []string{mcpPath, mcpAltPath} {
 		r.Any(p, h)
