@@ -76,9 +76,9 @@ type service struct {
 	tools map[string]*registeredTool
 	// metrics counts tool calls; nil = none.
 	metrics *Metrics
-	// fixed is the caller of every request when the transport has no
+	// local is the caller of every request on a transport without
 	// authentication of its own (stdio: one local user); nil over HTTP.
-	fixed *knowmind.Principal
+	local *LocalCaller
 }
 
 func newMCPServer(s *service) *mcp.Server {
@@ -154,6 +154,7 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reqID := newRequestID()
 	r.Header.Set(requestIDHeader, reqID) // tools read it from the request headers the SDK passes on
+	r = r.WithContext(withRequestID(r.Context(), reqID))
 	w.Header().Set(requestIDHeader, reqID)
 	sw := &statusWriter{ResponseWriter: w}
 	principal := e.serve(sw, r)

@@ -52,9 +52,10 @@ type Config struct {
 	WarmTextStats    bool // load every tenant's BM25 statistics at startup, not on its first recall
 	ExactVectors     bool // hold every tenant's chunk vectors for recall's exact vector search
 
-	embedder        embed.Embedder // built from the fields above by newEmbedder
-	reranker        graph.Reranker // from RerankerDir (serve only); nil = none
-	skipTenantCheck bool           // reembed: do not refuse tenants on another embedder
+	embedder        embed.Embedder                                  // built from the fields above by newEmbedder
+	reranker        graph.Reranker                                  // from RerankerDir (serve only); nil = none
+	skipTenantCheck bool                                            // reembed: do not refuse tenants on another embedder
+	observeRPC      func(method string, d time.Duration, err error) // Dgraph round trips, for metrics (serve only)
 }
 
 func envOr(name, def string) string {
