@@ -19,11 +19,14 @@ func withRequestID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, requestIDKey{}, id)
 }
 
+// requestIDOf is the request id of a call: the tool call's own (callKey),
+// else the one observeCalls or the endpoint put into ctx.
 func requestIDOf(ctx context.Context) string {
-	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
+	if id := requestIDFrom(ctx); id != "" {
 		return id
 	}
-	return requestIDFrom(ctx)
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
 }
 
 func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {

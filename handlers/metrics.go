@@ -119,22 +119,32 @@ func (m *Metrics) authFailed(reason string) {
 	}
 }
 
-// observeCalls is the outermost MCP receiving middleware: it times every
-// tools/call and counts its outcome, whatever answered it (the scope and
+// observeCalls is the outermost MCP receiving middleware: it gives every
+// tools/call a request id in its context (the HTTP request's, or a new one
+// on stdio) so each log line of the call carries it, logs the call, and
+// times and counts its outcome, whatever answered it (the scope and
 // argument checks of guardCalls, the SDK, or the tool).
 func (s *service) observeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		call, ok := req.(*mcp.CallToolRequest)
-		if s.metrics == nil || method != "tools/call" || !ok || call.Params == nil {
+		if method != "tools/call" || !ok || call.Params == nil {
 			return next(ctx, method, req)
 		}
+		var reqID string
+		if extra := call.GetExtra(); extra != nil && extra.Header != nil {
+			reqID = extra.Header.Get(requestIDHeader)
+		}
+		if reqID == "" {
+			reqID = newRequestID()
+		}
+		ctx = withRequestID(ctx, reqID)
 		tool := call.Params.Name
 		if s.tools[tool] == nil {
 			tool = "unknown"
 		}
 		start := time.Now()
 		res, err := next(ctx, method, req)
-		s.metrics.toolSeconds.WithLabelValues(tool).Observe(time.Since(start).Seconds())
+		elapsed := time.Since(start)
 		code := "ok"
 		var werr *jsonrpc.Error
 		switch {
@@ -143,14 +153,18 @@ func (s *service) observeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		case err != nil:
 			code = "internal"
 		}
-		if r, ok := res.(*mcp.CallToolResult); ok && err == nil {
-			if r.IsError {
-				code = "tool_error"
-			} else {
+		r, isResult := res.(*mcp.CallToolResult)
+		if isResult && err == nil && r.IsError {
+			code = "tool_error"
+		}
+		s.log.DebugContext(ctx, "tool call", "tool", tool, "code", code, "ms", elapsed.Milliseconds())
+		if s.metrics != nil {
+			s.metrics.toolSeconds.WithLabelValues(tool).Observe(elapsed.Seconds())
+			s.metrics.toolCalls.WithLabelValues(tool, code).Inc()
+			if code == "ok" && isResult {
 				s.metrics.countIngest(tool, r.StructuredContent)
 			}
 		}
-		s.metrics.toolCalls.WithLabelValues(tool, code).Inc()
 		return res, err
 	}
 }

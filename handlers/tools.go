@@ -236,12 +236,15 @@ func (s *service) callContext(ctx context.Context, req *mcp.CallToolRequest, t t
 		if extra.Header != nil {
 			ci.requestID = extra.Header.Get(requestIDHeader)
 		}
+		if ci.requestID == "" {
+			ci.requestID = requestIDOf(ctx)
+		}
 	case s.local != nil:
 		lp, err := s.local.check(ctx)
 		if err != nil {
 			return ctx, rpcError(ctx, s.log, err)
 		}
-		ci = callInfo{principal: lp, viaJWT: s.local.CreateTenant, requestID: newRequestID()}
+		ci = callInfo{principal: lp, viaJWT: s.local.CreateTenant, requestID: requestIDOf(ctx)}
 	default:
 		return ctx, rpcError(ctx, s.log, knowmind.Errorf(knowmind.EUNAUTHORIZED, "bearer token missing or invalid"))
 	}
