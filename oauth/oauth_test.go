@@ -256,3 +256,27 @@ func TestConfigChecks(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkVerify: one access token checked against cached keys (ES256),
+// the cost every OAuth request pays before its tool runs.
+func BenchmarkVerify(b *testing.B) {
+	is := oauthtest.New(b, aud, map[string]any{"tenant": "acme"})
+	v, err := oauth.New(oauth.Config{Issuer: is.URL, Audiences: []string{aud}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok := is.Sign(map[string]any{"scope": "read write"})
+	ctx := context.Background()
+	if _, err := v.Verify(ctx, tok); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := v.Verify(ctx, tok); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if is.JWKSFetches() != 1 {
+		b.Fatalf("JWKS fetched %d times", is.JWKSFetches())
+	}
+}
