@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,7 +36,9 @@ type keySet struct {
 	anonymous []jwk // keys without kid, tried for tokens without kid
 	fetchedAt time.Time
 	tried     time.Time // last fetch attempt, successful or not
-	lastErr   error     // of that attempt (guarded by fetchMu)
+	lastErr   error     // of that attempt
+
+	refreshing atomic.Bool // a background refresh of aged keys runs
 }
 
 type jwk struct {
@@ -45,23 +48,35 @@ type jwk struct {
 
 func newKeySet(cfg Config) *keySet { return &keySet{cfg: cfg} }
 
-// lookup returns the verification key for kid. Keys older than MaxKeyAge
-// are fetched again first; an unknown kid makes one fetch (at most one per
-// RefetchInterval), since the issuer may have rotated.
+// lookup returns the verification key for kid.
+//
+// Every fetch is throttled to one per RefetchInterval, so neither forged
+// kids nor an issuer that is down make each request wait for a fetch:
+//   - no keys yet: fetch now; while fetches fail the token is unverifiable
+//     (ErrUnavailable: 503, not 401);
+//   - keys older than MaxKeyAge: fetch in the background and use the ones
+//     held (an unreachable issuer leaves them in use);
+//   - an unknown kid: fetch now, since the issuer may have rotated.
 func (s *keySet) lookup(ctx context.Context, kid, alg string) (any, error) {
 	s.mu.RLock()
-	fetched, tried := s.fetchedAt, s.tried
+	fetched, tried, lastErr := s.fetchedAt, s.tried, s.lastErr
 	s.mu.RUnlock()
-	now := time.Now()
-	if fetched.IsZero() || now.Sub(fetched) > s.cfg.MaxKeyAge {
-		// Stale keys are used when the issuer cannot be reached; no keys at
-		// all make the token unverifiable for now (503, not 401).
+	due := time.Since(tried) >= s.cfg.RefetchInterval
+	switch {
+	case fetched.IsZero() && (due || tried.IsZero()):
 		if err := s.refresh(ctx, tried); err != nil {
 			s.cfg.Logger.Warn("oauth: fetch issuer keys", "issuer", s.cfg.Issuer, "err", err)
-			if fetched.IsZero() {
-				return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-			}
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
+	case fetched.IsZero():
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, lastErr)
+	case time.Since(fetched) > s.cfg.MaxKeyAge && due && s.refreshing.CompareAndSwap(false, true):
+		go func() {
+			defer s.refreshing.Store(false)
+			if err := s.refresh(context.WithoutCancel(ctx), tried); err != nil {
+				s.cfg.Logger.Warn("oauth: refresh issuer keys; the held ones stay in use", "issuer", s.cfg.Issuer, "err", err)
+			}
+		}()
 	}
 	if k, ok := s.find(kid, alg); ok {
 		return k, nil
@@ -110,6 +125,8 @@ func (s *keySet) refresh(ctx context.Context, since time.Time) error {
 	tried, jwksURI := s.tried, s.jwksURI
 	s.mu.RUnlock()
 	if tried.After(since) {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
 		return s.lastErr // fetched (or failed) while this caller waited
 	}
 	start := time.Now()
@@ -119,8 +136,11 @@ func (s *keySet) refresh(ctx context.Context, since time.Time) error {
 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
 	defer cancel()
-	s.lastErr = s.fetch(ctx, jwksURI, start)
-	return s.lastErr
+	err := s.fetch(ctx, jwksURI, start)
+	s.mu.Lock()
+	s.lastErr = err
+	s.mu.Unlock()
+	return err
 }
 
 func (s *keySet) fetch(ctx context.Context, jwksURI string, start time.Time) error {

@@ -164,20 +164,53 @@ func TestKeyRotation(t *testing.T) {
 	}
 }
 
-// Keys age out: after MaxKeyAge the next token fetches them again.
+// Keys age out: after MaxKeyAge a token makes a background fetch and is
+// checked with the keys held; once the issuer withdrew the key, the next
+// fetch ends it. An unreachable issuer leaves aged keys in use.
 func TestKeysExpire(t *testing.T) {
 	is := oauthtest.New(t, aud, map[string]any{"tenant": "acme"})
 	v := newVerifier(t, is, func(c *oauth.Config) { c.MaxKeyAge = 200 * time.Millisecond })
+	ctx := context.Background()
 	tok := is.Sign(nil)
-	if _, err := v.Verify(context.Background(), tok); err != nil {
+	if _, err := v.Verify(ctx, tok); err != nil {
 		t.Fatal(err)
 	}
+	is.Rotate(t, false) // the key of tok is withdrawn
 	time.Sleep(250 * time.Millisecond)
-	if _, err := v.Verify(context.Background(), tok); err != nil {
+	if _, err := v.Verify(ctx, tok); err != nil {
+		t.Fatalf("aged keys are used while the refresh runs: %v", err)
+	}
+	waitFor(t, func() bool { return is.JWKSFetches() == 2 }, "background fetch after MaxKeyAge")
+	waitFor(t, func() bool {
+		_, err := v.Verify(ctx, tok)
+		return errors.Is(err, oauth.ErrInvalid)
+	}, "the withdrawn key refused after the refresh")
+
+	fresh := is.Sign(nil)
+	if _, err := v.Verify(ctx, fresh); err != nil {
 		t.Fatal(err)
 	}
-	if n := is.JWKSFetches(); n != 2 {
-		t.Fatalf("JWKS fetches = %d, want 2 (one after MaxKeyAge)", n)
+	is.Close()
+	time.Sleep(250 * time.Millisecond)
+	start := time.Now()
+	for range 5 {
+		if _, err := v.Verify(ctx, fresh); err != nil {
+			t.Fatalf("issuer down, aged keys held: %v", err)
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("five tokens took %s with the issuer down: requests must not wait for fetches", d)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -200,6 +233,11 @@ func TestIssuerUnavailable(t *testing.T) {
 	rs, _ := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": url, "aud": aud, "exp": time.Now().Add(time.Hour).Unix()}).SignedString(rsaKey)
 	if _, err := v.Verify(context.Background(), rs); !errors.Is(err, oauth.ErrUnavailable) {
 		t.Fatalf("issuer down: %v, want ErrUnavailable", err)
+	}
+	// Within the refetch interval the next token is answered at once, from the last failure.
+	start := time.Now()
+	if _, err := v.Verify(context.Background(), rs); !errors.Is(err, oauth.ErrUnavailable) || time.Since(start) > 100*time.Millisecond {
+		t.Fatalf("second token with the issuer down: %v after %s", err, time.Since(start))
 	}
 	if err := v.Prefetch(context.Background()); err == nil {
 		t.Fatal("Prefetch against a closed server succeeded")
