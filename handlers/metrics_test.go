@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
 )
 
@@ -95,4 +97,33 @@ func counterValue(c prometheus.Counter) float64 {
 		panic(err)
 	}
 	return d.GetCounter().GetValue()
+}
+
+// Per-tenant gauges stay bounded however many tenants are open: the 50
+// with the most memories get a series each, the rest one "_other".
+func TestIndexGaugesBounded(t *testing.T) {
+	var sizes []graph.IndexSize
+	for i := range 60 {
+		sizes = append(sizes, graph.IndexSize{Tenant: fmt.Sprintf("t%02d", i), Memories: i + 1, Vectors: 2 * (i + 1), VectorBytes: 8})
+	}
+	m := NewMetrics(func() []graph.IndexSize { return sizes })
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "knowmind_index_memories" {
+			continue
+		}
+		byTenant := map[string]float64{}
+		for _, mt := range f.GetMetric() {
+			byTenant[mt.GetLabel()[0].GetValue()] = mt.GetGauge().GetValue()
+		}
+		// t00..t09 hold 1..10 memories: the ten smallest, summed.
+		if len(byTenant) != 51 || byTenant["_other"] != 55 || byTenant["t59"] != 60 || byTenant["t05"] != 0 {
+			t.Fatalf("%d series, _other %v, t59 %v", len(byTenant), byTenant["_other"], byTenant["t59"])
+		}
+		return
+	}
+	t.Fatal("knowmind_index_memories not gathered")
 }
