@@ -11,6 +11,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/oauth"
+	"github.com/knowmind/knowmind/ui"
 )
 
 // Readiness reports whether the service can serve requests, with a detail per
@@ -39,6 +41,15 @@ type Deps struct {
 	// TenantInFlight bounds the tool calls one tenant has running at once
 	// (more are refused with 429); 0 = DefaultTenantInFlight, negative = none.
 	TenantInFlight int
+	// Metrics, when set, counts tool calls, auth failures and (wired by the
+	// caller into graph.Config.ObserveRPC) Dgraph round trips.
+	Metrics *Metrics
+	// MetricsToken serves Metrics at /metrics on this router to requests
+	// bearing it; "" = not served here (use a separate listener).
+	MetricsToken string
+	// OAuth verifies access tokens of an external authorization server and
+	// turns on the RFC 9728 metadata naming it; nil = none.
+	OAuth *oauth.Verifier
 	// RateLimit requests per second per token, with RateBurst; 0 = unlimited.
 	RateLimit float64
 	RateBurst int
@@ -58,6 +69,7 @@ func NewRouter(d Deps) *gin.Engine {
 	var e *endpoint
 	if d.Graph != nil {
 		e = mountMCP(r, d)
+		mountUI(r)
 	}
 	// Readiness: the state for anyone (probes); which alpha is unreachable or
 	// restarting only for an admin token, since it maps the deployment.
@@ -76,7 +88,20 @@ func NewRouter(d Deps) *gin.Engine {
 		}
 		c.JSON(status, body)
 	})
+	if d.Metrics != nil && d.MetricsToken != "" {
+		r.GET("/metrics", gin.WrapH(d.Metrics.ProtectedHandler(d.MetricsToken)))
+	}
 	return r
+}
+
+// mountUI serves the graph explorer (package ui) at /ui. The page talks to
+// the MCP endpoint only, with the token its user signs in with.
+func mountUI(r *gin.Engine) {
+	h := gin.WrapH(ui.Handler())
+	r.GET(ui.Path, h)
+	r.HEAD(ui.Path, h)
+	r.GET(ui.Path+"/*asset", h)
+	r.HEAD(ui.Path+"/*asset", h)
 }
 
 // mountMCP serves the MCP endpoint at /api/mcp/v1 and /mcp, and its RFC 9728
@@ -87,14 +112,19 @@ func mountMCP(r *gin.Engine, d Deps) *endpoint {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := newService(d, log)
-	e := newEndpoint(newMCPServer(s), newAuthenticator(d.Graph, d.JWT, log), d, log)
+	a := newAuthenticator(d.Graph, d.JWT, log)
+	a.oauth = d.OAuth
+	e := newEndpoint(newMCPServer(s), a, d, log)
+	e.metrics = d.Metrics
 	h := gin.WrapH(e)
 	for _, p := range []string{mcpPath, mcpAltPath} {
 		r.Any(p, h)
 	}
-	md := gin.WrapH(resourceMetadata(e.baseURL))
-	r.GET(metadataPath, md)
-	r.GET(metadataPath+"/*resource", md)
+	if d.OAuth != nil {
+		md := gin.WrapH(resourceMetadata(e.baseURL, d.OAuth.Issuer()))
+		r.GET(metadataPath, md)
+		r.GET(metadataPath+"/*resource", md)
+	}
 	return e
 }
 
@@ -107,7 +137,7 @@ const (
 )
 
 func newService(d Deps, log *slog.Logger) *service {
-	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{},
+	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{}, metrics: d.Metrics,
 		callTimeout: d.CallTimeout, inFlight: &inFlight{max: d.TenantInFlight}, jwtCreateTenants: d.JWT.CreateTenants}
 	if s.callTimeout == 0 {
 		s.callTimeout = DefaultCallTimeout

@@ -43,18 +43,27 @@ type Config struct {
 	JWTIssuer        string         // required iss claim for JWTs ("" = not checked)
 	JWTTenantClaim   string         // claim naming the tenant
 	JWTCreateTenants bool           // a JWT may create its tenant's workspace
+	OAuthIssuer      string         // external authorization server whose access tokens are accepted (optional)
+	OAuthAudience    []string       // aud values accepted in its tokens; default: the MCP endpoint URLs under PublicURL
+	OAuthTenantClaim string         // claim naming the tenant
+	OAuthTenant      string         // tenant for tokens without that claim ("" = refuse them)
+	OAuthScopeMap    string         // issuer scope=knowmind scope pairs, e.g. "km:read=read,km:write=write"
+	LogFormat        string         // text | json
+	MetricsAddr      string         // separate listen address for /metrics ("" = none)
+	MetricsToken     string         // bearer token for /metrics on the main address ("" = not served there)
 	RateLimit        float64        // requests per second per token
+	RateBurst        int            // burst per token
 	CallTimeout      time.Duration  // deadline of one tool call
 	TenantInFlight   int            // tool calls one tenant may have running at once
-	RateBurst        int            // burst per token
 	ShutdownTimeout  time.Duration  // graceful HTTP shutdown
 	LogLevel         string
 	WarmTextStats    bool // load every tenant's BM25 statistics at startup, not on its first recall
 	ExactVectors     bool // hold every tenant's chunk vectors for recall's exact vector search
 
-	embedder        embed.Embedder // built from the fields above by newEmbedder
-	reranker        graph.Reranker // from RerankerDir (serve only); nil = none
-	skipTenantCheck bool           // reembed: do not refuse tenants on another embedder
+	embedder        embed.Embedder                                  // built from the fields above by newEmbedder
+	reranker        graph.Reranker                                  // from RerankerDir (serve only); nil = none
+	skipTenantCheck bool                                            // reembed: do not refuse tenants on another embedder
+	observeRPC      func(method string, d time.Duration, err error) // Dgraph round trips, for metrics (serve only)
 }
 
 func envOr(name, def string) string {
@@ -81,7 +90,7 @@ const minSecretBytes = 32
 func parseServeFlags(args []string) (Config, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var c Config
-	var dgraph, dgraphHTTP, origins, proxies, secretFile, passwordFile string
+	var dgraph, dgraphHTTP, origins, oauthAudience, proxies, secretFile, passwordFile string
 	fs.StringVar(&c.Addr, "addr", envOr("addr", "127.0.0.1:8765"), "HTTP listen address (env KNOWMIND_ADDR)")
 	fs.StringVar(&c.DataDir, "data-dir", envOr("data-dir", "./data"), "data directory: managed Dgraph and secrets (env KNOWMIND_DATA_DIR)")
 	fs.StringVar(&dgraph, "dgraph", envOr("dgraph", ""), "external Dgraph alphas host:9080[,host:9080...]; empty = start a local Dgraph (env KNOWMIND_DGRAPH)")
@@ -111,6 +120,14 @@ func parseServeFlags(args []string) (Config, error) {
 	fs.StringVar(&c.JWTTenantClaim, "jwt-tenant-claim", envOr("jwt-tenant-claim", "tenant"), "JWT claim naming the tenant (env KNOWMIND_JWT_TENANT_CLAIM)")
 	fs.BoolVar(&c.JWTCreateTenants, "jwt-create-tenants", boolOr(envOr("jwt-create-tenants", ""), false),
 		"let a JWT whose tenant has no workspace create it; off, such JWTs get 403 (env KNOWMIND_JWT_CREATE_TENANTS)")
+	fs.StringVar(&c.OAuthIssuer, "oauth-issuer", envOr("oauth-issuer", ""), "OAuth 2.1 authorization server (issuer URL) whose access tokens are accepted; listed in /.well-known/oauth-protected-resource (env KNOWMIND_OAUTH_ISSUER)")
+	fs.StringVar(&oauthAudience, "oauth-audience", envOr("oauth-audience", ""), "comma-separated aud values accepted in the issuer's tokens; default: the MCP endpoint URLs under --public-url (env KNOWMIND_OAUTH_AUDIENCE)")
+	fs.StringVar(&c.OAuthTenantClaim, "oauth-tenant-claim", envOr("oauth-tenant-claim", "tenant"), "access-token claim holding the tenant (env KNOWMIND_OAUTH_TENANT_CLAIM)")
+	fs.StringVar(&c.OAuthTenant, "oauth-default-tenant", envOr("oauth-default-tenant", ""), "tenant for access tokens without the tenant claim; empty = refuse them (env KNOWMIND_OAUTH_DEFAULT_TENANT)")
+	fs.StringVar(&c.OAuthScopeMap, "oauth-scope-map", envOr("oauth-scope-map", ""), "issuer scopes to knowmind scopes, e.g. knowmind:read=read,knowmind:write=write; empty = read, write, admin as they are (env KNOWMIND_OAUTH_SCOPE_MAP)")
+	fs.StringVar(&c.LogFormat, "log-format", envOr("log-format", "text"), "log format: text or json (env KNOWMIND_LOG_FORMAT)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", envOr("metrics-addr", ""), "listen address for Prometheus /metrics, e.g. 127.0.0.1:9464; empty = none (env KNOWMIND_METRICS_ADDR)")
+	fs.StringVar(&c.MetricsToken, "metrics-token", envOr("metrics-token", ""), "bearer token that opens /metrics on the main address; empty = /metrics not served there (env KNOWMIND_METRICS_TOKEN)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", atofOr(envOr("rate-limit", ""), 20), "requests per second per token (env KNOWMIND_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", atoiOr(envOr("rate-burst", ""), 40), "request burst per token (env KNOWMIND_RATE_BURST)")
 	fs.DurationVar(&c.CallTimeout, "call-timeout", durationOr(envOr("call-timeout", ""), handlers.DefaultCallTimeout),
@@ -130,6 +147,7 @@ func parseServeFlags(args []string) (Config, error) {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	c.Dgraph, c.DgraphHTTP, c.AllowedOrigins = splitList(dgraph), splitList(dgraphHTTP), splitList(origins)
+	c.OAuthAudience = splitList(oauthAudience)
 	// Secrets from files keep them out of `ps` and `docker inspect`.
 	for _, f := range []struct {
 		file, flag string
