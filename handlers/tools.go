@@ -124,7 +124,8 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Title: "Upload a document",
 		Description: "Ingests a longer text as a document: split into sections (Markdown headings, paragraphs, then a size " +
 			"limit with overlap), one vector per section, one graph node. Upsert per title: an existing document of the same " +
-			"title is replaced by the new version, deleted only after the new one is ingested; its ids are in replaced_document_ids.",
+			"title is replaced by the new version, deleted only after the new one is ingested; its ids are in replaced_document_ids. " +
+			"A replaced document that is a version written by knowmind_update_fact is closed and superseded by the new one, never deleted.",
 		Scope: knowmind.ScopeWrite,
 		// Replaces (deletes) the previous document of the same title; the
 		// same title and content again is recognised (unchanged).
