@@ -39,6 +39,7 @@ import (
 const (
 	extraPrincipal = "principal" // knowmind.Principal
 	extraJWT       = "jwt"       // true for JWT principals
+	extraCreate    = "create"    // true: the principal's tenant gets its workspace on first use
 )
 
 // touchEvery throttles last_used_at writes: bookkeeping, not security.
@@ -284,7 +285,7 @@ func (a *authenticator) parseJWT(token string) (*auth.TokenInfo, error) {
 	}
 	p := knowmind.Principal{Tenant: tenant, Scopes: scopes, TokenID: id}
 	return &auth.TokenInfo{UserID: id, Scopes: scopeStrings(scopes), Expiration: exp.Time,
-		Extra: map[string]any{extraPrincipal: p, extraJWT: true}}, nil
+		Extra: map[string]any{extraPrincipal: p, extraJWT: true, extraCreate: a.jwt.CreateTenants}}, nil
 }
 
 // accessToken verifies an access token of the OAuth issuer. Its tenant's
@@ -306,7 +307,7 @@ func (a *authenticator) accessToken(ctx context.Context, token string) (*auth.To
 	}
 	p := knowmind.Principal{Tenant: c.Tenant, Scopes: c.Scopes, TokenID: id}
 	return &auth.TokenInfo{UserID: id, Scopes: scopeStrings(c.Scopes), Expiration: c.Expiry,
-		Extra: map[string]any{extraPrincipal: p, extraJWT: true}}, nil
+		Extra: map[string]any{extraPrincipal: p, extraJWT: true, extraCreate: true}}, nil
 }
 
 // jwtKey picks the verification keys for the token's algorithm; the parser

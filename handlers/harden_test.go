@@ -17,6 +17,8 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/oauth"
+	"github.com/knowmind/knowmind/oauth/oauthtest"
 )
 
 // probeParams and probeResult are the test tools' types.
@@ -206,10 +208,16 @@ func TestReadyzDetailsOnlyForAdmins(t *testing.T) {
 }
 
 // Issue 13: without --public-url the Host header was echoed into
-// WWW-Authenticate and the RFC 9728 metadata. Now only a host of an allowed
-// origin is; otherwise the address the connection came in on.
+// WWW-Authenticate and the RFC 9728 metadata (served with an OAuth issuer).
+// Now only a host of an allowed origin is; otherwise the address the
+// connection came in on.
 func TestHostHeaderNotEchoed(t *testing.T) {
-	srv := newTestServer(t, func(d *Deps) { d.AllowedOrigins = []string{"https://knowmind.internal"} })
+	is := oauthtest.New(t, oauthAudience, map[string]any{"tenant": dgraphtest.TenantName(t)})
+	v, err := oauth.New(oauth.Config{Issuer: is.URL, Audiences: []string{oauthAudience}, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newTestServer(t, func(d *Deps) { d.OAuth, d.AllowedOrigins = v, []string{"https://knowmind.internal"} })
 	get := func(method, path, host string) *http.Response {
 		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(`{}`))
 		if err != nil {

@@ -82,8 +82,6 @@ type service struct {
 	local       *LocalCaller
 	callTimeout time.Duration // deadline of one tool call, its Dgraph work included; 0 = none
 	inFlight    *inFlight     // tool calls running per tenant
-	// jwtCreateTenants: a JWT may create its tenant's workspace (JWTConfig.CreateTenants).
-	jwtCreateTenants bool
 }
 
 func newMCPServer(s *service) *mcp.Server {

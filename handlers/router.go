@@ -138,7 +138,7 @@ const (
 
 func newService(d Deps, log *slog.Logger) *service {
 	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{}, metrics: d.Metrics,
-		callTimeout: d.CallTimeout, inFlight: &inFlight{max: d.TenantInFlight}, jwtCreateTenants: d.JWT.CreateTenants}
+		callTimeout: d.CallTimeout, inFlight: &inFlight{max: d.TenantInFlight}}
 	if s.callTimeout == 0 {
 		s.callTimeout = DefaultCallTimeout
 	}

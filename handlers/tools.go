@@ -436,8 +436,10 @@ func checkRelType(set *shapes.Set, args json.RawMessage) error {
 // callInfo is what a tool call knows about its caller.
 type callInfo struct {
 	principal knowmind.Principal
-	viaJWT    bool // tenants of identity-provider JWTs get their namespace on first use
-	requestID string
+	// createTenant: the tenant gets its namespace on first use (OAuth access
+	// tokens, JWTs under --jwt-create-tenants, stdio's local user when told so).
+	createTenant bool
+	requestID    string
 }
 
 type callKey struct{}
@@ -449,7 +451,7 @@ func (s *service) callContext(ctx context.Context, req *mcp.CallToolRequest, t t
 	var ci callInfo
 	switch {
 	case ok:
-		ci = callInfo{principal: p, viaJWT: extra.TokenInfo.Extra[extraJWT] == true}
+		ci = callInfo{principal: p, createTenant: extra.TokenInfo.Extra[extraCreate] == true}
 		if extra.Header != nil {
 			ci.requestID = extra.Header.Get(requestIDHeader)
 		}
@@ -461,7 +463,7 @@ func (s *service) callContext(ctx context.Context, req *mcp.CallToolRequest, t t
 		if err != nil {
 			return ctx, rpcError(ctx, s.log, err)
 		}
-		ci = callInfo{principal: lp, viaJWT: s.local.CreateTenant, requestID: requestIDOf(ctx)}
+		ci = callInfo{principal: lp, createTenant: s.local.CreateTenant, requestID: requestIDOf(ctx)}
 	default:
 		return ctx, rpcError(ctx, s.log, knowmind.Errorf(knowmind.EUNAUTHORIZED, "bearer token missing or invalid"))
 	}
@@ -489,9 +491,8 @@ func (s *service) tenant(ctx context.Context) (*graph.Tenant, error) {
 	}
 	// kmt_ tokens exist only for tenants whose namespace CreateToken made;
 	// a JWT's tenant is created on first use only where the operator allows it.
-	create := ci.viaJWT && s.jwtCreateTenants
-	t, err := s.graph.Tenant(ctx, ci.principal.Tenant, create)
-	if ci.viaJWT && !create && knowmind.ErrorCode(err) == knowmind.ENOTFOUND {
+	t, err := s.graph.Tenant(ctx, ci.principal.Tenant, ci.createTenant)
+	if !ci.createTenant && knowmind.ErrorCode(err) == knowmind.ENOTFOUND {
 		return nil, knowmind.Errorf(knowmind.EFORBIDDEN, "the token's tenant has no workspace on this service")
 	}
 	return t, err
