@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/chunk"
 	"github.com/knowmind/knowmind/graph"
 )
 
@@ -361,7 +362,8 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 			node := map[string]any{
 				"uid": fmt.Sprintf("_:m%d", i), "dgraph.type": "Memory",
 				"Memory.id": ids[i], "Memory.kind": knowmind.KindMemory, "Memory.title": titles[i],
-				"Memory.content": contents[i], "Memory.status": knowmind.StatusIndexed,
+				"Memory.content": contents[i], "Memory.preview": chunk.Truncate(contents[i], knowmind.RecallMaxContentChars),
+				"Memory.status":      knowmind.StatusIndexed,
 				"Memory.content_sha": graph.ContentSHA(contents[i]), "Memory.created_at": now,
 				"Memory.updated_at": now, "Memory.valid_from": now, "Memory.chunk_count": 1,
 				"Memory.memory_type": knowmind.MemorySemantic, "Memory.source": "synthetic",
