@@ -49,9 +49,9 @@ func (w *Writer) Write(r knowmind.Record) error {
 // Records is how many records were written (the header not counted).
 func (w *Writer) Records() int { return w.n }
 
-// jsonlSource reads a JSONL file: entries in file order, then relations in
+// JSONL is a JSONL file as an import source: entries in file order, then relations in
 // file order (so a relation may name a memory further down the file).
-type jsonlSource struct {
+type JSONL struct {
 	path      string
 	key       string
 	entries   int
@@ -60,8 +60,8 @@ type jsonlSource struct {
 
 // OpenJSONL reads the file once to count its records and hash it (the hash
 // names the import's cursor: a changed file is a new import).
-func OpenJSONL(path string) (Source, error) {
-	s := &jsonlSource{path: path}
+func OpenJSONL(path string) (*JSONL, error) {
+	s := &JSONL{path: path}
 	h := sha256.New()
 	err := s.scan(func(line int, raw []byte) error {
 		h.Write(raw)
@@ -80,11 +80,11 @@ func OpenJSONL(path string) (Source, error) {
 	return s, nil
 }
 
-func (s *jsonlSource) Name() string { return s.path }
-func (s *jsonlSource) Key() string  { return s.key }
-func (s *jsonlSource) Total() int   { return s.entries + s.relations }
+func (s *JSONL) Name() string { return s.path }
+func (s *JSONL) Key() string  { return s.key }
+func (s *JSONL) Total() int   { return s.entries + s.relations }
 
-func (s *jsonlSource) Each(ctx context.Context, phase Phase, fn func(Item) error) error {
+func (s *JSONL) Each(ctx context.Context, phase Phase, fn func(Item) error) error {
 	return s.scan(func(line int, raw []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -102,7 +102,7 @@ func (s *jsonlSource) Each(ctx context.Context, phase Phase, fn func(Item) error
 }
 
 // scan calls fn with every non-blank line and its number.
-func (s *jsonlSource) scan(fn func(line int, raw []byte) error) error {
+func (s *JSONL) scan(fn func(line int, raw []byte) error) error {
 	f, err := os.Open(s.path)
 	if err != nil {
 		return err

@@ -43,17 +43,18 @@ type note struct {
 	err   error
 }
 
-type markdownSource struct {
+// Markdown is a Markdown folder as an import source.
+type Markdown struct {
 	dir        string
 	key        string
 	notes      []note
 	relations  []Item
-	Unresolved int // links to notes that are not in the folder
+	unresolved int // links to notes that are not in the folder
 }
 
 // OpenMarkdown reads every .md file under dir (or the one file dir names).
-func OpenMarkdown(dir string) (Source, error) {
-	s := &markdownSource{dir: dir}
+func OpenMarkdown(dir string) (*Markdown, error) {
+	s := &Markdown{dir: dir}
 	root := dir
 	var files []string
 	info, err := os.Stat(dir)
@@ -127,7 +128,7 @@ func noteID(rel string) string { return uuid.NewSHA1(noteNamespace, []byte(rel))
 // resolve turns every note's links into relation items, as Obsidian resolves
 // them: a target with a folder matches the path's end, a bare name the file
 // name (case-insensitive); of several, the shortest path wins.
-func (s *markdownSource) resolve() {
+func (s *Markdown) resolve() {
 	byName := map[string][]string{} // lower-case name without .md -> rel paths (sorted: shortest first)
 	for _, n := range s.notes {
 		if n.err != nil {
@@ -153,7 +154,7 @@ func (s *markdownSource) resolve() {
 				}
 			}
 			if match == "" {
-				s.Unresolved++
+				s.unresolved++
 				continue
 			}
 			if match == n.rel || seen[match] {
@@ -168,14 +169,14 @@ func (s *markdownSource) resolve() {
 	}
 }
 
-func (s *markdownSource) Name() string { return s.dir }
-func (s *markdownSource) Key() string  { return s.key }
-func (s *markdownSource) Total() int   { return len(s.notes) + len(s.relations) }
+func (s *Markdown) Name() string { return s.dir }
+func (s *Markdown) Key() string  { return s.key }
+func (s *Markdown) Total() int   { return len(s.notes) + len(s.relations) }
 
 // UnresolvedLinks is how many wiki links name no note of the folder.
-func (s *markdownSource) UnresolvedLinks() int { return s.Unresolved }
+func (s *Markdown) UnresolvedLinks() int { return s.unresolved }
 
-func (s *markdownSource) Each(ctx context.Context, phase Phase, fn func(Item) error) error {
+func (s *Markdown) Each(ctx context.Context, phase Phase, fn func(Item) error) error {
 	if phase == PhaseRelations {
 		for _, it := range s.relations {
 			if err := fn(it); err != nil {
