@@ -166,7 +166,9 @@ type fakeTarget struct {
 	failAt  int
 }
 
-func (f *fakeTarget) ImportCursor(_ context.Context, key string) (int, error) { return f.cursor[key], nil }
+func (f *fakeTarget) ImportCursor(_ context.Context, key string) (int, error) {
+	return f.cursor[key], nil
+}
 
 func (f *fakeTarget) write(recs []knowmind.Record, cur knowmind.BatchCursor) ([]knowmind.ItemResult, error) {
 	f.writes++

@@ -90,6 +90,10 @@ const MaxFailures = 100
 type Summary struct {
 	Progress
 	Failures []Failure
+	// Entries is how many memories and documents the source holds (resumed ones included),
+	// EntriesTook how long this run spent on them; relations took the rest of Elapsed.
+	Entries     int
+	EntriesTook time.Duration
 }
 
 // Import writes src into tgt in batches of opt.Batch records, each batch in
@@ -169,6 +173,9 @@ func Import(ctx context.Context, src Source, tgt Target, opt Options) (Summary, 
 		})
 		if err == nil {
 			err = flush(phase)
+		}
+		if phase == PhaseEntries {
+			sum.Entries, sum.EntriesTook = pos, time.Since(start)
 		}
 		if err != nil {
 			sum.Elapsed = time.Since(start)

@@ -181,3 +181,72 @@ func sortRecords(recs []knowmind.Record) {
 		return strings.Compare(a.Type+a.ID+a.From+a.RelType+a.To, b.Type+b.ID+b.From+b.RelType+b.To)
 	})
 }
+
+// An Obsidian-style vault: every note a document, every [[wiki link]] between notes a
+// REFERENCES relation; importing it again changes nothing.
+func TestImportMarkdownVault(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"Kunden/Müller GmbH.md": "---\ntags: [client]\n---\n# Müller GmbH\n\nKunde seit 2021, Ansprechpartnerin ist Frau Weber. Siehe [[Angebot 2026]].",
+		"Angebot 2026.md":       "# Angebot\n\nSchraubensortiment für [[Müller GmbH|Müller]], gültig bis Juni. Vorlage: [[Vorlagen/Angebot]].",
+		"Notizen.md":            "Lose Gedanken ohne Links, außer [[Gibt es nicht]].",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ten := dgraphtest.NewTenant(t)
+	vault, err := bulk.OpenMarkdown(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := importFile(t, ten, vault, 2)
+	if sum.Written != 5 || vault.UnresolvedLinks() != 2 {
+		t.Fatalf("vault import %+v, unresolved %d; want 3 notes + 2 links, 2 unresolved", sum.Progress, vault.UnresolvedLinks())
+	}
+	stats, err := ten.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Memories != 3 || stats.Edges != 4 || stats.Chunks < 3 {
+		t.Errorf("stats %+v, want 3 documents, 4 edges (2 links and their inverses)", stats)
+	}
+	hits, err := ten.Recall(ctx, knowmind.RecallQuery{Query: "Ansprechpartnerin Weber", K: 3, Hops: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits.Hits) == 0 || hits.Hits[0].Title != "Müller GmbH" || hits.Hits[0].Kind != knowmind.KindDocument {
+		t.Fatalf("recall %+v", hits.Hits)
+	}
+	rels, err := ten.ListRelations(ctx, hits.Hits[0].MemoryID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rels.Outgoing) != 1 || rels.Outgoing[0].Title != "Angebot 2026" || rels.Outgoing[0].RelType != "REFERENCES" ||
+		len(rels.Incoming) != 1 || rels.Incoming[0].Title != "Angebot 2026" {
+		t.Errorf("relations of the client note %+v", rels)
+	}
+	m, err := ten.GetMemory(ctx, hits.Hits[0].MemoryID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Source != "Kunden/Müller GmbH.md" || !slices.Equal(m.Tags, []string{"client"}) || strings.Contains(m.Content, "tags:") {
+		t.Errorf("note as stored %+v", m)
+	}
+	// Importing the vault again after adding a note writes the note and its link; the others are unchanged.
+	os.WriteFile(filepath.Join(dir, "Neu.md"), []byte("Eine neue Notiz zu [[Notizen]]."), 0o600)
+	vault, err = bulk.OpenMarkdown(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum = importFile(t, ten, vault, 100)
+	if sum.Written != 4 || sum.Unchanged != 3 { // the new note, its link and the 2 links again
+		t.Errorf("re-import with one new note %+v", sum.Progress)
+	}
+	if got, _ := ten.Stats(ctx); got.Memories != 4 || got.Edges != 6 {
+		t.Errorf("stats after re-import %+v, want 4 documents and 6 edges", got)
+	}
+}

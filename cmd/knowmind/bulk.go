@@ -75,6 +75,12 @@ func runImport(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "written %d, unchanged %d, refused %d in %s (%.0f records/s)\n",
 		sum.Written, sum.Unchanged, sum.Failed, sum.Elapsed.Round(100*time.Millisecond), sum.Rate())
+	if entries := sum.Entries - min(sum.Resumed, sum.Entries); entries > 0 && sum.EntriesTook > 0 {
+		relations := sum.Done - sum.Resumed - entries
+		fmt.Fprintf(os.Stderr, "memories and documents: %d in %s (%.0f/s); relations: %d in %s\n",
+			entries, sum.EntriesTook.Round(100*time.Millisecond), float64(entries)/sum.EntriesTook.Seconds(),
+			relations, (sum.Elapsed - sum.EntriesTook).Round(100*time.Millisecond))
+	}
 	if unresolved > 0 {
 		fmt.Fprintf(os.Stderr, "%d wiki links name no note of the folder (not imported)\n", unresolved)
 	}
