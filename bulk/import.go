@@ -174,7 +174,7 @@ func Import(ctx context.Context, src Source, tgt Target, opt Options) (Summary, 
 		if err == nil {
 			err = flush(phase)
 		}
-		if phase == PhaseEntries {
+		if phase == PhaseEntries && err == nil {
 			sum.Entries, sum.EntriesTook = pos, time.Since(start)
 		}
 		if err != nil {

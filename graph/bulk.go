@@ -119,10 +119,12 @@ func (t *Tenant) WriteEntries(ctx context.Context, recs []knowmind.Record, cur k
 
 	// Checked before embedding, so stored records cost no embedding; checked again in the
 	// transaction, which decides.
+	started := time.Now()
 	todo, err := t.dropStored(ctx, t.dg.NewReadOnlyTxn(), todo, results)
 	if err != nil {
 		return nil, err
 	}
+	looked := time.Now()
 	var indexed []*bulkEntry
 	for _, b := range todo {
 		if b.status == knowmind.StatusIndexed {
@@ -139,6 +141,7 @@ func (t *Tenant) WriteEntries(ctx context.Context, recs []knowmind.Record, cur k
 		return results, kerr
 	}
 
+	embedded := time.Now()
 	var written []*bulkEntry
 	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		again := make([]knowmind.ItemResult, len(recs))
@@ -176,6 +179,8 @@ func (t *Tenant) WriteEntries(ctx context.Context, recs []knowmind.Record, cur k
 	if err != nil {
 		return nil, fmt.Errorf("bulk write of %d entries: %w", len(todo), err)
 	}
+	t.c.log.Debug("bulk write", "tenant", t.Name, "records", len(recs), "written", len(written),
+		"lookup", looked.Sub(started), "embed", embedded.Sub(looked), "write", time.Since(embedded))
 	for _, b := range written {
 		res := knowmind.ItemResult{Status: knowmind.ItemStored, ID: b.id, Title: b.title}
 		if b.status == knowmind.StatusIndexed {
@@ -549,3 +554,4 @@ func (t *Tenant) StoreMemories(ctx context.Context, ins []knowmind.StoreMemoryIn
 
 // Provider is the embedding provider's name, as results report it.
 func (t *Tenant) Provider() string { return t.provider() }
+
