@@ -554,4 +554,3 @@ func (t *Tenant) StoreMemories(ctx context.Context, ins []knowmind.StoreMemoryIn
 
 // Provider is the embedding provider's name, as results report it.
 func (t *Tenant) Provider() string { return t.provider() }
-
