@@ -58,17 +58,22 @@ type JSONL struct {
 	relations int
 }
 
-// OpenJSONL reads the file once to count its records and hash it (the hash
-// names the import's cursor: a changed file is a new import).
+// OpenJSONL reads the file once to count its records and hash them (the hash
+// names the import's cursor: changed records are a new import; header lines
+// and blank lines do not count).
 func OpenJSONL(path string) (*JSONL, error) {
 	s := &JSONL{path: path}
 	h := sha256.New()
 	err := s.scan(func(line int, raw []byte) error {
+		rec, err := parseRecord(raw)
+		if err == nil && rec.Type == knowmind.RecordHeader {
+			return nil // an export's header differs by its time; the records are the source
+		}
 		h.Write(raw)
 		h.Write([]byte{'\n'})
-		if rec, err := parseRecord(raw); err == nil && rec.Type == knowmind.RecordRelation {
+		if err == nil && rec.Type == knowmind.RecordRelation {
 			s.relations++
-		} else if err != nil || rec.Type != knowmind.RecordHeader {
+		} else {
 			s.entries++
 		}
 		return nil

@@ -159,10 +159,13 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if sum.Resumed != len(recs) || sum.Written+sum.Unchanged != 0 {
 		t.Errorf("second import of the same file: %+v, want all %d resumed", sum.Progress, len(recs))
 	}
-	// The same records in another file (another cursor): every entry is unchanged, nothing doubles.
+	// The same records in another order (another source, another cursor; relations first in the
+	// file): every entry is unchanged, nothing doubles.
 	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	slices.Reverse(lines)
 	other := filepath.Join(t.TempDir(), "copy.jsonl")
-	os.WriteFile(other, append([]byte(`{"type":"header","format":"knowmind-jsonl","version":1,"tenant":"copy"}`+"\n"), data...), 0o600)
+	os.WriteFile(other, []byte(strings.Join(lines, "\n")), 0o600)
 	f2, err := bulk.OpenJSONL(other)
 	if err != nil {
 		t.Fatal(err)
