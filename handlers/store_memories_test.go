@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -63,7 +65,10 @@ func TestStoreMemories(t *testing.T) {
 		t.Errorf("recall after store_memories: %+v, want %s first", rec.Hits, r[4].ID)
 	}
 
-	// The batch is bounded; the scope is write.
+	// The batch is bounded (the tag says the domain's limit); the scope is write.
+	if f, _ := reflect.TypeFor[StoreMemoriesParams]().FieldByName("Memories"); !strings.Contains(f.Tag.Get("validate"), fmt.Sprintf("max=%d", knowmind.MaxStoreMemoriesItems)) {
+		t.Errorf("memories' validate tag %q does not say max=%d", f.Tag.Get("validate"), knowmind.MaxStoreMemoriesItems)
+	}
 	many := make([]map[string]any, knowmind.MaxStoreMemoriesItems+1)
 	for i := range many {
 		many[i] = map[string]any{"content": fmt.Sprintf("memory %d", i)}
