@@ -643,7 +643,8 @@ func TestSpec000ToolsList(t *testing.T) {
 		"knowmind_explore": {true, true, false},
 		"knowmind_link":    {false, true, false}, "knowmind_unlink": {false, true, true},
 		"knowmind_store_memory": {false, true, false}, "knowmind_upload_document": {false, true, true},
-		"knowmind_update_fact": {false, true, false},
+		"knowmind_store_memories": {false, true, false},
+		"knowmind_update_fact":    {false, true, false},
 	}
 	if len(tools) != len(want) {
 		t.Errorf("%d tools listed, want %d", len(tools), len(want))

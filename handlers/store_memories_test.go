@@ -77,3 +77,21 @@ func TestStoreMemories(t *testing.T) {
 	wantRPCError(t, callTool(t, url, write, "knowmind_store_memories", map[string]any{"memories": []any{}}), jsonrpc.CodeInvalidParams, "memories")
 	wantRPCError(t, callTool(t, url, read, "knowmind_store_memories", map[string]any{"memories": memories[:1]}), codeScope, "")
 }
+
+// Each item of knowmind_store_memories counts as one ingest with its outcome.
+func TestStoreMemoriesMetrics(t *testing.T) {
+	m := NewMetrics(dgraphtest.Shared(t).Client.IndexSizes)
+	srv := newTestServer(t, func(d *Deps) { d.Metrics, d.MetricsToken = m, "metrics-secret" })
+	write := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeWrite)
+	structured(t, callTool(t, srv.URL+"/api/mcp/v1", write, "knowmind_store_memories", map[string]any{"memories": []map[string]any{
+		{"content": "counted once"}, {"content": "counted   once"}, {"content": ""},
+	}}), &StoreMemoriesResult{})
+	for result, want := range map[string]float64{"stored": 1, "unchanged": 1, "failed": 1} {
+		if got := counterValue(m.ingests.WithLabelValues("knowmind_store_memories", result)); got != want {
+			t.Errorf("ingests %s = %v, want %v", result, got, want)
+		}
+	}
+	if got := counterValue(m.ingestChunks.WithLabelValues("knowmind_store_memories")); got != 1 {
+		t.Errorf("ingest chunks = %v, want 1", got)
+	}
+}

@@ -124,7 +124,8 @@ func (s *service) registerTools(srv *mcp.Server) {
 			"(same checks, content already stored is returned with status unchanged). Best-effort: results has one entry " +
 			"per memory in input order, with status indexed, unchanged or failed (then error holds the code " +
 			"knowmind_store_memory would have answered); one bad memory does not stop the others.",
-		Scope: knowmind.ScopeWrite,
+		Scope:      knowmind.ScopeWrite,
+		Idempotent: true,
 	}, s.storeMemories)
 	addTool(s, srv, tool{
 		Name:  "knowmind_upload_document",
