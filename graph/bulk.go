@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,8 +26,10 @@ import (
 //     transaction. The times of a record (created_at, valid_from, valid_to)
 //     are kept, so an export imports with its history.
 //   - WriteRelations writes each link and its materialised inverse with the
-//     record's validity (the facets link writes); classes are checked against
-//     the shapes, max_count is not (a bulk load is not a sequence of links).
+//     record's validity (the facets link writes), unless the edge is stored so
+//     already (the same times; a record without times: an edge open or closed
+//     as the record says); classes are checked against the shapes, max_count
+//     is not (a bulk load is not a sequence of links).
 //   - Both may commit an import cursor (Import.key / Import.cursor) in the
 //     same transaction, so an interrupted import resumes after the last
 //     committed batch and never writes a batch twice.
@@ -422,6 +425,7 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 		rel, inverse, from, to string
 		created, validFrom     time.Time
 		validTo                *time.Time
+		timed                  bool // the record gave created_at or valid_from
 	}
 	var links []link
 	idSet := map[string]bool{}
@@ -439,11 +443,11 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 		}
 		l := link{index: i, rel: rel.Name, inverse: rel.Inverse, from: r.From, to: r.To, created: now}
 		if r.CreatedAt != nil && !r.CreatedAt.IsZero() {
-			l.created = r.CreatedAt.UTC()
+			l.created, l.timed = r.CreatedAt.UTC(), true
 		}
 		l.validFrom = l.created
 		if r.ValidFrom != nil && !r.ValidFrom.IsZero() {
-			l.validFrom = r.ValidFrom.UTC()
+			l.validFrom, l.timed = r.ValidFrom.UTC(), true
 		}
 		if r.ValidTo != nil && !r.ValidTo.IsZero() {
 			if r.ValidTo.Before(l.validFrom) {
@@ -471,8 +475,19 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 		decl[i] = names[i] + ": string"
 		vars[names[i]] = id
 	}
-	query := "query q(" + strings.Join(decl, ", ") + ") {\n  ends(func: eq(Memory.id, [" + strings.Join(names, ", ") +
-		"])) { uid Memory.id Memory.kind Memory.memory_type Memory.tags }\n}"
+	// Each end with its edges of the batch's relation types to the batch's other ends, so an
+	// edge already stored as the record says is left alone (unchanged).
+	idList := "[" + strings.Join(names, ", ") + "]"
+	var edgeBlocks strings.Builder
+	var rels []string
+	for _, l := range links {
+		if !slices.Contains(rels, l.rel) {
+			rels = append(rels, l.rel) // validated by relationFor: UPPER_SNAKE only
+			fmt.Fprintf(&edgeBlocks, "    <%s> @filter(eq(Memory.id, %s)) @facets(created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse) { Memory.id }\n", l.rel, idList)
+		}
+	}
+	query := "query q(" + strings.Join(decl, ", ") + ") {\n  ends(func: eq(Memory.id, " + idList +
+		")) {\n    uid Memory.id Memory.kind Memory.memory_type Memory.tags\n" + edgeBlocks.String() + "  }\n}"
 	set := t.c.cfg.Shapes
 	err := RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		resp, err := txn.QueryWithVars(ctx, query, vars)
@@ -480,17 +495,50 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 			return err
 		}
 		var out struct {
-			Ends []struct {
-				linkEnd
-				ID string `json:"Memory.id"`
-			}
+			Ends []json.RawMessage
 		}
 		if err := json.Unmarshal(resp.Json, &out); err != nil {
 			return err
 		}
 		ends := map[string]*linkEnd{}
-		for i := range out.Ends {
-			ends[out.Ends[i].ID] = &out.Ends[i].linkEnd
+		stored := map[[3]string]edgeFacets{} // from id, rel, to id -> the stored edge
+		for _, raw := range out.Ends {
+			var end struct {
+				linkEnd
+				ID string `json:"Memory.id"`
+			}
+			var edges map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &end); err != nil {
+				return err
+			}
+			if err := json.Unmarshal(raw, &edges); err != nil {
+				return err
+			}
+			ends[end.ID] = &end.linkEnd
+			for _, rel := range rels {
+				var peers []struct {
+					edgeFacets
+					PeerID string `json:"Memory.id"`
+				}
+				if raw, ok := edges[rel]; ok {
+					if err := json.Unmarshal(raw, &peers); err != nil {
+						return err
+					}
+				}
+				for _, p := range peers {
+					stored[[3]string{end.ID, rel, p.PeerID}] = p.edgeFacets
+				}
+			}
+		}
+		same := func(l link) bool {
+			e, ok := stored[[3]string{l.from, l.rel, l.to}]
+			if !ok || e.Inverse || (e.ValidTo == nil) != (l.validTo == nil) || (l.validTo != nil && !e.ValidTo.Equal(*l.validTo)) {
+				return false
+			}
+			if !l.timed { // no times given: an edge that is there, as open or closed as asked, will do
+				return true
+			}
+			return e.CreatedAt != nil && e.CreatedAt.Equal(l.created) && e.ValidFrom != nil && e.ValidFrom.Equal(l.validFrom)
 		}
 		var nquads []string
 		for _, l := range links {
@@ -506,6 +554,10 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 			default:
 				if err := set.Check(l.rel, src.classes(), dst.classes(), 0); err != nil {
 					res = knowmind.ItemResult{Status: knowmind.ItemFailed, Err: err}
+					break
+				}
+				if same(l) {
+					res.Status = knowmind.ItemUnchanged
 					break
 				}
 				nquads = append(nquads,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -116,8 +117,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != want || want.Edges != 8 {
-		t.Fatalf("stats after import %+v, want %+v (8 edges)", got, want)
+	if got != want || want.Edges != 3 {
+		t.Fatalf("stats after import %+v, want %+v (3 current links; the unlinked one is history)", got, want)
 	}
 	for _, id := range []string{a, b, c, d, upd.NewMemoryID, doc.ID} {
 		w, err := src.ListRelations(ctx, id)
@@ -141,8 +142,10 @@ func TestExportImportRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(w.Hits) == 0 || !reflect.DeepEqual(g.Hits, w.Hits) {
-			t.Errorf("recall %q after import:\n%+v\nwant\n%+v", q, g.Hits, w.Hits)
+		// The same memories in the same order with the same scores. (A document's hit shows its
+		// best chunk; two chunks that tie may be shown either way, as their uids differ.)
+		if len(w.Hits) == 0 || !slices.Equal(hitKeys(g.Hits), hitKeys(w.Hits)) {
+			t.Errorf("recall %q after import:\n%q\nwant\n%q", q, hitKeys(g.Hits), hitKeys(w.Hits))
 		}
 	}
 	_, again := exportJSONL(t, dst)
@@ -160,7 +163,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Errorf("second import of the same file: %+v, want all %d resumed", sum.Progress, len(recs))
 	}
 	// The same records in another order (another source, another cursor; relations first in the
-	// file): every entry is unchanged, nothing doubles.
+	// file): every record is unchanged, nothing doubles.
 	data, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	slices.Reverse(lines)
@@ -171,12 +174,23 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum = importFile(t, dst, f2, 100)
-	if sum.Unchanged != kinds["memory"]+kinds["document"] {
-		t.Errorf("import of a copy: %+v, want %d unchanged entries", sum.Progress, kinds["memory"]+kinds["document"])
+	if sum.Unchanged != len(recs) || sum.Written != 0 {
+		t.Errorf("import of a copy: %+v, want all %d records unchanged", sum.Progress, len(recs))
 	}
 	if got, _ := dst.Stats(ctx); got != want {
 		t.Errorf("stats after importing a copy %+v, want %+v", got, want)
 	}
+}
+
+func hitKeys(hits []knowmind.RecallHit) []string {
+	keys := make([]string, len(hits))
+	for i, h := range hits {
+		keys[i] = fmt.Sprintf("%s %s %q %.4f", h.MemoryID, h.Kind, h.Title, h.Score)
+		if h.Kind == knowmind.KindMemory {
+			keys[i] += " " + h.Content
+		}
+	}
+	return keys
 }
 
 func sortRecords(recs []knowmind.Record) {
@@ -214,8 +228,8 @@ func TestImportMarkdownVault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stats.Memories != 3 || stats.Edges != 4 || stats.Chunks < 3 {
-		t.Errorf("stats %+v, want 3 documents, 4 edges (2 links and their inverses)", stats)
+	if stats.Memories != 3 || stats.Edges != 2 || stats.Chunks < 3 {
+		t.Errorf("stats %+v, want 3 documents, 2 links", stats)
 	}
 	hits, err := ten.Recall(ctx, knowmind.RecallQuery{Query: "Ansprechpartnerin Weber", K: 3, Hops: 1})
 	if err != nil {
@@ -246,10 +260,10 @@ func TestImportMarkdownVault(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum = importFile(t, ten, vault, 100)
-	if sum.Written != 4 || sum.Unchanged != 3 { // the new note, its link and the 2 links again
+	if sum.Written != 2 || sum.Unchanged != 5 { // the new note and its link; 3 notes and 2 links were there
 		t.Errorf("re-import with one new note %+v", sum.Progress)
 	}
-	if got, _ := ten.Stats(ctx); got.Memories != 4 || got.Edges != 6 {
-		t.Errorf("stats after re-import %+v, want 4 documents and 6 edges", got)
+	if got, _ := ten.Stats(ctx); got.Memories != 4 || got.Edges != 3 {
+		t.Errorf("stats after re-import %+v, want 4 documents and 3 links", got)
 	}
 }
