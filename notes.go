@@ -124,7 +124,7 @@ type Revision struct {
 	Revision     int        `json:"revision"`
 	VersionToken string     `json:"versionToken"`
 	Title        string     `json:"title"`
-	Content      string     `json:"content"`
+	Content      string     `json:"content,omitempty"`
 	ValidFrom    time.Time  `json:"validFrom"`
 	ValidTo      *time.Time `json:"validTo,omitempty"`
 	By           string     `json:"by"`

@@ -34,6 +34,7 @@ const forwardQuery = `query q($key: string, $project: string) {
 // pendingQuery lists a note's own forward references.
 const pendingQuery = `query q($id: string) {
   n(func: eq(Memory.id, $id), first: 1) {
+    uid
     f: ~Forward.from { uid Forward.rel Forward.title Forward.key }
   }
 }`
@@ -68,7 +69,7 @@ func (t *Tenant) checkLinkSpec(l knowmind.LinkSpec) error {
 		return t.c.cfg.Shapes.Check(rel, nil, nil, 0)
 	}
 	if (l.To == "") == (l.ToTitle == "") {
-		return knowmind.InvalidParam("links", "each link needs exactly one of to (a note id) and toTitle (a title)")
+		return knowmind.InvalidParam("links", "links: each link needs exactly one of to (a note id) and toTitle (a title)")
 	}
 	if err := checkIDLength("links", l.To); err != nil {
 		return err
@@ -203,7 +204,7 @@ func (t *Tenant) resolveForward(ctx context.Context, toID, projectUID string, ti
 			F []struct {
 				UID  string `json:"uid"`
 				Rel  string `json:"Forward.rel"`
-				From []struct {
+				From *struct {
 					ID string `json:"Memory.id"`
 				} `json:"Forward.from"`
 			}
@@ -213,9 +214,9 @@ func (t *Tenant) resolveForward(ctx context.Context, toID, projectUID string, ti
 			continue
 		}
 		for _, f := range out.F {
-			if len(f.From) > 0 && f.From[0].ID != toID {
-				if _, err := t.Link(ctx, f.From[0].ID, toID, f.Rel); err != nil {
-					t.c.log.Warn("forward link not made", "tenant", t.Name, "from", f.From[0].ID, "to", toID, "err", err)
+			if f.From != nil && f.From.ID != toID {
+				if _, err := t.Link(ctx, f.From.ID, toID, f.Rel); err != nil {
+					t.c.log.Warn("forward link not made", "tenant", t.Name, "from", f.From.ID, "to", toID, "err", err)
 					continue
 				}
 			}
