@@ -1,7 +1,7 @@
 package graph
 
 // Links between notes: [[wiki links]] in a body and knowmind_link's note targets become typed
-// relation edges (LINKS_TO by default) through Tenant.Link, so they are the same edges recall
+// relation edges (REFERENCES by default) through Tenant.Link, so they are the same edges recall
 // hops over. A link to a title no note of the project has yet waits as a Forward node and is
 // resolved when a note of that title is created (or renamed to it). Links never cross projects.
 
@@ -20,8 +20,9 @@ import (
 	"github.com/knowmind/knowmind/shapes"
 )
 
-// WikiRelation is the relation a [[wiki link]] becomes.
-const WikiRelation = "LINKS_TO"
+// WikiRelation is the relation a [[wiki link]] becomes: the default shapes' REFERENCES ("the source
+// cites or points to the target"), so wiki links need no relation type of their own.
+const WikiRelation = "REFERENCES"
 
 // forwardQuery finds the links waiting for one of these titles in a project.
 const forwardQuery = `query q($key: string, $project: string) {

@@ -406,7 +406,6 @@ func (t *Tenant) findNote(ctx context.Context, scope knowmind.NoteScope, ref, pr
 	return out.N[0], nil
 }
 
-
 // EditNote applies one edit operation at the caller's version token (see "Version tokens").
 // The former body is kept as a Revision; new wiki links become edges or forward references.
 func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in knowmind.EditNoteInput) (knowmind.NoteWriteResult, error) {

@@ -66,6 +66,35 @@ func (t *Tenant) recallVisible(ctx context.Context, query string, hops int) ([]k
 	return res.Hits, meta, vector, nil
 }
 
+// HideNotes drops from recall's hits the notes scope may not see (other principals' private
+// memory, projects outside the token), so knowmind_recall shows notes as the notes tools do.
+func (t *Tenant) HideNotes(ctx context.Context, scope knowmind.NoteScope, hits []knowmind.RecallHit) ([]knowmind.RecallHit, error) {
+	var ids []string
+	for _, h := range hits {
+		if h.Kind == knowmind.KindNote {
+			ids = append(ids, strconv.Quote(h.MemoryID))
+		}
+	}
+	if len(ids) == 0 {
+		return hits, nil
+	}
+	var out struct{ N []dgNote }
+	if err := t.queryVars(ctx, fmt.Sprintf(notesMetaQuery, strings.Join(ids, ", ")), nil, &out); err != nil {
+		return nil, fmt.Errorf("note details: %w", err)
+	}
+	visible := map[string]bool{}
+	for _, n := range out.N {
+		visible[n.ID] = n.visible(scope)
+	}
+	kept := hits[:0:0]
+	for _, h := range hits {
+		if h.Kind != knowmind.KindNote || visible[h.MemoryID] {
+			kept = append(kept, h)
+		}
+	}
+	return kept, nil
+}
+
 // SearchNotes is knowmind_search: ranked snippets of visible notes (shared and the caller's
 // own memory), filtered by project, folder and tag.
 func (t *Tenant) SearchNotes(ctx context.Context, scope knowmind.NoteScope, q SearchQuery) ([]knowmind.SearchHit, bool, error) {
@@ -237,6 +266,9 @@ func (t *Tenant) Context(ctx context.Context, scope knowmind.NoteScope, query, p
 // agent-memory in a project, or user-profile without one), creating it on first use. The
 // append retries on a version conflict: concurrent observations are all kept.
 func (t *Tenant) Remember(ctx context.Context, scope knowmind.NoteScope, class, project, category, observation string, actor knowmind.Actor) (knowmind.NoteWriteResult, error) {
+	if scope.Principal == "" {
+		return knowmind.NoteWriteResult{}, knowmind.Errorf(knowmind.EFORBIDDEN, "private memory needs a principal: this token has no subject")
+	}
 	category = strings.TrimSpace(category)
 	observation = strings.TrimSpace(observation)
 	if category == "" || strings.ContainsAny(category, "\n\r[]") {

@@ -13,7 +13,7 @@ type CreateNoteParams struct {
 	Path    string              `json:"path,omitempty" jsonschema:"folder, e.g. Kunden/Müller (default: the project's root)" validate:"max=300"`
 	Type    string              `json:"type,omitempty" jsonschema:"note type, overrides the frontmatter's" validate:"max=100"`
 	Tags    []string            `json:"tags,omitempty" jsonschema:"tags, override the frontmatter's" validate:"max=50,dive,notblank,max=100"`
-	Links   []knowmind.LinkSpec `json:"links,omitempty" jsonschema:"typed links to add: relType (default LINKS_TO) and to (note id) or toTitle" validate:"max=50"`
+	Links   []knowmind.LinkSpec `json:"links,omitempty" jsonschema:"typed links to add: relType (default REFERENCES) and to (note id) or toTitle" validate:"max=50"`
 }
 
 // CreateNoteResult names the note, its version token and what its links became.

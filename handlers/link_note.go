@@ -11,7 +11,7 @@ type LinkNoteParams struct {
 	From    string `json:"from" jsonschema:"id of the note the link starts at" validate:"required,notblank,max=200"`
 	To      string `json:"to,omitempty" jsonschema:"id of the target note (same project)" validate:"max=200"`
 	ToTitle string `json:"toTitle,omitempty" jsonschema:"title of the target note; a forward reference if none has it yet" validate:"max=500"`
-	RelType string `json:"relType,omitempty" jsonschema:"relation type from the shapes, default LINKS_TO" validate:"max=64"`
+	RelType string `json:"relType,omitempty" jsonschema:"relation type from the shapes, default REFERENCES" validate:"max=64"`
 }
 
 // LinkNoteResult names the note; links or pendingLinks holds the target.

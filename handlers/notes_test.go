@@ -157,7 +157,7 @@ func TestNotesLifecycle(t *testing.T) {
 	}
 	d := c.get(kunde.ID, true)
 	if len(d.Links.Pending) != 0 || !slices.ContainsFunc(d.Links.Out, func(l knowmind.NoteLink) bool {
-		return l.RelType == "LINKS_TO" && l.ID == vertrag.ID
+		return l.RelType == "REFERENCES" && l.ID == vertrag.ID
 	}) || !slices.ContainsFunc(d.Links.In, func(l knowmind.NoteLink) bool { return l.ID == vertrag.ID }) {
 		t.Fatalf("links after the target was created: %+v", d.Links)
 	}
@@ -256,7 +256,7 @@ func TestNotesBadInput(t *testing.T) {
 		{"control", map[string]any{"project": "main", "path": "a\x01b", "body": body}, jsonrpc.CodeInvalidParams, "path"},
 		{"no title", map[string]any{"project": "main", "body": "Nur Text."}, jsonrpc.CodeInvalidParams, "body"},
 		{"missing body", map[string]any{"project": "main"}, jsonrpc.CodeInvalidParams, "body"},
-		{"link to nothing", map[string]any{"project": "main", "body": body, "links": []map[string]any{{"relType": "LINKS_TO"}}}, jsonrpc.CodeInvalidParams, "links"},
+		{"link to nothing", map[string]any{"project": "main", "body": body, "links": []map[string]any{{"relType": "REFERENCES"}}}, jsonrpc.CodeInvalidParams, "links"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wantRPCError(t, callTool(t, c.url, c.write, "knowmind_create_note", tc.args), tc.code, tc.param)
@@ -278,7 +278,7 @@ func TestNotesBadInput(t *testing.T) {
 		t.Fatalf("cross-project wiki link must not resolve: %+v", x)
 	}
 	var linked knowmind.NoteWriteResult
-	structured(t, callTool(t, c.url, c.write, "knowmind_link_note", map[string]any{"from": a.ID, "toTitle": "X", "relType": "REFERENCES"}), &linked)
+	structured(t, callTool(t, c.url, c.write, "knowmind_link_note", map[string]any{"from": a.ID, "toTitle": "X", "relType": "RELATES_TO"}), &linked)
 	if !slices.Equal(linked.Links, []string{"X"}) {
 		t.Fatalf("link by title: %+v", linked)
 	}
@@ -346,6 +346,9 @@ func TestNotesTokenScopes(t *testing.T) {
 	}
 	if ids := c.search(other, map[string]any{"query": "tables prose Antworten deployt freitags"}); slices.Contains(ids, profile.ID) || slices.Contains(ids, mem.ID) {
 		t.Fatalf("another principal sees private memory: %v", ids)
+	}
+	if ids := c.recallIDs("tables prose Antworten deployt freitags"); slices.Contains(ids, profile.ID) || slices.Contains(ids, mem.ID) {
+		t.Fatalf("knowmind_recall shows another principal's private memory: %v", ids)
 	}
 }
 

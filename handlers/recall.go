@@ -24,9 +24,10 @@ func (s *service) recall(ctx context.Context, p RecallParams) (RecallResult, err
 	if err != nil {
 		return RecallResult{}, err
 	}
-	return t.Recall(ctx, knowmind.RecallQuery{
+	res, err := t.Recall(ctx, knowmind.RecallQuery{
 		Query: p.Query,
 		K:     intOr(p.K, knowmind.RecallDefaultK),
 		Hops:  intOr(p.Hops, knowmind.RecallDefaultHops),
 	})
+	return hideNotes(ctx, t, res, err)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
 )
 
 // registerNoteTools is the notes toolset (seed 004, docs/notes.md): its list, scopes and static
@@ -48,7 +49,7 @@ func (s *service) registerNoteTools(srv *mcp.Server) {
 		Title: "Create a note",
 		Description: "Creates a shared knowledge-base note (class user-doc) in a project. body is Markdown starting with a " +
 			"\"# Title\" line (the title); optional YAML frontmatter (type, tags, other keys kept). [[Title]] links become " +
-			"LINKS_TO edges, or wait as forward references until a note of that title exists. A second note with the same " +
+			"REFERENCES edges, or wait as forward references until a note of that title exists. A second note with the same " +
 			"title in the same folder is refused (409) naming the existing one.",
 		Scope: knowmind.ScopeWrite,
 	}, s.createNote)
@@ -72,7 +73,7 @@ func (s *service) registerNoteTools(srv *mcp.Server) {
 		Name:  "knowmind_link_note",
 		Title: "Link a note",
 		Description: "Adds a typed link from a note to another note of the same project: to (a note id) or toTitle (a title; " +
-			"a forward reference if no note has it yet, resolved when one is created). relType from the shapes, default LINKS_TO.",
+			"a forward reference if no note has it yet, resolved when one is created). relType from the shapes, default REFERENCES.",
 		Scope: knowmind.ScopeWrite,
 	}, s.linkNote)
 	addTool(s, srv, tool{
@@ -94,10 +95,24 @@ func (s *service) registerNoteTools(srv *mcp.Server) {
 // noteScope is what the caller may see of notes: its token's projects and its principal.
 func noteScope(ctx context.Context) (knowmind.NoteScope, error) {
 	ci, ok := ctx.Value(callKey{}).(callInfo)
-	if !ok || ci.principal.TokenID == "" {
+	if !ok {
 		return knowmind.NoteScope{}, errors.New("notes: no authenticated principal in the call context")
 	}
 	return knowmind.NoteScope{Projects: ci.principal.Projects, Principal: ci.principal.TokenID}, nil
+}
+
+// hideNotes keeps recall's results to the notes the caller may see (knowmind_recall and
+// knowmind_recall_at_time search the whole tenant, notes included).
+func hideNotes(ctx context.Context, t *graph.Tenant, res knowmind.RecallResult, err error) (knowmind.RecallResult, error) {
+	if err != nil {
+		return res, err
+	}
+	scope, err := noteScope(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Hits, err = t.HideNotes(ctx, scope, res.Hits)
+	return res, err
 }
 
 // actor is who writes through tool: the agent holding the token.
