@@ -261,3 +261,27 @@ func (t *Tenant) noteLinks(ctx context.Context, n dgNote) (knowmind.NoteLinks, e
 	}
 	return links, nil
 }
+
+// CheckNoteLink is knowmind_link's rule for notes: an end that is a note must be one the
+// caller may see (404 otherwise, as for a missing id), and two notes must share their project.
+func (t *Tenant) CheckNoteLink(ctx context.Context, scope knowmind.NoteScope, fromID, toID string) error {
+	var ends [2]*dgNote
+	for i, id := range []string{fromID, toID} {
+		var out struct{ N []dgNote }
+		if err := t.queryVars(ctx, getNoteQuery, map[string]string{"$id": id}, &out); err != nil {
+			return fmt.Errorf("link: read note: %w", err)
+		}
+		if len(out.N) == 0 {
+			continue // not a note: Link's own checks apply
+		}
+		param := [2]string{"from_id", "to_id"}[i]
+		if out.N[0].Status != knowmind.StatusIndexed || !out.N[0].visible(scope) {
+			return &knowmind.Error{Code: knowmind.ENOTFOUND, Param: param, Message: fmt.Sprintf("memory %q (%s) not found", id, param)}
+		}
+		ends[i] = &out.N[0]
+	}
+	if ends[0] != nil && ends[1] != nil && ends[0].projectUID() != ends[1].projectUID() {
+		return knowmind.InvalidParam("to_id", "to_id is a note of another project: links never cross projects")
+	}
+	return nil
+}

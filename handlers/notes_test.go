@@ -272,6 +272,7 @@ func TestNotesBadInput(t *testing.T) {
 	a := c.create(map[string]any{"project": "main", "body": "# A\n\nText."})
 	b := c.create(map[string]any{"project": "kunden", "body": "# B\n\nText."})
 	wantRPCError(t, callTool(t, c.url, c.write, "knowmind_link_note", map[string]any{"from": a.ID, "to": b.ID}), jsonrpc.CodeInvalidParams, "to")
+	wantRPCError(t, callTool(t, c.url, c.write, "knowmind_link", map[string]any{"from_id": a.ID, "to_id": b.ID, "rel_type": "REFERENCES"}), jsonrpc.CodeInvalidParams, "to_id")
 	// A wiki link to a title of another project stays pending instead.
 	x := c.create(map[string]any{"project": "main", "body": "# X\n\nSiehe [[B]]."})
 	if !slices.Equal(x.PendingLinks, []string{"B"}) {

@@ -115,6 +115,15 @@ func hideNotes(ctx context.Context, t *graph.Tenant, res knowmind.RecallResult, 
 	return res, err
 }
 
+// checkNoteLink applies the notes' rules (visible, same project) to knowmind_link's ends.
+func checkNoteLink(ctx context.Context, t *graph.Tenant, fromID, toID string) error {
+	scope, err := noteScope(ctx)
+	if err != nil {
+		return err
+	}
+	return t.CheckNoteLink(ctx, scope, fromID, toID)
+}
+
 // actor is who writes through tool: the agent holding the token.
 func actor(ctx context.Context, tool string) knowmind.Actor {
 	ci, _ := ctx.Value(callKey{}).(callInfo)
