@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -382,5 +383,33 @@ func TestEditNoteConcurrentSameToken(t *testing.T) {
 	got := c.get(n.ID, true)
 	if wins != 1 || conflicts != 19 || other != 0 || got.Revision != 2 || len(got.Revisions) != 1 || strings.Count(got.Content, "Edit ") != 1 {
 		t.Fatalf("wins %d conflicts %d other %d; note revision %d, %d revisions:\n%s", wins, conflicts, other, got.Revision, len(got.Revisions), got.Content)
+	}
+}
+
+// TestNoteParamLimitsMatchDomain: the validate tags of the notes tools say the limits notes.go
+// names, so the schema agents see and the rules the graph applies cannot drift apart.
+func TestNoteParamLimitsMatchDomain(t *testing.T) {
+	for _, tc := range []struct {
+		params any
+		field  string
+		want   string
+	}{
+		{CreateNoteParams{}, "Project", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxProjectHandle)},
+		{CreateNoteParams{}, "Path", fmt.Sprintf("max=%d", knowmind.MaxNotePathChars)},
+		{CreateNoteParams{}, "Tags", fmt.Sprintf("max=%d,dive,notblank,max=%d", knowmind.MaxTags, knowmind.MaxTagChars)},
+		{CreateNoteParams{}, "Links", fmt.Sprintf("max=%d", knowmind.MaxNoteLinks)},
+		{SearchParams{}, "Limit", fmt.Sprintf("omitnil,min=1,max=%d", knowmind.MaxSearchLimit)},
+		{SearchParams{}, "Path", fmt.Sprintf("max=%d", knowmind.MaxNotePathChars)},
+		{ContextParams{}, "BudgetTokens", fmt.Sprintf("omitnil,min=100,max=%d", knowmind.MaxBudgetTokens)},
+		{RememberAboutUserParams{}, "Observation", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxObservationChars)},
+		{RememberAboutUserParams{}, "Category", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxCategoryChars)},
+		{RememberAboutProjectParams{}, "Observation", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxObservationChars)},
+		{LinkNoteParams{}, "ToTitle", fmt.Sprintf("max=%d", knowmind.MaxTitleChars)},
+		{GetNoteParams{}, "ID", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxIDChars)},
+	} {
+		f, ok := reflect.TypeOf(tc.params).FieldByName(tc.field)
+		if !ok || f.Tag.Get("validate") != tc.want {
+			t.Errorf("%T.%s validate %q, want %q", tc.params, tc.field, f.Tag.Get("validate"), tc.want)
+		}
 	}
 }
