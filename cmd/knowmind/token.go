@@ -120,7 +120,7 @@ func runToken(ctx context.Context, args []string) error {
 
 func printTokens(toks []graph.Token) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tTENANT\tNAME\tSCOPES\tCREATED\tLAST USED\tEXPIRES\tREVOKED")
+	fmt.Fprintln(w, "ID\tTENANT\tNAME\tSCOPES\tPROJECTS\tCREATED\tLAST USED\tEXPIRES\tREVOKED")
 	ts := func(t *time.Time) string {
 		if t == nil {
 			return "-"
@@ -132,7 +132,11 @@ func printTokens(toks []graph.Token) {
 		if name == "" {
 			name = "-"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Tenant, name, joinScopes(t.Scopes),
+		projects := "all"
+		if len(t.Projects) > 0 {
+			projects = strings.Join(t.Projects, ",")
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Tenant, name, joinScopes(t.Scopes), projects,
 			t.CreatedAt.UTC().Format(time.RFC3339), ts(t.LastUsedAt), ts(t.ExpiresAt), ts(t.RevokedAt))
 	}
 	w.Flush()
