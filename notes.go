@@ -1,7 +1,6 @@
 package knowmind
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -262,5 +261,3 @@ func ValidProjectHandle(h string) error {
 func ApproxTokens(s string) int {
 	return (utf8.RuneCountInString(s) + 3) / 4
 }
-
-func (a Actor) String() string { return fmt.Sprintf("%s via %s", a.Principal, a.Via) }

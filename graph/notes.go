@@ -76,9 +76,10 @@ const editNoteUpsert = `query q($id: string, $version: string, $key: string) {
   dup(func: uid(d)) { Memory.id }
 }`
 
-const revisionsQuery = `query q($id: string) {
+// revisionsQuery lists a note's newest knowmind.MaxRevisionsReturned former bodies.
+var revisionsQuery = `query q($id: string) {
   n(func: eq(Memory.id, $id), first: 1) {
-    r: ~Revision.note (orderdesc: Revision.revision, first: ` + "50" + `) {
+    r: ~Revision.note (orderdesc: Revision.revision, first: ` + strconv.Itoa(knowmind.MaxRevisionsReturned) + `) {
       Revision.revision Revision.version Revision.title Revision.body Revision.valid_from Revision.valid_to Revision.by
     }
   }
@@ -282,7 +283,7 @@ func (t *Tenant) CreateNote(ctx context.Context, scope knowmind.NoteScope, in kn
 	for k, v := range map[string]any{
 		"Note.path": path, "Note.class": in.Class, "Note.type": noteType, "Note.frontmatter": fmText,
 		"Note.version": version, "Note.revision": 1, "Note.title_key": key, "Note.link_keys": []string{linkKey(title)},
-		"Note.owner": in.Owner, "Note.created_by": in.Actor.Principal, "Note.created_via": in.Actor.Via,
+		"Note.owner": privateOwner(in.Class, in.Owner), "Note.created_by": in.Actor.Principal, "Note.created_via": in.Actor.Via,
 		"Note.updated_by": in.Actor.Principal, "Note.updated_via": in.Actor.Via, "Note.actor_kind": actorKind(in.Actor),
 	} {
 		if s, ok := v.(string); ok && s == "" {
@@ -292,10 +293,6 @@ func (t *Tenant) CreateNote(ctx context.Context, scope knowmind.NoteScope, in kn
 	}
 	if projectUID != "" {
 		node["Note.project"] = map[string]any{"uid": projectUID}
-	}
-	if in.Class == knowmind.ClassUserDoc {
-		node["Note.owner"] = nil
-		delete(node, "Note.owner")
 	}
 	body2, err := json.Marshal(node)
 	if err != nil {
@@ -337,6 +334,14 @@ func (t *Tenant) CreateNote(ctx context.Context, scope knowmind.NoteScope, in kn
 		t.resolveForward(ctx, e.id, projectUID, []string{title})
 	}
 	return res, nil
+}
+
+// privateOwner is the owner a note records: its principal for private memory, none for shared notes.
+func privateOwner(class, owner string) string {
+	if class == knowmind.ClassUserDoc {
+		return ""
+	}
+	return owner
 }
 
 func actorKind(a knowmind.Actor) string {
@@ -423,7 +428,7 @@ func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in know
 	if err != nil {
 		return knowmind.NoteWriteResult{}, err
 	}
-	_, body, title, err := parseBody("content", text)
+	fm, body, title, err := parseBody("content", text)
 	if err != nil {
 		return knowmind.NoteWriteResult{}, err
 	}
@@ -452,6 +457,13 @@ func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in know
 	}
 	if len(aliases) > 0 {
 		set["Note.aliases"] = aliases
+	}
+	if fm != nil { // a replace that brings frontmatter replaces the note's
+		b, _ := yaml.Marshal(fm)
+		set["Note.frontmatter"] = string(b)
+		if noteType, ok := fm["type"].(string); ok {
+			set["Note.type"] = noteType
+		}
 	}
 	rev := map[string]any{
 		"uid": "_:rev", "dgraph.type": "Revision", "Revision.note": map[string]any{"uid": "uid(n)"},
@@ -513,7 +525,8 @@ func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in know
 	return res, nil
 }
 
-// Revisions lists a visible note's former bodies, newest first (at most 50).
+// Revisions lists a visible note's former bodies, newest first (at most
+// knowmind.MaxRevisionsReturned).
 func (t *Tenant) Revisions(ctx context.Context, scope knowmind.NoteScope, id string) ([]knowmind.Revision, error) {
 	n, err := t.findNote(ctx, scope, id, "")
 	if err != nil {

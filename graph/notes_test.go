@@ -52,6 +52,16 @@ func TestRenameKeepsOldTitleAsAlias(t *testing.T) {
 		t.Fatalf("same title, same folder: %v", err)
 	}
 	createNote(t, ten, "Archiv", "# Angebot 2027\n\nAlt.")
+
+	// A replace that brings frontmatter replaces the note's.
+	if _, err := ten.EditNote(ctx, notesScope, knowmind.EditNoteInput{ID: n.ID, VersionToken: res.VersionToken, Op: knowmind.EditReplace,
+		Content: "---\ntype: angebot\nstatus: offen\n---\n# Angebot 2027\n\nNeu.", Actor: notesAgent}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = ten.GetNote(ctx, notesScope, n.ID, "", false)
+	if err != nil || got.Type != "angebot" || got.Frontmatter["status"] != "offen" || got.Content != "# Angebot 2027\n\nNeu." {
+		t.Fatalf("after replace with frontmatter: %+v %v", got, err)
+	}
 }
 
 // TestTrashReleasesTitleAndEmptyDeletes: a trashed note's title is free; restoring it then is

@@ -274,8 +274,11 @@ func (t *Tenant) Remember(ctx context.Context, scope knowmind.NoteScope, class, 
 	if category == "" || strings.ContainsAny(category, "\n\r[]") {
 		return knowmind.NoteWriteResult{}, knowmind.InvalidParam("category", "category must be one line without brackets")
 	}
-	if observation == "" {
-		return knowmind.NoteWriteResult{}, knowmind.InvalidParam("observation", "observation is required")
+	if utf8.RuneCountInString(category) > knowmind.MaxCategoryChars {
+		return knowmind.NoteWriteResult{}, knowmind.InvalidParam("category", "category exceeds %d characters", knowmind.MaxCategoryChars)
+	}
+	if observation == "" || utf8.RuneCountInString(observation) > knowmind.MaxObservationChars {
+		return knowmind.NoteWriteResult{}, knowmind.InvalidParam("observation", "observation is required, at most %d characters", knowmind.MaxObservationChars)
 	}
 	var projectUID string
 	if project != "" {
