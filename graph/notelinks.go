@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dgraph-io/dgo/v240"
@@ -284,4 +285,30 @@ func (t *Tenant) CheckNoteLink(ctx context.Context, scope knowmind.NoteScope, fr
 		return knowmind.InvalidParam("to_id", "to_id is a note of another project: links never cross projects")
 	}
 	return nil
+}
+
+// HideNoteRelations applies the notes' visibility to knowmind_list_relations: a note the caller
+// may not see is 404 (as a missing id), and edges to such notes are left out.
+func (t *Tenant) HideNoteRelations(ctx context.Context, scope knowmind.NoteScope, id string, rels knowmind.RelationsResult) (knowmind.RelationsResult, error) {
+	ids := []string{strconv.Quote(id)}
+	for _, e := range rels.Outgoing {
+		ids = append(ids, strconv.Quote(e.To))
+	}
+	for _, e := range rels.Incoming {
+		ids = append(ids, strconv.Quote(e.From))
+	}
+	var out struct{ N []dgNote }
+	if err := t.queryVars(ctx, fmt.Sprintf(notesMetaQuery, strings.Join(ids, ", ")), nil, &out); err != nil {
+		return rels, fmt.Errorf("note details: %w", err)
+	}
+	hidden := map[string]bool{}
+	for _, n := range out.N {
+		hidden[n.ID] = !n.visible(scope)
+	}
+	if hidden[id] {
+		return rels, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "memory_id", Message: fmt.Sprintf("memory %q not found", id)}
+	}
+	rels.Outgoing = slices.DeleteFunc(rels.Outgoing, func(e knowmind.OutEdge) bool { return hidden[e.To] })
+	rels.Incoming = slices.DeleteFunc(rels.Incoming, func(e knowmind.InEdge) bool { return hidden[e.From] })
+	return rels, nil
 }

@@ -118,3 +118,22 @@ func BenchmarkNoteWrite(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSearchNotes measures knowmind_search's graph call (recall k 25, visibility, snippets)
+// on 300 short German and English notes of one project, through graph (no HTTP).
+func BenchmarkSearchNotes(b *testing.B) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(b)
+	topics := []string{"Zahnräder", "Prüfmittel", "Wartungsvertrag", "Schulung", "invoice", "shipping", "audit", "Lieferant", "Reklamation", "forecast"}
+	for i := range 300 {
+		t1, t2 := topics[i%len(topics)], topics[(i*7+3)%len(topics)]
+		createNote(b, ten, fmt.Sprintf("Ordner%d", i%12), fmt.Sprintf("# Notiz %d\n\nKunde %d: %s und %s, Stand Woche %d. Details zu %s folgen.", i, i, t1, t2, i%52, t1))
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		hits, _, err := ten.SearchNotes(ctx, notesScope, graph.SearchQuery{Query: topics[i%len(topics)] + " Kunde Details", Limit: 10})
+		if err != nil || len(hits) == 0 {
+			b.Fatalf("%v %v", hits, err)
+		}
+	}
+}

@@ -352,6 +352,7 @@ func TestNotesTokenScopes(t *testing.T) {
 	if ids := c.recallIDs("tables prose Antworten deployt freitags"); slices.Contains(ids, profile.ID) || slices.Contains(ids, mem.ID) {
 		t.Fatalf("knowmind_recall shows another principal's private memory: %v", ids)
 	}
+	wantRPCError(t, callTool(t, c.url, secret, "knowmind_list_relations", map[string]any{"memory_id": mainNote.ID}), codeNotFound, "")
 }
 
 // TestEditNoteConcurrentSameToken: 20 edits with one token, exactly one wins.

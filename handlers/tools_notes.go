@@ -124,6 +124,15 @@ func checkNoteLink(ctx context.Context, t *graph.Tenant, fromID, toID string) er
 	return t.CheckNoteLink(ctx, scope, fromID, toID)
 }
 
+// hideNoteRelations applies the notes' visibility to knowmind_list_relations.
+func hideNoteRelations(ctx context.Context, t *graph.Tenant, id string, rels knowmind.RelationsResult) (knowmind.RelationsResult, error) {
+	scope, err := noteScope(ctx)
+	if err != nil {
+		return rels, err
+	}
+	return t.HideNoteRelations(ctx, scope, id, rels)
+}
+
 // actor is who writes through tool: the agent holding the token.
 func actor(ctx context.Context, tool string) knowmind.Actor {
 	ci, _ := ctx.Value(callKey{}).(callInfo)
