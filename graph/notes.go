@@ -278,8 +278,6 @@ func (t *Tenant) CreateNote(ctx context.Context, scope knowmind.NoteScope, in kn
 	now := nowString()
 	node := e.node("n", now, knowmind.StatusIndexed, "")
 	node["dgraph.type"] = []string{"Memory", "Note"}
-	node["Memory.chunks"] = e.chunkNodes("n")
-	node["Memory.chunk_count"] = len(e.chunks)
 	for k, v := range map[string]any{
 		"Note.path": path, "Note.class": in.Class, "Note.type": noteType, "Note.frontmatter": fmText,
 		"Note.version": version, "Note.revision": 1, "Note.title_key": key, "Note.link_keys": []string{linkKey(title)},

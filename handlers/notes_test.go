@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -412,5 +413,45 @@ func TestNoteParamLimitsMatchDomain(t *testing.T) {
 		if !ok || f.Tag.Get("validate") != tc.want {
 			t.Errorf("%T.%s validate %q, want %q", tc.params, tc.field, f.Tag.Get("validate"), tc.want)
 		}
+	}
+}
+
+// deadEmbedder fails passages and queries: no vector is available at all.
+type deadEmbedder struct{ graph.Embedder }
+
+func (deadEmbedder) EmbedPassages(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("model server unreachable")
+}
+
+func (deadEmbedder) EmbedQuery(context.Context, string) ([]float32, error) {
+	return nil, errors.New("model server unreachable")
+}
+
+// TestNotesWithoutVectors: with the embedder down a note is still written (its chunks without
+// vectors), and search and the context bundle fall back to full text without error.
+func TestNotesWithoutVectors(t *testing.T) {
+	env := dgraphtest.Shared(t)
+	dead, err := graph.Open(context.Background(), graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP,
+		Password: env.Password, Secret: env.Secret, Embedder: deadEmbedder{env.Embedder}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dead.Close)
+	url := newTestServer(t, func(d *Deps) { d.Graph = dead }).URL + "/api/mcp/v1"
+	tenant := dgraphtest.TenantName(t)
+	write, read := newToken(t, tenant, knowmind.ScopeWrite), newToken(t, tenant, knowmind.ScopeRead)
+
+	var n knowmind.NoteWriteResult
+	structured(t, callTool(t, url, write, "knowmind_create_note", map[string]any{"project": "main",
+		"body": "# Wartungsplan\n\nDie Kompressoren werden jeden zweiten Dienstag gewartet."}), &n)
+	var sr SearchResult
+	structured(t, callTool(t, url, read, "knowmind_search", map[string]any{"query": "Wann werden die Kompressoren gewartet?"}), &sr)
+	if sr.Vector || len(sr.Hits) != 1 || sr.Hits[0].ID != n.ID {
+		t.Fatalf("full-text fallback: %+v", sr)
+	}
+	var bundle ContextResult
+	structured(t, callTool(t, url, read, "knowmind_context", map[string]any{"query": "Kompressoren Wartung"}), &bundle)
+	if bundle.Vector || len(bundle.Items) != 1 || bundle.Items[0].ID != n.ID {
+		t.Fatalf("context without vectors: %+v", bundle)
 	}
 }
