@@ -164,6 +164,10 @@ func (c *Client) Close() {
 	}
 }
 
+// Shapes returns the relation shapes links are checked against (the set
+// tools/list describes to agents).
+func (c *Client) Shapes() *shapes.Set { return c.cfg.Shapes }
+
 // Galaxy is the guardian session on the default namespace (tenants, tokens).
 func (c *Client) Galaxy() *dgo.Dgraph { return c.galaxy }
 

@@ -270,13 +270,14 @@ func withTokenInfo(next http.Handler) http.Handler {
 type tokenInfoKey struct{}
 
 // unauthorized answers 401 with the RFC 6750/9728 challenge.
-func unauthorized(w http.ResponseWriter, metadataURL string, err *knowmind.Error, tokenPresent bool) {
+// id is the request's JSON-RPC id when it could be read (nil otherwise).
+func unauthorized(w http.ResponseWriter, metadataURL string, err *knowmind.Error, tokenPresent bool, id json.RawMessage) {
 	challenge := fmt.Sprintf("Bearer resource_metadata=%q", metadataURL)
 	if tokenPresent {
 		challenge += fmt.Sprintf(", error=\"invalid_token\", error_description=%q", err.Message)
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
-	writeHTTPError(w, http.StatusUnauthorized, nil, codeUnauthorize, err.Message, nil)
+	writeHTTPError(w, http.StatusUnauthorized, id, codeUnauthorize, err.Message, nil)
 }
 
 // resourceMetadata serves RFC 9728 protected resource metadata: which scopes

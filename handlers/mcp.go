@@ -194,7 +194,7 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 	if err != nil {
 		if ke := knowmind.AsError(err); ke != nil && ke.Code == knowmind.EUNAUTHORIZED {
 			e.failures.allow(client, time.Now())
-			unauthorized(w, e.baseURL(r)+metadataPath, ke, r.Header.Get("Authorization") != "")
+			unauthorized(w, e.baseURL(r)+metadataPath, ke, r.Header.Get("Authorization") != "", unauthenticatedID(r))
 			return knowmind.Principal{}
 		}
 		e.log.Error("authenticate", "request_id", r.Header.Get(requestIDHeader), "err", err)
@@ -237,6 +237,40 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 		e.post(w, r)
 	}
 	return p
+}
+
+// unauthenticatedIDBytes bounds what is read of a request that failed
+// authentication, only to echo its id in the 401.
+const unauthenticatedIDBytes = 64 << 10
+
+// unauthenticatedID is the JSON-RPC id of a POST that failed authentication,
+// so the client can match the 401 to its request; nil when the body is
+// larger than unauthenticatedIDBytes, slow, or holds no valid id.
+func unauthenticatedID(r *http.Request) json.RawMessage {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	done := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(r.Body, unauthenticatedIDBytes+1))
+		done <- b
+	}()
+	var body []byte
+	select {
+	case body = <-done:
+	case <-ctx.Done():
+		return nil
+	}
+	if len(body) > unauthenticatedIDBytes {
+		return nil
+	}
+	var msg rpcMessage
+	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 || !validID(msg.ID) {
+		return nil
+	}
+	return msg.ID
 }
 
 // rpcMessage is enough of a JSON-RPC message to route it.

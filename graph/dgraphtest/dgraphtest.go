@@ -23,6 +23,7 @@ import (
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/localdgraph"
+	"github.com/knowmind/knowmind/shapes"
 )
 
 // Env is a running Dgraph and a service client on it.
@@ -169,4 +170,26 @@ func randomBytes(n int) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// ClientWithShapes opens a second client on the package's Dgraph that checks
+// links against set (e.g. shapes.Load("…/shapes/examples"): the default plus
+// class-constrained example relations), closed when t ends. Tenants it
+// creates get set's relation predicates; it shares the cluster, the secret
+// and the embedder with Shared's client.
+func ClientWithShapes(t testing.TB, set *shapes.Set) *graph.Client {
+	t.Helper()
+	env := Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := graph.Open(ctx, graph.Config{
+		Alphas: env.Alphas, AlphasHTTP: env.HTTP,
+		User: "groot", Password: env.Password,
+		Secret: env.Secret, Embedder: env.Embedder, Shapes: set,
+	})
+	if err != nil {
+		t.Fatalf("dgraphtest: client with shapes: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
