@@ -60,21 +60,24 @@ func (s *service) registerNoteTools(srv *mcp.Server) {
 			"replaceSection (the text under heading), findReplace (one unique snippet find; empty content deletes it). " +
 			"Requires the versionToken of a fresh knowmind_get_note: a stale one is refused with versionConflict and the " +
 			"current token, nothing overwritten. The former body is kept as a revision.",
-		Scope: knowmind.ScopeWrite,
+		Scope:       knowmind.ScopeWrite,
+		Destructive: true, // replace and findReplace overwrite text (kept as a revision)
 	}, s.editNote)
 	addTool(s, srv, tool{
 		Name:  "knowmind_delete_note",
 		Title: "Move a note to the trash",
 		Description: "Moves a note to the trash: gone from search, recall and lists, but restorable. Only a person can restore " +
 			"or empty the trash.",
-		Scope: knowmind.ScopeWrite,
+		Scope:      knowmind.ScopeWrite,
+		Idempotent: true, Destructive: true,
 	}, s.deleteNote)
 	addTool(s, srv, tool{
 		Name:  "knowmind_link_note",
 		Title: "Link a note",
 		Description: "Adds a typed link from a note to another note of the same project: to (a note id) or toTitle (a title; " +
 			"a forward reference if no note has it yet, resolved when one is created). relType from the shapes, default REFERENCES.",
-		Scope: knowmind.ScopeWrite,
+		Scope:      knowmind.ScopeWrite,
+		Idempotent: true,
 	}, s.linkNote)
 	addTool(s, srv, tool{
 		Name:  "knowmind_remember_about_user",
