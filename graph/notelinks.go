@@ -290,20 +290,16 @@ func (t *Tenant) CheckNoteLink(ctx context.Context, scope knowmind.NoteScope, fr
 // HideNoteRelations applies the notes' visibility to knowmind_list_relations: a note the caller
 // may not see is 404 (as a missing id), and edges to such notes are left out.
 func (t *Tenant) HideNoteRelations(ctx context.Context, scope knowmind.NoteScope, id string, rels knowmind.RelationsResult) (knowmind.RelationsResult, error) {
-	ids := []string{strconv.Quote(id)}
+	ids := []string{id}
 	for _, e := range rels.Outgoing {
-		ids = append(ids, strconv.Quote(e.To))
+		ids = append(ids, e.To)
 	}
 	for _, e := range rels.Incoming {
-		ids = append(ids, strconv.Quote(e.From))
+		ids = append(ids, e.From)
 	}
-	var out struct{ N []dgNote }
-	if err := t.queryVars(ctx, fmt.Sprintf(notesMetaQuery, strings.Join(ids, ", ")), nil, &out); err != nil {
-		return rels, fmt.Errorf("note details: %w", err)
-	}
-	hidden := map[string]bool{}
-	for _, n := range out.N {
-		hidden[n.ID] = !n.visible(scope)
+	hidden, err := t.hiddenNotes(ctx, scope, ids)
+	if err != nil {
+		return rels, err
 	}
 	if hidden[id] {
 		return rels, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "memory_id", Message: fmt.Sprintf("memory %q not found", id)}
@@ -311,4 +307,43 @@ func (t *Tenant) HideNoteRelations(ctx context.Context, scope knowmind.NoteScope
 	rels.Outgoing = slices.DeleteFunc(rels.Outgoing, func(e knowmind.OutEdge) bool { return hidden[e.To] })
 	rels.Incoming = slices.DeleteFunc(rels.Incoming, func(e knowmind.InEdge) bool { return hidden[e.From] })
 	return rels, nil
+}
+
+// hiddenNotes says which of ids are notes the caller may not see, or notes in the trash.
+func (t *Tenant) hiddenNotes(ctx context.Context, scope knowmind.NoteScope, ids []string) (map[string]bool, error) {
+	quoted := make([]string, len(ids))
+	for i, id := range ids {
+		quoted[i] = strconv.Quote(id)
+	}
+	hidden := map[string]bool{}
+	if len(ids) == 0 {
+		return hidden, nil
+	}
+	var out struct{ N []dgNote }
+	if err := t.queryVars(ctx, fmt.Sprintf(notesMetaQuery, strings.Join(quoted, ", ")), nil, &out); err != nil {
+		return nil, fmt.Errorf("note details: %w", err)
+	}
+	for _, n := range out.N {
+		hidden[n.ID] = !n.visible(scope) || n.Status == knowmind.StatusTrashed
+	}
+	return hidden, nil
+}
+
+// HideNotesInExplore applies the notes' visibility to knowmind_explore: a hidden centre is 404,
+// hidden neighbours leave with their edges.
+func (t *Tenant) HideNotesInExplore(ctx context.Context, scope knowmind.NoteScope, res knowmind.ExploreResult) (knowmind.ExploreResult, error) {
+	ids := []string{res.Memory.ID}
+	for _, n := range res.Nodes {
+		ids = append(ids, n.ID)
+	}
+	hidden, err := t.hiddenNotes(ctx, scope, ids)
+	if err != nil {
+		return res, err
+	}
+	if hidden[res.Memory.ID] {
+		return knowmind.ExploreResult{}, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "memory_id", Message: fmt.Sprintf("memory %q not found", res.Memory.ID)}
+	}
+	res.Nodes = slices.DeleteFunc(res.Nodes, func(n knowmind.ExploreNode) bool { return hidden[n.ID] })
+	res.Edges = slices.DeleteFunc(res.Edges, func(e knowmind.ExploreEdge) bool { return hidden[e.From] || hidden[e.To] })
+	return res, nil
 }

@@ -30,7 +30,7 @@ type SearchQuery struct {
 // notesMetaQuery reads what search and context show of the hits' notes.
 const notesMetaQuery = `{
   n(func: eq(Memory.id, [%s])) @filter(eq(Memory.kind, "note")) {
-    Memory.id Memory.tags Note.path Note.class Note.owner Note.project { uid Project.handle }
+    Memory.id Memory.status Memory.tags Note.path Note.class Note.owner Note.project { uid Project.handle }
   }
 }`
 

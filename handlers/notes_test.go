@@ -354,6 +354,12 @@ func TestNotesTokenScopes(t *testing.T) {
 		t.Fatalf("knowmind_recall shows another principal's private memory: %v", ids)
 	}
 	wantRPCError(t, callTool(t, c.url, secret, "knowmind_list_relations", map[string]any{"memory_id": mainNote.ID}), codeNotFound, "")
+	wantRPCError(t, callTool(t, c.url, secret, "knowmind_explore", map[string]any{"memory_id": mainNote.ID}), codeNotFound, "")
+	var ex ExploreResult
+	structured(t, callTool(t, c.url, c.read, "knowmind_explore", map[string]any{"memory_id": mainNote.ID}), &ex)
+	if ex.Memory.ID != mainNote.ID {
+		t.Fatalf("explore a visible note: %+v", ex.Memory)
+	}
 }
 
 // TestEditNoteConcurrentSameToken: 20 edits with one token, exactly one wins.
