@@ -278,7 +278,7 @@ func (s *service) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				p, _ := principalOf(req.GetExtra())
+				p, _ := s.principal(req.GetExtra())
 				lr.Tools = slices.DeleteFunc(lr.Tools, func(mt *mcp.Tool) bool {
 					t := s.tools[mt.Name]
 					return t == nil || (t.Scope != "" && !p.Has(t.Scope))
@@ -386,15 +386,27 @@ type callKey struct{}
 func (s *service) callContext(ctx context.Context, req *mcp.CallToolRequest, t tool) (context.Context, error) {
 	extra := req.GetExtra()
 	p, ok := principalOf(extra)
-	if !ok {
+	var ci callInfo
+	switch {
+	case ok:
+		ci = callInfo{principal: p, viaJWT: extra.TokenInfo.Extra[extraJWT] == true}
+		if extra.Header != nil {
+			ci.requestID = extra.Header.Get(requestIDHeader)
+		}
+		if ci.requestID == "" {
+			ci.requestID = requestIDOf(ctx)
+		}
+	case s.local != nil:
+		lp, err := s.local.check(ctx)
+		if err != nil {
+			return ctx, rpcError(ctx, s.log, err)
+		}
+		ci = callInfo{principal: lp, viaJWT: s.local.CreateTenant, requestID: requestIDOf(ctx)}
+	default:
 		return ctx, rpcError(ctx, s.log, knowmind.Errorf(knowmind.EUNAUTHORIZED, "bearer token missing or invalid"))
 	}
-	ci := callInfo{principal: p, viaJWT: extra.TokenInfo.Extra[extraJWT] == true}
-	if extra.Header != nil {
-		ci.requestID = extra.Header.Get(requestIDHeader)
-	}
 	ctx = context.WithValue(ctx, callKey{}, ci)
-	if t.Scope != "" && !p.Has(t.Scope) {
+	if t.Scope != "" && !ci.principal.Has(t.Scope) {
 		code := t.ScopeError
 		if code == 0 {
 			code = codeScope

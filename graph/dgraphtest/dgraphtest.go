@@ -10,6 +10,7 @@ package dgraphtest
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
@@ -62,7 +63,8 @@ func Main(m *testing.M, relations []string) {
 
 // Start brings up (or connects to) Dgraph and opens a client on it.
 func Start(ctx context.Context, relations []string) (*Env, error) {
-	env := &Env{Secret: randomBytes(32)}
+	// Printable, so a child process can be handed it (KNOWMIND_SECRET).
+	env := &Env{Secret: []byte(hex.EncodeToString(randomBytes(32)))}
 	if addrs := os.Getenv("KNOWMIND_TEST_DGRAPH"); addrs != "" {
 		env.Alphas = strings.Split(addrs, ",")
 		env.Password = os.Getenv("KNOWMIND_TEST_DGRAPH_PASSWORD")
