@@ -14,7 +14,8 @@ import (
 )
 
 // Export reads a tenant as JSONL records (knowmind export): every memory and document, every
-// version and status, then every relation edge as it was linked (the materialised inverses are
+// version and status (not notes: their projects, paths and revisions have no records yet), then
+// every relation edge between them as it was linked (the materialised inverses are
 // not written: import restores them), closed ones included, with their validity. Vectors are not
 // exported; an import embeds the content again with its embedder.
 
@@ -23,7 +24,7 @@ const exportPage = 500
 
 // exportMemoriesQuery pages through the memories in uid order.
 const exportMemoriesQuery = `query q($after: string, $n: int) {
-  m(func: has(Memory.id), first: $n, after: $after) {
+  m(func: eq(Memory.kind, ["memory", "document"]), first: $n, after: $after) {
     uid Memory.id Memory.kind Memory.title Memory.content Memory.memory_type Memory.tags Memory.source
     Memory.status Memory.created_at Memory.updated_at Memory.valid_from Memory.valid_to Memory.update_reason
   }
@@ -32,10 +33,10 @@ const exportMemoriesQuery = `query q($after: string, $n: int) {
 // exportEdgesQuery pages through the memories with their outgoing edges over every relation
 // predicate, each with the facets link writes.
 var exportEdgesQuery = template.Must(template.New("exportEdges").Parse(`query q($after: string, $n: int) {
-  m(func: has(Memory.id), first: $n, after: $after) {
+  m(func: eq(Memory.kind, ["memory", "document"]), first: $n, after: $after) {
     uid Memory.id
 {{- range .}}
-    <{{.}}> @facets(created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse) { Memory.id }
+    <{{.}}> @filter(eq(Memory.kind, ["memory", "document"])) @facets(created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse) { Memory.id }
 {{- end}}
   }
 }`))

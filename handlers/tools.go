@@ -151,6 +151,7 @@ func (s *service) registerTools(srv *mcp.Server) {
 		// current, so the repeat is refused (409 naming the new version).
 		Idempotent: true,
 	}, s.updateFact)
+	s.registerNoteTools(srv)
 }
 
 // tool is what tools/list shows of a tool and what calling it requires.
