@@ -117,10 +117,10 @@ func supersedeVersions(ctx context.Context, txn *dgo.Txn, newID, newUID string, 
 // a waiter whose call ends (cancelled, past its deadline) stops waiting.
 type titleLocks struct {
 	mu    sync.Mutex
-	locks map[titleKey]*titleLock
+	locks map[uploadKey]*titleLock
 }
 
-type titleKey struct {
+type uploadKey struct {
 	namespace uint64
 	title     string
 }
@@ -132,10 +132,10 @@ type titleLock struct {
 
 // lock waits for the title's lock or for ctx to end; unlock releases it.
 func (l *titleLocks) lock(ctx context.Context, namespace uint64, title string) (unlock func(), err error) {
-	key := titleKey{namespace, title}
+	key := uploadKey{namespace, title}
 	l.mu.Lock()
 	if l.locks == nil {
-		l.locks = map[titleKey]*titleLock{}
+		l.locks = map[uploadKey]*titleLock{}
 	}
 	tl := l.locks[key]
 	if tl == nil {

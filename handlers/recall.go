@@ -44,6 +44,7 @@ func (s *service) recall(ctx context.Context, p RecallParams) (RecallResult, err
 		K:     intOr(p.K, knowmind.RecallDefaultK),
 		Hops:  intOr(p.Hops, knowmind.RecallDefaultHops),
 	})
+	r, err = hideNotes(ctx, t, r, err)
 	if err != nil {
 		return RecallResult{}, err
 	}

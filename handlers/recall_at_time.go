@@ -55,6 +55,7 @@ func (s *service) recallAtTime(ctx context.Context, p RecallAtTimeParams) (Recal
 		Hops:  knowmind.RecallDefaultHops,
 		AsOf:  &asOf,
 	})
+	r, err = hideNotes(ctx, t, r, err)
 	if err != nil {
 		return RecallAtTimeResult{}, err
 	}

@@ -644,6 +644,13 @@ func TestSpec000ToolsList(t *testing.T) {
 		"knowmind_link":    {false, true, false}, "knowmind_unlink": {false, true, true},
 		"knowmind_store_memory": {false, true, false}, "knowmind_upload_document": {false, true, true},
 		"knowmind_update_fact": {false, true, false},
+		// notes (docs/notes.md)
+		"knowmind_list_projects": {true, true, false}, "knowmind_get_note": {true, true, false},
+		"knowmind_search": {true, true, false}, "knowmind_context": {true, true, false},
+		"knowmind_create_note": {false, false, false}, "knowmind_edit_note": {false, false, true},
+		"knowmind_delete_note": {false, true, true}, "knowmind_link_note": {false, true, false},
+		"knowmind_remember_about_user": {false, false, false}, "knowmind_remember_about_project": {false, false, false},
+		"knowmind_store_memories": {false, true, false},
 	}
 	if len(tools) != len(want) {
 		t.Errorf("%d tools listed, want %d", len(tools), len(want))
