@@ -40,8 +40,8 @@ var (
 )
 
 // dockerTestSkip skips t unless KNOWMIND_TEST_DOCKER=1 and `docker info`
-// answers; it returns the compose CLI as a command prefix.
-func dockerTestSkip(t *testing.T) []string {
+// answers.
+func dockerTestSkip(t *testing.T) {
 	t.Helper()
 	if os.Getenv("KNOWMIND_TEST_DOCKER") != "1" {
 		t.Skip("docker stack test: set KNOWMIND_TEST_DOCKER=1 with a running Docker engine (.ci/run does); the compose files are checked statically by the other tests in this package")
@@ -64,7 +64,6 @@ func dockerTestSkip(t *testing.T) []string {
 	if dockerReason != "" {
 		t.Skip("Docker engine not reachable: " + dockerReason)
 	}
-	return composeCLI(t)
 }
 
 // composeCLI is KNOWMIND_DOCKER_COMPOSE, else bin/docker-compose (built from
@@ -217,33 +216,54 @@ func (s *stack) logs() string {
 	return "--- compose logs (last 30 lines per service) ---\n" + out
 }
 
-// up is `up -d --wait` and then checks that every service with a
-// healthcheck is healthy and every one-shot exited 0.
+// up is `up -d`, then waits until every service with a healthcheck is
+// healthy and every one-shot has exited 0 (what `up --wait` does, with
+// one-shots handled the same way by every Compose version).
 func (s *stack) up(step string) {
 	s.t.Helper()
 	start := time.Now()
-	s.must(8*time.Minute, "up", "-d", "--wait", "--wait-timeout", "420")
-	s.t.Logf("step %s (up -d --wait): %s", step, time.Since(start).Round(100*time.Millisecond))
-	out := s.must(time.Minute, "ps", "-a", "--format", "json")
-	seen := 0
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var c struct{ Service, State, Health string; ExitCode int }
-		if err := json.Unmarshal([]byte(line), &c); err != nil {
-			s.t.Fatalf("compose ps line %q: %v", line, err)
-		}
-		seen++
-		switch {
-		case c.Service == "dgraph-init" || c.Service == "dgraph-password":
-			if c.State != "exited" || c.ExitCode != 0 {
-				s.t.Fatalf("one-shot %s: state %s exit %d\n%s", c.Service, c.State, c.ExitCode, s.logs())
+	s.must(5*time.Minute, "up", "-d")
+	deadline := time.Now().Add(7 * time.Minute)
+	var last string
+	for {
+		out := s.must(time.Minute, "ps", "-a", "--format", "json")
+		waiting, n := []string{}, 0
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if strings.TrimSpace(line) == "" {
+				continue
 			}
-		case c.State != "running" || c.Health != "healthy":
-			s.t.Fatalf("service %s: state %s health %q\n%s", c.Service, c.State, c.Health, s.logs())
+			var c struct {
+				Service, State, Health string
+				ExitCode               int
+			}
+			if err := json.Unmarshal([]byte(line), &c); err != nil {
+				s.t.Fatalf("compose ps line %q: %v", line, err)
+			}
+			n++
+			switch {
+			case c.Service == "dgraph-init" || c.Service == "dgraph-password":
+				if c.State == "exited" && c.ExitCode != 0 {
+					s.t.Fatalf("one-shot %s exited %d\n%s", c.Service, c.ExitCode, s.logs())
+				}
+				if c.State != "exited" {
+					waiting = append(waiting, c.Service+":"+c.State)
+				}
+			case c.Health == "unhealthy" || c.State == "exited" || c.State == "dead":
+				s.t.Fatalf("service %s: state %s health %q\n%s", c.Service, c.State, c.Health, s.logs())
+			case c.State != "running" || c.Health != "healthy":
+				waiting = append(waiting, c.Service+":"+c.State+"/"+c.Health)
+			}
 		}
+		if n > 0 && len(waiting) == 0 {
+			break
+		}
+		last = strings.Join(waiting, " ")
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s: not healthy after %s: %s\n%s", step, time.Since(start).Round(time.Second), last, s.logs())
+		}
+		time.Sleep(2 * time.Second)
 	}
-	if seen == 0 {
-		s.t.Fatal("compose ps lists no containers")
-	}
+	s.t.Logf("step %s (up -d, all healthy): %s", step, time.Since(start).Round(100*time.Millisecond))
 }
 
 // token runs the README's first-token command and returns the token.
@@ -313,7 +333,8 @@ func (s *stack) mustCall(token, tool string, args any) (map[string]any, string) 
 // `down` and `up` again (the volumes keep the memory and the token), and
 // `down -v` at the end.
 func TestDockerComposeSelfHost(t *testing.T) {
-	cli := dockerTestSkip(t)
+	dockerTestSkip(t)
+	cli := composeCLI(t)
 	ensureLocalImages(t)
 	s := newStack(t, cli, "docker-compose.yml", "deploy/dockertest/compose.local.yml")
 	s.up("up (first start)")
@@ -354,7 +375,8 @@ func TestDockerComposeSelfHost(t *testing.T) {
 // that every write the service acknowledged is there afterwards, both with
 // two alphas and after the third came back.
 func TestDockerComposeClusterAlphaKill(t *testing.T) {
-	cli := dockerTestSkip(t)
+	dockerTestSkip(t)
+	cli := composeCLI(t)
 	ensureLocalImages(t)
 	s := newStack(t, cli, "deploy/compose.cluster.yml", "deploy/dockertest/compose.cluster.local.yml")
 	s.up("cluster up")
