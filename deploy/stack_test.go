@@ -73,6 +73,11 @@ func TestComposeStackUp(t *testing.T) {
 		// what this test starts.
 		t.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 	}
+	if os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" {
+		// The ports are published on loopback (below); without this,
+		// testcontainers guesses the host from the default route.
+		t.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+	}
 	testcontainers.SkipIfProviderIsNotHealthy(t)
 	// No registry: the images are the local stand-ins deploy/dockertest
 	// builds (see TestDockerComposeSelfHost); Ratel's cannot be built.
@@ -139,6 +144,14 @@ func TestComposeStackUp(t *testing.T) {
 		for _, p := range s.Ports {
 			parts := strings.Split(p, ":")
 			req.ExposedPorts = append(req.ExposedPorts, parts[len(parts)-1]+"/tcp")
+		}
+		// Everything the host reaches is published on 127.0.0.1 only (as the
+		// compose files do), ports the image exposes included.
+		req.HostConfigModifier = func(hc *container.HostConfig) {
+			hc.PortBindings = dockernet.PortMap{}
+			for _, p := range []string{"5080/tcp", "6080/tcp", "7080/tcp", "8080/tcp", "9080/tcp", "8765/tcp"} {
+				hc.PortBindings[dockernet.MustParsePort(p)] = []dockernet.PortBinding{{HostIP: netip.MustParseAddr("127.0.0.1")}}
+			}
 		}
 		switch {
 		case oneShot(s):
