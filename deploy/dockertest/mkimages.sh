@@ -14,6 +14,18 @@ work=$root/bin/dockertest
 mkdir -p "$work"
 export DOCKER_BUILDKIT=0 # the classic builder: no buildx plugin, no registry
 
+# docker build, quiet unless it fails (the classic builder warns that it is deprecated).
+build() {
+	local log
+	log=$(mktemp)
+	if ! docker build -q "$@" >"$log" 2>&1; then
+		cat "$log" >&2
+		rm -f "$log"
+		return 1
+	fi
+	rm -f "$log"
+}
+
 step() { printf 'mkimages: %-28s %4ds\n' "$1" $(( $(date +%s) - $2 )); }
 
 # The version the compose files pin must be the binary we put in the image.
@@ -43,7 +55,7 @@ t=$(date +%s)
 ctx=$work/dgraph-ctx
 rm -rf "$ctx" && mkdir -p "$ctx"
 cp "$dgraph_bin" "$ctx/dgraph"
-docker build -q -f deploy/dockertest/Dockerfile.dgraph -t "knowmind-test/dgraph:$pin" "$ctx" >/dev/null
+build -f deploy/dockertest/Dockerfile.dgraph -t "knowmind-test/dgraph:$pin" "$ctx"
 step "dgraph image ($pin)" "$t"
 
 t=$(date +%s)
@@ -52,5 +64,5 @@ rm -rf "$ctx" && mkdir -p "$ctx/data"
 CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$ctx/knowmind" ./cmd/knowmind
 step "knowmind binary (static)" "$t"
 t=$(date +%s)
-docker build -q -f deploy/dockertest/Dockerfile.knowmind -t knowmind-test/knowmind:local "$ctx" >/dev/null
+build -f deploy/dockertest/Dockerfile.knowmind -t knowmind-test/knowmind:local "$ctx"
 step "knowmind image" "$t"
