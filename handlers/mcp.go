@@ -74,6 +74,8 @@ type service struct {
 	ready Readiness
 	log   *slog.Logger
 	tools map[string]*registeredTool
+	// engine holds knowmind_capture's extractors (engine_tools.go).
+	engine engine
 }
 
 func newMCPServer(s *service) *mcp.Server {

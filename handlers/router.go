@@ -35,6 +35,8 @@ type Deps struct {
 	MaxBodyBytes int64
 	// BodyReadTimeout bounds the time to receive a POST body; 0 = 2 minutes.
 	BodyReadTimeout time.Duration
+	// Extractors serve knowmind_capture; the zero value offers the offline rules extractor.
+	Extractors Extractors
 }
 
 // NewRouter builds the HTTP handler.
@@ -69,7 +71,8 @@ func mountMCP(r *gin.Engine, d Deps) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{}}
+	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{},
+		engine: newEngine(d.Extractors)}
 	e := newEndpoint(newMCPServer(s), newAuthenticator(d.Graph, d.JWT, log), d, log)
 	h := gin.WrapH(e)
 	for _, p := range []string{mcpPath, mcpAltPath} {

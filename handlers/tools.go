@@ -106,6 +106,7 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Scope:      knowmind.ScopeWrite,
 		ScopeError: codeForbidden,
 	}, s.updateFact)
+	s.registerEngineTools(srv) // engine_tools.go
 }
 
 // tool is what tools/list shows of a tool and what calling it requires.

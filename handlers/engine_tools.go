@@ -1,0 +1,127 @@
+package handlers
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/extract"
+)
+
+// Extractors are knowmind_capture's extractors by name and the one used when
+// a call names none. The zero value offers the offline rules extractor only.
+type Extractors struct {
+	ByName  map[string]knowmind.Extractor
+	Default string
+}
+
+// engine is the memory engine's configuration inside the service.
+type engine struct {
+	extractors map[string]knowmind.Extractor
+	def        string
+}
+
+func newEngine(x Extractors) engine {
+	e := engine{extractors: map[string]knowmind.Extractor{}, def: x.Default}
+	for name, ex := range x.ByName {
+		e.extractors[name] = ex
+	}
+	if _, ok := e.extractors["rules"]; !ok {
+		e.extractors["rules"] = extract.Rules{}
+	}
+	if _, ok := e.extractors[e.def]; !ok {
+		e.def = "rules"
+	}
+	return e
+}
+
+// extractor is the one named, or the default for "".
+func (e engine) extractor(name string) (knowmind.Extractor, error) {
+	if name == "" {
+		name = e.def
+	}
+	ex, ok := e.extractors[name]
+	if !ok {
+		return nil, knowmind.InvalidParam("extractor", "extractor must be one of %s", strings.Join(e.names(), ", "))
+	}
+	return ex, nil
+}
+
+func (e engine) names() []string {
+	var out []string
+	for n := range e.extractors {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// registerEngineTools is the memory engine's toolset (seed 001). Their
+// descriptions name the domain's categories and entity types from the shape
+// files (configuration, read at start), never from stored content.
+func (s *service) registerEngineTools(srv *mcp.Server) {
+	if s.engine.extractors == nil {
+		s.engine = newEngine(Extractors{})
+	}
+	shapes := s.graph.Shapes()
+	vocab := fmt.Sprintf(" Entity types: %s. Categories: %s.", listOrNone(shapes.EntityTypes()), listOrNone(shapes.Categories()))
+	addTool(s, srv, tool{
+		Name:  "knowmind_capture",
+		Title: "Capture facts from text",
+		Description: "Learns from raw text (a conversation turn, meeting notes): extracts facts (extractors: " +
+			strings.Join(s.engine.names(), ", ") + "; default " + s.engine.def + "), routes them by confidence — at or above " +
+			"the store threshold (default 0.85) stored as memories, down to the draft threshold (default 0.40) kept as drafts " +
+			"for knowmind_review_draft, below dropped — and reports facts that contradict current memories about the same " +
+			"entity. Answers {stored, drafts, pm_matches, conflicts}; each fact with id, text, confidence, entities [{type, id}] " +
+			"and the span of the text it came from." + vocab,
+		Scope: knowmind.ScopeWrite,
+	}, s.capture)
+	addTool(s, srv, tool{
+		Name:  "knowmind_list_drafts",
+		Title: "List drafts",
+		Description: "Drafts waiting for review (or accepted / rejected ones), newest first: facts knowmind_capture was not " +
+			"sure enough about to store. Drafts never appear in recall." + vocab,
+		Scope:    knowmind.ScopeRead,
+		ReadOnly: true,
+	}, s.listDrafts)
+	addTool(s, srv, tool{
+		Name:  "knowmind_review_draft",
+		Title: "Review a draft",
+		Description: "Accepts a draft (it becomes a memory, with the reviewer and time as provenance), rejects it, or edits " +
+			"its text and accepts it. Reviews calibrate routing: when drafts of a confidence bucket are accepted at least 90% " +
+			"over at least 20 reviews, that bucket is stored directly from then on.",
+		Scope: knowmind.ScopeWrite,
+	}, s.reviewDraft)
+	addTool(s, srv, tool{
+		Name:        "knowmind_list_entities",
+		Title:       "List entities",
+		Description: "The entities facts are about (type, id slug, name, aliases) with the number of current facts naming each." + vocab,
+		Scope:       knowmind.ScopeRead,
+		ReadOnly:    true,
+	}, s.listEntities)
+	addTool(s, srv, tool{
+		Name:  "knowmind_capture_calibration",
+		Title: "Capture routing calibration",
+		Description: "How knowmind_capture routes an extractor's facts in this workspace: the base thresholds, the thresholds " +
+			"after reviews moved them, and the accept/reject counts per confidence bucket.",
+		Scope:    knowmind.ScopeRead,
+		ReadOnly: true,
+	}, s.captureCalibration)
+	addTool(s, srv, tool{
+		Name:        "knowmind_set_capture_thresholds",
+		Title:       "Set capture thresholds",
+		Description: "Sets the workspace's base routing thresholds for knowmind_capture (store and draft); reviews move them from there.",
+		Scope:       knowmind.ScopeAdmin,
+	}, s.setCaptureThresholds)
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none declared"
+	}
+	return strings.Join(slices.Clone(names), ", ")
+}
