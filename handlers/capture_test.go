@@ -51,8 +51,12 @@ func (c *engineClient) review(id, action, text string) knowmind.ReviewResult {
 
 func (c *engineClient) drafts(status string) []knowmind.Draft {
 	c.t.Helper()
+	args := map[string]any{}
+	if status != "" {
+		args["status"] = status
+	}
 	var res ListDraftsResult
-	structured(c.t, callTool(c.t, c.url, c.read, "knowmind_list_drafts", map[string]any{"status": status}), &res)
+	structured(c.t, callTool(c.t, c.url, c.read, "knowmind_list_drafts", args), &res)
 	return res.Drafts
 }
 
