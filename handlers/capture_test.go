@@ -427,7 +427,9 @@ func TestEngineToolDescriptions(t *testing.T) {
 	srv := newTestServer(t, nil)
 	token := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeWrite)
 	r := send(t, srv.URL+"/api/mcp/v1", token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	var res struct{ Tools []struct{ Name, Description string } }
+	var res struct {
+		Tools []struct{ Name, Description string }
+	}
 	if err := json.Unmarshal(r.Result, &res); err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,10 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	log := newLogger(cfg.LogLevel)
+	extractors, err := newExtractors(cfg)
+	if err != nil {
+		return err
+	}
 	e, err := newEmbedder(cfg)
 	if err != nil {
 		return err
@@ -84,7 +88,7 @@ func runServe(ctx context.Context, args []string) error {
 	router := handlers.NewRouter(handlers.Deps{
 		Ready: ready, Graph: b.client, Logger: log,
 		AllowedOrigins: cfg.AllowedOrigins, PublicURL: cfg.PublicURL, JWT: jwtCfg,
-		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
+		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Extractors: extractors,
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
