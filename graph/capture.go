@@ -96,6 +96,14 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 				ents = append(ents, e)
 			}
 		}
+		// Key order, as memories list their entities when read back (entitiesOf): the
+		// first entity is the same in every result.
+		slices.Sort(f.keys)
+		f.refs = f.refs[:0]
+		for _, k := range f.keys {
+			typ, id, _ := strings.Cut(k, "/")
+			f.refs = append(f.refs, knowmind.EntityRef{Type: typ, ID: id})
+		}
 		facts = append(facts, f)
 	}
 	if len(facts) == 0 {

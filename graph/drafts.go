@@ -118,7 +118,7 @@ uid(s) <CaptureSettings.draft_threshold> "%g" .`, captureSettingsKey, th.Store, 
 
 const draftFields = `uid Draft.id Draft.text Draft.confidence Draft.status Draft.reason Draft.extractor Draft.source
     Draft.category Draft.span_start Draft.span_end Draft.occurred_at Draft.created_at Draft.reviewed_at Draft.reviewed_by
-    Draft.entities { uid Entity.type Entity.id }
+    Draft.entities (orderasc: Entity.key) { uid Entity.type Entity.id }
     Draft.conflicts_with { uid Memory.id }
     Draft.memory { Memory.id }`
 

@@ -191,3 +191,52 @@ func (t *Tenant) currentFacts(ctx context.Context, keys []string) (map[string][]
 
 // formatTime is how datetimes are written.
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// AttachEntities sets each hit's entities (never nil) and the first as
+// entity_type/entity_id, in one query for all hits.
+func (t *Tenant) AttachEntities(ctx context.Context, hits []knowmind.RecallHit) error {
+	if len(hits) == 0 {
+		return nil
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.MemoryID
+	}
+	refs, err := t.entitiesOf(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range hits {
+		hits[i].Entities = refs[hits[i].MemoryID]
+		if hits[i].Entities == nil {
+			hits[i].Entities = []knowmind.EntityRef{}
+		} else {
+			hits[i].EntityType, hits[i].EntityID = hits[i].Entities[0].Type, hits[i].Entities[0].ID
+		}
+	}
+	return nil
+}
+
+const entitiesOfQuery = `{
+  m(func: eq(Memory.id, [%s])) { Memory.id Memory.entities (orderasc: Entity.key) { Entity.type Entity.id } }
+}`
+
+// entitiesOf returns the entities of each memory id, in key order.
+func (t *Tenant) entitiesOf(ctx context.Context, ids []string) (map[string][]knowmind.EntityRef, error) {
+	var out struct {
+		M []struct {
+			ID       string     `json:"Memory.id"`
+			Entities []dgEntity `json:"Memory.entities"`
+		}
+	}
+	if err := t.queryVars(ctx, fmt.Sprintf(entitiesOfQuery, quoteAll(ids)), nil, &out); err != nil {
+		return nil, fmt.Errorf("read entities of memories: %w", err)
+	}
+	refs := map[string][]knowmind.EntityRef{}
+	for _, m := range out.M {
+		for _, e := range m.Entities {
+			refs[m.ID] = append(refs[m.ID], e.ref())
+		}
+	}
+	return refs, nil
+}

@@ -123,7 +123,7 @@ func TestCaptureGermanMeetingNote(t *testing.T) {
 	budget := factStarting(t, res.Drafts, "Wir haben beschlossen")
 	tom := factStarting(t, res.Drafts, "Tom Schmidt")
 	protocol := factStarting(t, res.Drafts, "Protokoll Jour fixe")
-	if budget.Confidence >= 0.85 || budget.Confidence < 0.40 || len(tom.Entities) != 2 {
+	if budget.Confidence >= 0.85 || budget.Confidence < 0.40 || len(tom.Entities) != 2 || tom.EntityType != "organisation" {
 		t.Fatalf("drafts: %+v %+v", budget, tom)
 	}
 
@@ -150,6 +150,13 @@ func TestCaptureGermanMeetingNote(t *testing.T) {
 	}
 	if ids := c.recall("knowmind_recall", map[string]any{"query": "Budget 50.000 Euro erhöhen", "hops": 0}); slices.Contains(ids, budget.ID) {
 		t.Fatalf("a draft was recalled: %v", ids)
+	}
+
+	// Recall hits carry their entities.
+	c.recall("knowmind_recall", map[string]any{"query": "Lisa Müller Projektleitung Relaunch", "hops": 0})
+	if h := c.lastRecalled.Hits; len(h) == 0 || h[0].MemoryID != lisa.ID || h[0].EntityType != "person" || h[0].EntityID != "lisa-mueller" ||
+		len(h[0].Entities) != 1 {
+		t.Fatalf("recall of Lisa's fact: %+v", h)
 	}
 
 	// Accept: the draft becomes a recallable memory with provenance.

@@ -24,9 +24,13 @@ func (s *service) recall(ctx context.Context, p RecallParams) (RecallResult, err
 	if err != nil {
 		return RecallResult{}, err
 	}
-	return t.Recall(ctx, knowmind.RecallQuery{
+	res, err := t.Recall(ctx, knowmind.RecallQuery{
 		Query: p.Query,
 		K:     intOr(p.K, knowmind.RecallDefaultK),
 		Hops:  intOr(p.Hops, knowmind.RecallDefaultHops),
 	})
+	if err != nil {
+		return res, err
+	}
+	return res, t.AttachEntities(ctx, res.Hits)
 }

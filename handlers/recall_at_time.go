@@ -33,12 +33,16 @@ func (s *service) recallAtTime(ctx context.Context, p RecallAtTimeParams) (Recal
 	if err != nil {
 		return RecallAtTimeResult{}, err
 	}
-	return t.Recall(ctx, knowmind.RecallQuery{
+	res, err := t.Recall(ctx, knowmind.RecallQuery{
 		Query: p.Query,
 		K:     intOr(p.K, knowmind.RecallDefaultK),
 		Hops:  knowmind.RecallDefaultHops,
 		AsOf:  &asOf,
 	})
+	if err != nil {
+		return res, err
+	}
+	return res, t.AttachEntities(ctx, res.Hits)
 }
 
 // iso8601Layouts are the ISO 8601 forms as_of accepts: a full timestamp with a zone (Z or
