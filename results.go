@@ -24,6 +24,8 @@ type StoreMemoryInput struct {
 	MemoryType string   `json:"memory_type,omitempty"` // default semantic
 	Tags       []string `json:"tags,omitempty"`
 	Source     string   `json:"source,omitempty"`
+	// Entities the memory is about (memory engine); ID defaults to EntitySlug(Name).
+	Entities []CandidateEntity `json:"entities,omitempty"`
 }
 
 // UploadDocumentInput are knowmind_upload_document's parameters.
@@ -57,6 +59,10 @@ type StoreResult struct {
 	// ReplacedDocumentIDs (upload_document only, then never nil): documents
 	// of the same title deleted after the new one was ingested.
 	ReplacedDocumentIDs []string `json:"replaced_document_ids,omitzero"`
+	// Entities and Conflicts (store_memory with entities): what the memory names, and
+	// current memories about the same entities it contradicts (linked CONTRADICTS).
+	Entities  []EntityRef `json:"entities,omitzero"`
+	Conflicts []Conflict  `json:"conflicts,omitzero"`
 }
 
 // UpdateFactResult is the result of knowmind_update_fact.

@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dgraph-io/dgo/v240"
 	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/conflict"
 	"github.com/knowmind/knowmind/shapes"
 )
 
@@ -239,4 +242,90 @@ func (t *Tenant) entitiesOf(ctx context.Context, ids []string) (map[string][]kno
 		}
 	}
 	return refs, nil
+}
+
+// checkEntities validates entities given with knowmind_store_memory: a
+// declared type, a name or id that makes a slug; sorted by key, duplicates dropped.
+func (t *Tenant) checkEntities(in []knowmind.CandidateEntity) ([]knowmind.CandidateEntity, error) {
+	if len(in) > knowmind.MaxEntitiesPerFact {
+		return nil, knowmind.InvalidParam("entities", "at most %d entities", knowmind.MaxEntitiesPerFact)
+	}
+	types := t.c.cfg.Shapes.EntityTypes()
+	var out []knowmind.CandidateEntity
+	seen := map[string]bool{}
+	for _, e := range in {
+		if !slices.Contains(types, e.Type) {
+			return nil, knowmind.InvalidParam("entities", "entities: entity type %q is not declared; declared: %s", e.Type, strings.Join(types, ", "))
+		}
+		id := knowmind.EntitySlug(e.ID)
+		if id == "" {
+			id = knowmind.EntitySlug(e.Name)
+		}
+		if id == "" || utf8.RuneCountInString(e.Name) > knowmind.MaxEntityNameChars || len(id) > knowmind.MaxIDChars {
+			return nil, knowmind.InvalidParam("entities", "entities: each entity needs an id or a name (at most %d characters)", knowmind.MaxEntityNameChars)
+		}
+		name := strings.TrimSpace(e.Name)
+		if name == "" {
+			name = id
+		}
+		if key := entityKey(e.Type, id); !seen[key] {
+			seen[key] = true
+			out = append(out, knowmind.CandidateEntity{Type: e.Type, ID: id, Name: name})
+		}
+	}
+	slices.SortFunc(out, func(a, b knowmind.CandidateEntity) int {
+		return strings.Compare(entityKey(a.Type, a.ID), entityKey(b.Type, b.ID))
+	})
+	return out, nil
+}
+
+// attachEntityUIDs creates the entities as needed and points e at them.
+func (t *Tenant) attachEntityUIDs(ctx context.Context, e *entry, ents []knowmind.CandidateEntity) error {
+	if len(ents) == 0 {
+		return nil
+	}
+	uids, err := t.ensureEntities(ctx, ents)
+	if err != nil {
+		return err
+	}
+	for _, en := range ents {
+		if u := uids[entityKey(en.Type, en.ID)]; u != "" {
+			e.entityUIDs = append(e.entityUIDs, u)
+		}
+	}
+	return nil
+}
+
+// storedConflicts compares a memory just stored with the current memories
+// about its entities and links each contradiction. A failed lookup is
+// logged: the memory is stored either way.
+func (t *Tenant) storedConflicts(ctx context.Context, e *entry, ents []knowmind.CandidateEntity) ([]knowmind.EntityRef, []knowmind.Conflict) {
+	refs := make([]knowmind.EntityRef, 0, len(ents))
+	keys := make([]string, 0, len(ents))
+	for _, en := range ents {
+		refs = append(refs, knowmind.EntityRef{Type: en.Type, ID: en.ID})
+		keys = append(keys, entityKey(en.Type, en.ID))
+	}
+	current, err := t.currentFacts(ctx, keys)
+	if err != nil {
+		t.c.log.Warn("store memory: conflict lookup failed", "tenant", t.Name, "id", e.id, "err", err)
+		return refs, nil
+	}
+	var existing []conflict.Fact
+	seen := map[string]bool{e.id: true}
+	for _, k := range keys {
+		for _, m := range current[k] {
+			if !seen[m.ID] {
+				seen[m.ID] = true
+				existing = append(existing, conflict.Fact{ID: m.ID, Text: m.Content})
+			}
+		}
+	}
+	var out []knowmind.Conflict
+	for _, f := range conflict.Detect(e.content, existing) {
+		out = append(out, knowmind.Conflict{NewID: e.id, NewStatus: knowmind.RouteStored, ExistingID: f.ExistingID,
+			ExistingText: f.ExistingText, Reason: f.Reason})
+		t.linkContradiction(ctx, e.id, f.ExistingID)
+	}
+	return refs, out
 }

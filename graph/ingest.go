@@ -49,6 +49,7 @@ type entry struct {
 	texts        []string // per chunk: what is stored in Chunk.text and embedded
 	vectors      [][]float32
 	chunkUIDs    []uint64 // per chunk, once committed (0: not known)
+	entityUIDs   []string // Memory.entities (memory engine)
 }
 
 // committed records the chunk uids Dgraph assigned to the blank nodes of e.node(blank, ...),
@@ -230,6 +231,9 @@ func (e *entry) node(blank, now, status, failure string) map[string]any {
 	setIf("Memory.error", failure)
 	if len(e.tags) > 0 {
 		m["Memory.tags"] = e.tags
+	}
+	if len(e.entityUIDs) > 0 {
+		m["Memory.entities"] = uidRefs(e.entityUIDs)
 	}
 	if status != knowmind.StatusIndexed {
 		return m

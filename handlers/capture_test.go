@@ -455,3 +455,34 @@ func TestEngineToolDescriptions(t *testing.T) {
 		t.Fatalf("engine tools missing from tools/list: %+v", res.Tools)
 	}
 }
+
+// TestStoreMemoryEntities: knowmind_store_memory takes entities, reports
+// contradictions with current memories about them, and capture then knows the
+// entity by name.
+func TestStoreMemoryEntities(t *testing.T) {
+	c := newEngineClient(t, Extractors{})
+	store := func(content string, ents ...map[string]any) StoreMemoryResult {
+		t.Helper()
+		var res StoreMemoryResult
+		structured(t, callTool(t, c.url, c.write, "knowmind_store_memory", map[string]any{"content": content, "entities": ents}), &res)
+		return res
+	}
+	apollo := map[string]any{"type": "project", "name": "Apollo"}
+	first := store("Das Budget für Apollo beträgt 50.000 Euro.", apollo)
+	if len(first.Entities) != 1 || first.Entities[0] != (knowmind.EntityRef{Type: "project", ID: "apollo"}) || len(first.Conflicts) != 0 {
+		t.Fatalf("first: %+v", first)
+	}
+	second := store("Das Budget für Apollo beträgt 60.000 Euro.", map[string]any{"type": "project", "id": "apollo"})
+	if len(second.Conflicts) != 1 || second.Conflicts[0].ExistingID != first.ID || !strings.Contains(second.Conflicts[0].Reason, "different number") {
+		t.Fatalf("second: %+v", second)
+	}
+	wantRPCError(t, callTool(t, c.url, c.write, "knowmind_store_memory", map[string]any{"content": "x y z",
+		"entities": []any{map[string]any{"type": "planet", "name": "Mars"}}}), -32602, "entities")
+	wantRPCError(t, callTool(t, c.url, c.write, "knowmind_store_memory", map[string]any{"content": "x y z",
+		"entities": []any{map[string]any{"name": "Mars"}}}), -32602, "type")
+	// Capture recognises the stored entity by name, which raises its confidence.
+	res := c.capture(map[string]any{"text": "Der Kickoff von Apollo wurde auf den 10.01.2026 verschoben."})
+	if len(res.Stored) != 1 || res.Stored[0].EntityID != "apollo" || res.Stored[0].EntityType != "project" {
+		t.Fatalf("capture with a known entity: %+v", res)
+	}
+}
