@@ -38,6 +38,7 @@ const (
 const updateTargetQuery = `query q($id: string) {
   target(func: eq(Memory.id, $id)) {
     uid Memory.id Memory.kind Memory.memory_type Memory.tags Memory.source Memory.valid_to
+    Memory.entities { uid }
     successors: count(SUPERSEDED_BY @facets(` + openFacetFilter + `))
   }
 }`
@@ -86,6 +87,9 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 	}
 	e := newEntry(target.Kind, title, content)
 	e.memoryType, e.tags, e.source, e.updateReason = target.MemoryType, target.Tags, target.Source, reason
+	for _, ent := range target.Entities { // the new version is about what the old one was about
+		e.entityUIDs = append(e.entityUIDs, ent.UID)
+	}
 	e.split()
 	if err := t.embed(ctx, e); err != nil {
 		t.c.log.Error("update fact: embedding failed", "tenant", t.Name, "target", targetID, "err", err)

@@ -379,6 +379,7 @@ type dgMemory struct {
 	ValidTo      *time.Time `json:"Memory.valid_to"`
 	UpdateReason string     `json:"Memory.update_reason"`
 	Successors   int        `json:"successors"` // open SUPERSEDED_BY edges (update_fact's target check)
+	Entities     []dgUID    `json:"Memory.entities"`
 }
 
 func (m dgMemory) domain() knowmind.Memory {

@@ -476,6 +476,13 @@ func TestStoreMemoryEntities(t *testing.T) {
 	if len(second.Conflicts) != 1 || second.Conflicts[0].ExistingID != first.ID || !strings.Contains(second.Conflicts[0].Reason, "different number") {
 		t.Fatalf("second: %+v", second)
 	}
+	// A new version keeps the entities: Apollo still has two current facts.
+	var upd knowmind.UpdateFactResult
+	structured(t, callTool(t, c.url, c.write, "knowmind_update_fact", map[string]any{"target_id": second.ID,
+		"new_title": "Budget", "new_content": "Das Budget für Apollo beträgt 65.000 Euro."}), &upd)
+	if e := c.entities("project"); len(e) != 1 || e[0].Facts != 2 {
+		t.Fatalf("after update_fact: %+v", e)
+	}
 	wantRPCError(t, callTool(t, c.url, c.write, "knowmind_store_memory", map[string]any{"content": "x y z",
 		"entities": []any{map[string]any{"type": "planet", "name": "Mars"}}}), -32602, "entities")
 	wantRPCError(t, callTool(t, c.url, c.write, "knowmind_store_memory", map[string]any{"content": "x y z",
