@@ -128,6 +128,9 @@ type CaptureInput struct {
 	Source     string
 	Category   string
 	OccurredAt *time.Time
+	// Vocabulary: the domain's entity types and categories as the transport last read
+	// them; nil = the shapes the graph client was opened with.
+	EntityTypes, Categories []string
 }
 
 // Thresholds are a tenant's routing thresholds for one extractor.

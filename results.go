@@ -26,6 +26,8 @@ type StoreMemoryInput struct {
 	Source     string   `json:"source,omitempty"`
 	// Entities the memory is about (memory engine); ID defaults to EntitySlug(Name).
 	Entities []CandidateEntity `json:"entities,omitempty"`
+	// EntityTypes allowed for Entities; nil = the graph's shapes (see CaptureInput).
+	EntityTypes []string `json:"-"`
 }
 
 // UploadDocumentInput are knowmind_upload_document's parameters.

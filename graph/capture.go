@@ -39,7 +39,14 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 	if err != nil {
 		return res, err
 	}
-	category, err := t.checkCategory(in.Category)
+	types, cats := in.EntityTypes, in.Categories
+	if types == nil {
+		types = t.c.cfg.Shapes.EntityTypes()
+	}
+	if cats == nil {
+		cats = t.c.cfg.Shapes.Categories()
+	}
+	category, err := checkCategory(in.Category, cats)
 	if err != nil {
 		return res, err
 	}
@@ -52,9 +59,7 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 	if err != nil {
 		return res, err
 	}
-	types := t.c.cfg.Shapes.EntityTypes()
-	cands, err := ex.Extract(ctx, knowmind.ExtractRequest{Text: in.Text, Known: known, EntityTypes: types,
-		Categories: t.c.cfg.Shapes.Categories()})
+	cands, err := ex.Extract(ctx, knowmind.ExtractRequest{Text: in.Text, Known: known, EntityTypes: types, Categories: cats})
 	if err != nil {
 		if knowmind.AsError(err) != nil {
 			return res, err
@@ -278,12 +283,11 @@ func (t *Tenant) linkContradiction(ctx context.Context, newID, existingID string
 const RelContradicts = "CONTRADICTS"
 
 // checkCategory accepts "" or a category the domain declares.
-func (t *Tenant) checkCategory(category string) (string, error) {
+func checkCategory(category string, cats []string) (string, error) {
 	category = strings.TrimSpace(category)
 	if category == "" {
 		return "", nil
 	}
-	cats := t.c.cfg.Shapes.Categories()
 	if len(cats) > 0 && !slices.Contains(cats, category) {
 		return "", knowmind.InvalidParam("category", "category must be one of %s", strings.Join(cats, ", "))
 	}

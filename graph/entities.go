@@ -246,11 +246,13 @@ func (t *Tenant) entitiesOf(ctx context.Context, ids []string) (map[string][]kno
 
 // checkEntities validates entities given with knowmind_store_memory: a
 // declared type, a name or id that makes a slug; sorted by key, duplicates dropped.
-func (t *Tenant) checkEntities(in []knowmind.CandidateEntity) ([]knowmind.CandidateEntity, error) {
+func (t *Tenant) checkEntities(in []knowmind.CandidateEntity, types []string) ([]knowmind.CandidateEntity, error) {
 	if len(in) > knowmind.MaxEntitiesPerFact {
 		return nil, knowmind.InvalidParam("entities", "at most %d entities", knowmind.MaxEntitiesPerFact)
 	}
-	types := t.c.cfg.Shapes.EntityTypes()
+	if types == nil {
+		types = t.c.cfg.Shapes.EntityTypes()
+	}
 	var out []knowmind.CandidateEntity
 	seen := map[string]bool{}
 	for _, e := range in {

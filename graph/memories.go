@@ -64,7 +64,7 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 		return knowmind.StoreResult{}, err
 	}
 
-	ents, err := t.checkEntities(in.Entities)
+	ents, err := t.checkEntities(in.Entities, in.EntityTypes)
 	if err != nil {
 		return knowmind.StoreResult{}, err
 	}

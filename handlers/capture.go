@@ -27,6 +27,7 @@ func (s *service) capture(ctx context.Context, p CaptureParams) (CaptureResult, 
 		return CaptureResult{}, err
 	}
 	in := knowmind.CaptureInput{Text: p.Text, Source: p.Source, Category: p.Category}
+	in.EntityTypes, in.Categories = s.engine.vocab.get()
 	if p.OccurredAt != "" {
 		at, err := time.Parse(time.RFC3339, p.OccurredAt)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -491,5 +492,58 @@ func TestStoreMemoryEntities(t *testing.T) {
 	res := c.capture(map[string]any{"text": "Der Kickoff von Apollo wurde auf den 10.01.2026 verschoben."})
 	if len(res.Stored) != 1 || res.Stored[0].EntityID != "apollo" || res.Stored[0].EntityType != "project" {
 		t.Fatalf("capture with a known entity: %+v", res)
+	}
+}
+
+// TestEngineVocabularyRefresh: a changed vocabulary (a shape file edited)
+// shows in tools/list and is accepted by the tools once the cache expires,
+// and not before; it is read once per TTL, not per request.
+func TestEngineVocabularyRefresh(t *testing.T) {
+	var mu sync.Mutex
+	types, loads := []string{"person", "client"}, 0
+	srv := newTestServer(t, func(d *Deps) {
+		d.VocabularyTTL = 300 * time.Millisecond
+		d.Vocabulary = func() ([]string, []string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			loads++
+			return slices.Clone(types), []string{"decision"}, nil
+		}
+	})
+	url := srv.URL + "/api/mcp/v1"
+	token := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeWrite)
+	describe := func() string {
+		r := send(t, url, token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		var res struct{ Tools []struct{ Name, Description string } }
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range res.Tools {
+			if tl.Name == "knowmind_capture" {
+				return tl.Description
+			}
+		}
+		t.Fatal("no knowmind_capture in tools/list")
+		return ""
+	}
+	if d := describe(); !strings.HasSuffix(d, " Entity types: person, client. Categories: decision.") {
+		t.Fatalf("description: %s", d)
+	}
+	mu.Lock()
+	types = append(types, "supplier")
+	mu.Unlock()
+	if d := describe(); strings.Contains(d, "supplier") {
+		t.Fatalf("refreshed before the TTL: %s", d)
+	}
+	wantRPCError(t, callTool(t, url, token, "knowmind_list_entities", map[string]any{"type": "supplier"}), -32602, "type")
+	time.Sleep(350 * time.Millisecond)
+	if d := describe(); !strings.HasSuffix(d, " Entity types: person, client, supplier. Categories: decision.") {
+		t.Fatalf("not refreshed after the TTL: %s", d)
+	}
+	structured(t, callTool(t, url, token, "knowmind_list_entities", map[string]any{"type": "supplier"}), &ListEntitiesResult{})
+	mu.Lock()
+	defer mu.Unlock()
+	if loads > 3 {
+		t.Fatalf("the vocabulary was read %d times for 2 TTL periods", loads)
 	}
 }

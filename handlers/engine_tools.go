@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,10 +25,14 @@ type Extractors struct {
 type engine struct {
 	extractors map[string]knowmind.Extractor
 	def        string
+	vocab      *vocabulary
+	// described are the engine tools whose description ends in the vocabulary, with
+	// the description before it.
+	described map[string]string
 }
 
-func newEngine(x Extractors) engine {
-	e := engine{extractors: map[string]knowmind.Extractor{}, def: x.Default}
+func newEngine(x Extractors, v *vocabulary) engine {
+	e := engine{extractors: map[string]knowmind.Extractor{}, def: x.Default, vocab: v, described: map[string]string{}}
 	for name, ex := range x.ByName {
 		e.extractors[name] = ex
 	}
@@ -65,10 +71,12 @@ func (e engine) names() []string {
 // files (configuration, read at start), never from stored content.
 func (s *service) registerEngineTools(srv *mcp.Server) {
 	if s.engine.extractors == nil {
-		s.engine = newEngine(Extractors{})
+		s.engine = newEngine(Extractors{}, newVocabulary(Deps{Graph: s.graph}))
 	}
-	shapes := s.graph.Shapes()
-	vocab := fmt.Sprintf(" Entity types: %s. Categories: %s.", listOrNone(shapes.EntityTypes()), listOrNone(shapes.Categories()))
+	vocab := s.engine.vocabSuffix()
+	for _, name := range []string{"knowmind_capture", "knowmind_list_drafts", "knowmind_list_entities"} {
+		s.engine.described[name] = ""
+	}
 	addTool(s, srv, tool{
 		Name:  "knowmind_capture",
 		Title: "Capture facts from text",
@@ -117,6 +125,76 @@ func (s *service) registerEngineTools(srv *mcp.Server) {
 		Description: "Sets the workspace's base routing thresholds for knowmind_capture (store and draft); reviews move them from there.",
 		Scope:       knowmind.ScopeAdmin,
 	}, s.setCaptureThresholds)
+	for name := range s.engine.described {
+		s.engine.described[name] = strings.TrimSuffix(s.tools[name].Description, vocab)
+	}
+}
+
+// vocabSuffix is what the engine tools' descriptions end in.
+func (e engine) vocabSuffix() string {
+	types, cats := e.vocab.get()
+	return fmt.Sprintf(" Entity types: %s. Categories: %s.", listOrNone(types), listOrNone(cats))
+}
+
+// describeEngineTools gives the engine tools of a tools/list answer the
+// current vocabulary (copies: the server's own tool records stay as registered).
+func (s *service) describeEngineTools(tools []*mcp.Tool) {
+	vocab := ""
+	for i, mt := range tools {
+		base, ok := s.engine.described[mt.Name]
+		if !ok {
+			continue
+		}
+		if base == "" {
+			continue // registered before the vocabulary was known
+		}
+		if vocab == "" {
+			vocab = s.engine.vocabSuffix()
+		}
+		c := *mt
+		c.Description = base + vocab
+		tools[i] = &c
+	}
+}
+
+// vocabulary caches the domain's entity types and categories for a while, so
+// tools/list shows a changed shape file within the TTL without reading it per request.
+type vocabulary struct {
+	load func() ([]string, []string, error)
+	ttl  time.Duration
+
+	mu          sync.Mutex
+	at          time.Time
+	types, cats []string
+}
+
+func newVocabulary(d Deps) *vocabulary {
+	v := &vocabulary{load: d.Vocabulary, ttl: d.VocabularyTTL}
+	if v.ttl == 0 {
+		v.ttl = 5 * time.Minute
+	}
+	if v.load == nil && d.Graph != nil {
+		set := d.Graph.Shapes()
+		v.load = func() ([]string, []string, error) { return set.EntityTypes(), set.Categories(), nil }
+	}
+	return v
+}
+
+// get returns the vocabulary, reloading it when older than the TTL; a failed
+// reload keeps the last good one.
+func (v *vocabulary) get() (types, cats []string) {
+	if v == nil || v.load == nil {
+		return nil, nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.at.IsZero() || time.Since(v.at) >= v.ttl {
+		if t, c, err := v.load(); err == nil || v.at.IsZero() {
+			v.types, v.cats = t, c
+		}
+		v.at = time.Now()
+	}
+	return slices.Clone(v.types), slices.Clone(v.cats)
 }
 
 func listOrNone(names []string) string {

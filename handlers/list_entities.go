@@ -22,7 +22,7 @@ type ListEntitiesResult struct {
 
 // listEntities lists the caller's entities with the number of current facts naming each.
 func (s *service) listEntities(ctx context.Context, p ListEntitiesParams) (ListEntitiesResult, error) {
-	if types := s.graph.Shapes().EntityTypes(); p.Type != "" && !slices.Contains(types, p.Type) {
+	if types, _ := s.engine.vocab.get(); p.Type != "" && !slices.Contains(types, p.Type) {
 		return ListEntitiesResult{}, knowmind.InvalidParam("type", "type must be one of %s", strings.Join(types, ", "))
 	}
 	t, err := s.tenant(ctx)

@@ -37,6 +37,11 @@ type Deps struct {
 	BodyReadTimeout time.Duration
 	// Extractors serve knowmind_capture; the zero value offers the offline rules extractor.
 	Extractors Extractors
+	// Vocabulary reads the domain's entity types and categories (the shape files); nil =
+	// the graph client's shapes as loaded at start. Read at most every VocabularyTTL
+	// (0 = 5 minutes) for tool descriptions and capture.
+	Vocabulary    func() (entityTypes, categories []string, err error)
+	VocabularyTTL time.Duration
 }
 
 // NewRouter builds the HTTP handler.
@@ -72,7 +77,7 @@ func mountMCP(r *gin.Engine, d Deps) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{},
-		engine: newEngine(d.Extractors)}
+		engine: newEngine(d.Extractors, newVocabulary(d))}
 	e := newEndpoint(newMCPServer(s), newAuthenticator(d.Graph, d.JWT, log), d, log)
 	h := gin.WrapH(e)
 	for _, p := range []string{mcpPath, mcpAltPath} {

@@ -55,6 +55,9 @@ func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMe
 		return StoreMemoryResult{}, err
 	}
 	in := knowmind.StoreMemoryInput{Title: p.Title, Content: *p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source}
+	if len(p.Entities) > 0 {
+		in.EntityTypes, _ = s.engine.vocab.get()
+	}
 	for _, e := range p.Entities {
 		in.Entities = append(in.Entities, knowmind.CandidateEntity{Type: e.Type, ID: e.ID, Name: e.Name})
 	}

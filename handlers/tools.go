@@ -193,6 +193,7 @@ func (s *service) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 					t := s.tools[mt.Name]
 					return t == nil || (t.Scope != "" && !p.Has(t.Scope))
 				})
+				s.describeEngineTools(lr.Tools) // engine_tools.go: the domain's vocabulary
 			}
 			return res, err
 		case "tools/call":

@@ -89,6 +89,7 @@ func runServe(ctx context.Context, args []string) error {
 		Ready: ready, Graph: b.client, Logger: log,
 		AllowedOrigins: cfg.AllowedOrigins, PublicURL: cfg.PublicURL, JWT: jwtCfg,
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Extractors: extractors,
+		Vocabulary: shapesVocabulary(cfg.ShapesDir),
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

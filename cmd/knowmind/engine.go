@@ -7,6 +7,7 @@ import (
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/extract"
 	"github.com/knowmind/knowmind/handlers"
+	"github.com/knowmind/knowmind/shapes"
 )
 
 // newExtractors builds knowmind_capture's extractors: rules always, llm when
@@ -26,4 +27,21 @@ func newExtractors(cfg Config) (handlers.Extractors, error) {
 		return x, fmt.Errorf("--extractor %q is not available (rules, or llm with --llm-url and --llm-model)", x.Default)
 	}
 	return x, nil
+}
+
+// shapesVocabulary re-reads the shapes directory's entity types and
+// categories (the handlers cache them for five minutes), so an edited shape
+// file shows in tools/list without a restart; nil without a directory (the
+// embedded default cannot change).
+func shapesVocabulary(dir string) func() ([]string, []string, error) {
+	if dir == "" {
+		return nil
+	}
+	return func() ([]string, []string, error) {
+		set, err := shapes.Load(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		return set.EntityTypes(), set.Categories(), nil
+	}
 }
