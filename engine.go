@@ -167,8 +167,10 @@ type CapturedFact struct {
 	EntityType string      `json:"entity_type,omitempty"` // the first entity (seed: compatibility)
 	EntityID   string      `json:"entity_id,omitempty"`
 	Span       Span        `json:"span"`
-	Reason     string      `json:"reason,omitempty"`    // why a draft is a draft when not its confidence
-	Unchanged  bool        `json:"unchanged,omitempty"` // stored: the same fact was already a memory
+	Reason     string      `json:"reason,omitempty"` // why a draft is a draft when not its confidence
+	// Unchanged: the same text was already a current memory (stored) or an open draft
+	// (drafts); ID is that one's and nothing was written.
+	Unchanged bool `json:"unchanged,omitempty"`
 }
 
 // Conflict is a new fact that contradicts a current memory about the same entity.

@@ -141,9 +141,16 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 		}
 	}
 
-	// Stored facts already held as current memories are reported, not written again.
+	// Facts already held as current memories or open drafts are reported, not written again.
 	for _, f := range facts {
 		if f.route != knowmind.RouteStored {
+			var open struct{ D []dgDraft }
+			if err := t.queryVars(ctx, findOpenDraftQuery, map[string]string{"$sha": f.sha}, &open); err != nil {
+				return res, fmt.Errorf("capture: look up draft: %w", err)
+			}
+			if len(open.D) > 0 {
+				f.id, f.unchanged = open.D[0].ID, true
+			}
 			continue
 		}
 		var found struct{ Same []dgMemory }
@@ -186,7 +193,7 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 			f.id = uuid.NewString()
 			d := map[string]any{
 				"uid": fmt.Sprintf("_:d%d", i), "dgraph.type": "Draft", "Draft.id": f.id,
-				"Draft.text": strings.TrimSpace(f.cand.Text), "Draft.confidence": f.cand.Confidence,
+				"Draft.text": strings.TrimSpace(f.cand.Text), "Draft.sha": f.sha, "Draft.confidence": f.cand.Confidence,
 				"Draft.status": knowmind.DraftOpen, "Draft.extractor": ex.Name(), "Draft.created_at": now,
 				"Draft.span_start": f.cand.Span.Start, "Draft.span_end": f.cand.Span.End,
 			}
@@ -256,6 +263,11 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 	}
 	return res, nil
 }
+
+// findOpenDraftQuery finds an open draft of the same text (ContentSHA).
+const findOpenDraftQuery = `query q($sha: string) {
+  d(func: eq(Draft.sha, $sha), first: 1) @filter(eq(Draft.status, "draft")) { Draft.id }
+}`
 
 // capturedFact is a candidate on its way through Capture.
 type capturedFact struct {

@@ -128,6 +128,13 @@ func TestCaptureGermanMeetingNote(t *testing.T) {
 		t.Fatalf("drafts: %+v %+v", budget, tom)
 	}
 
+	// The same note again writes nothing: the same ids, unchanged.
+	again := c.capture(map[string]any{"text": meetingNote, "source": "jour-fixe"})
+	if len(again.Stored) != 2 || len(again.Drafts) != 3 || !again.Drafts[0].Unchanged || !again.Stored[0].Unchanged ||
+		factStarting(t, again.Drafts, "Tom Schmidt").ID != tom.ID || factStarting(t, again.Stored, "Lisa Müller").ID != lisa.ID {
+		t.Fatalf("capturing again: %+v", again)
+	}
+
 	// Entities: the stored facts count, drafts do not.
 	ents := c.entities("")
 	byKey := map[string]knowmind.Entity{}
@@ -514,7 +521,9 @@ func TestEngineVocabularyRefresh(t *testing.T) {
 	token := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeWrite)
 	describe := func() string {
 		r := send(t, url, token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-		var res struct{ Tools []struct{ Name, Description string } }
+		var res struct {
+			Tools []struct{ Name, Description string }
+		}
 		if err := json.Unmarshal(r.Result, &res); err != nil {
 			t.Fatal(err)
 		}
