@@ -26,9 +26,12 @@ const (
 // per extractor. A bucket right below the store threshold whose drafts were
 // accepted at least CalibrationPromoteRate of at least CalibrationMinReviews
 // reviews is stored directly from then on (the threshold moves down one
-// bucket, repeatedly); a bucket right above the draft threshold whose drafts
-// were rejected at least CalibrationPromoteRate of as many reviews is dropped
-// (the draft threshold moves up).
+// bucket, repeatedly). Facts such a bucket stored without review that
+// knowmind_update_fact later superseded count like rejects, so a bucket whose
+// direct stores keep being corrected falls below the rate and moves back to
+// drafts. A bucket right above the draft threshold whose drafts were rejected
+// at least CalibrationPromoteRate of as many reviews is dropped (the draft
+// threshold moves up).
 const (
 	CalibrationBucketWidth = 0.05
 	CalibrationMinReviews  = 20
@@ -235,6 +238,9 @@ type CalibrationBucket struct {
 	From      float64 `json:"from"` // bucket [From, From+CalibrationBucketWidth)
 	Accepted  int     `json:"accepted"`
 	Rejected  int     `json:"rejected"`
+	// Superseded: facts of the bucket stored without review that knowmind_update_fact
+	// later replaced; they count against the bucket like rejects.
+	Superseded int `json:"superseded"`
 }
 
 // Bucket is the index of the calibration bucket holding confidence c.
@@ -247,7 +253,7 @@ func Calibrate(base Thresholds, buckets map[int]CalibrationBucket) Thresholds {
 		b := int(math.Ceil(th.Store/CalibrationBucketWidth-1e-9)) - 1 // the bucket right below Store
 		from := float64(b) * CalibrationBucketWidth
 		rec, ok := buckets[b]
-		n := rec.Accepted + rec.Rejected
+		n := rec.Accepted + rec.Rejected + rec.Superseded
 		if !ok || from < th.Draft-1e-9 || n < CalibrationMinReviews || float64(rec.Accepted) < CalibrationPromoteRate*float64(n) {
 			break
 		}

@@ -39,6 +39,11 @@ func TestCalibrate(t *testing.T) {
 			t.Errorf("%s: Calibrate = %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
+	// 20 accepted, 3 of its direct stores superseded: 20/23 < 90 %, back to drafts.
+	m := map[int]CalibrationBucket{Bucket(0.80): {Accepted: 20}, Bucket(0.75): {Accepted: 20, Superseded: 3}}
+	if got := Calibrate(base, m); got.Store != 0.80 {
+		t.Errorf("superseded: Calibrate = %+v, want store 0.80", got)
+	}
 	if Bucket(0.82) != 16 || Bucket(0.80) != 16 || Bucket(0.7999) != 15 {
 		t.Errorf("buckets: %d %d %d", Bucket(0.82), Bucket(0.80), Bucket(0.7999))
 	}

@@ -20,21 +20,23 @@ import (
 // (knowmind.Calibrate). Drafts kept because the extractor's output failed
 // validation (a reason is set) teach the calibration nothing. An edit counts
 // as a reject for calibration: storing the fact directly would have stored
-// the wrong text.
+// the wrong text. A fact capture stored directly that update_fact later
+// supersedes counts against its bucket too (supersededCapture).
 
 const captureSettingsKey = "capture"
 
 const thresholdsQuery = `query q($x: string) {
   s(func: eq(CaptureSettings.key, "capture")) { CaptureSettings.store_threshold CaptureSettings.draft_threshold }
-  c(func: eq(Calib.extractor, $x)) { Calib.extractor Calib.bucket Calib.accepted Calib.rejected }
+  c(func: eq(Calib.extractor, $x)) { Calib.extractor Calib.bucket Calib.accepted Calib.rejected Calib.superseded }
 }`
 
 type dgCalib struct {
-	UID       string `json:"uid"`
-	Extractor string `json:"Calib.extractor"`
-	Bucket    int    `json:"Calib.bucket"`
-	Accepted  int    `json:"Calib.accepted"`
-	Rejected  int    `json:"Calib.rejected"`
+	UID        string `json:"uid"`
+	Extractor  string `json:"Calib.extractor"`
+	Bucket     int    `json:"Calib.bucket"`
+	Accepted   int    `json:"Calib.accepted"`
+	Rejected   int    `json:"Calib.rejected"`
+	Superseded int    `json:"Calib.superseded"`
 }
 
 // thresholds are the tenant's thresholds for an extractor after calibration,
@@ -58,7 +60,7 @@ func (t *Tenant) thresholds(ctx context.Context, extractor string) (knowmind.Thr
 	var list []knowmind.CalibrationBucket
 	for _, c := range out.C {
 		b := knowmind.CalibrationBucket{Extractor: c.Extractor, From: float64(c.Bucket) * knowmind.CalibrationBucketWidth,
-			Accepted: c.Accepted, Rejected: c.Rejected}
+			Accepted: c.Accepted, Rejected: c.Rejected, Superseded: c.Superseded}
 		b.From = float64(int(b.From*100+0.5)) / 100
 		buckets[c.Bucket] = b
 		list = append(list, b)
@@ -318,11 +320,45 @@ func (t *Tenant) ReviewDraft(ctx context.Context, in knowmind.ReviewInput) (know
 	return res, err
 }
 
-const calibQuery = `query q($key: string) { c(func: eq(Calib.key, $key)) { uid Calib.accepted Calib.rejected } }`
+const calibQuery = `query q($key: string) { c(func: eq(Calib.key, $key)) { uid Calib.accepted Calib.rejected Calib.superseded } }`
+
+// supersededCapture records that update_fact superseded a fact capture had
+// stored without review: for calibration a superseded direct store counts
+// like a rejected draft, so a bucket whose direct stores keep being corrected
+// falls back below the promotion rate and its facts become drafts again.
+// Best effort: a failure is logged, the update stands.
+func (t *Tenant) supersededCapture(ctx context.Context, target dgMemory) {
+	if target.Extractor == "" || target.ReviewedAt != nil {
+		return
+	}
+	err := RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+		calib, err := bumpCalibrationBy(ctx, txn, target.Extractor, target.Confidence, "superseded")
+		if err != nil {
+			return err
+		}
+		body, err := json.Marshal(calib)
+		if err != nil {
+			return err
+		}
+		_, err = txn.Mutate(ctx, &api.Mutation{SetJson: body})
+		return err
+	})
+	if err != nil {
+		t.c.log.Warn("calibration: recording a superseded capture failed", "tenant", t.Name, "id", target.ID, "err", err)
+	}
+}
 
 // bumpCalibration returns the Calib node of the review's bucket with one more
 // accept or reject, read in txn so concurrent reviews conflict on it.
 func bumpCalibration(ctx context.Context, txn *dgo.Txn, extractor string, confidence float64, accepted bool) (map[string]any, error) {
+	if accepted {
+		return bumpCalibrationBy(ctx, txn, extractor, confidence, "accepted")
+	}
+	return bumpCalibrationBy(ctx, txn, extractor, confidence, "rejected")
+}
+
+// bumpCalibrationBy adds one to a count (accepted, rejected, superseded) of a bucket.
+func bumpCalibrationBy(ctx context.Context, txn *dgo.Txn, extractor string, confidence float64, count string) (map[string]any, error) {
 	bucket := knowmind.Bucket(confidence)
 	key := fmt.Sprintf("%s/%d", extractor, bucket)
 	resp, err := txn.QueryWithVars(ctx, calibQuery, map[string]string{"$key": key})
@@ -337,11 +373,14 @@ func bumpCalibration(ctx context.Context, txn *dgo.Txn, extractor string, confid
 	if len(out.C) > 0 {
 		c = out.C[0]
 	}
-	if accepted {
+	switch count {
+	case "accepted":
 		c.Accepted++
-	} else {
+	case "rejected":
 		c.Rejected++
+	default:
+		c.Superseded++
 	}
 	return map[string]any{"uid": c.UID, "dgraph.type": "Calib", "Calib.key": key, "Calib.extractor": extractor,
-		"Calib.bucket": bucket, "Calib.accepted": c.Accepted, "Calib.rejected": c.Rejected}, nil
+		"Calib.bucket": bucket, "Calib.accepted": c.Accepted, "Calib.rejected": c.Rejected, "Calib.superseded": c.Superseded}, nil
 }

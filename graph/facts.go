@@ -39,6 +39,7 @@ const updateTargetQuery = `query q($id: string) {
   target(func: eq(Memory.id, $id)) {
     uid Memory.id Memory.kind Memory.memory_type Memory.tags Memory.source Memory.valid_to
     Memory.entities { uid }
+    Memory.extractor Memory.confidence Memory.reviewed_at
     successors: count(SUPERSEDED_BY @facets(` + openFacetFilter + `))
   }
 }`
@@ -151,6 +152,7 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 			"the new version could not be written; nothing was changed")
 	}
 	t.indexed(e)
+	t.supersededCapture(ctx, target)
 	return res, nil
 }
 

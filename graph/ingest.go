@@ -380,6 +380,10 @@ type dgMemory struct {
 	UpdateReason string     `json:"Memory.update_reason"`
 	Successors   int        `json:"successors"` // open SUPERSEDED_BY edges (update_fact's target check)
 	Entities     []dgUID    `json:"Memory.entities"`
+	// Memory engine: set on facts knowmind_capture stored (ReviewedAt: via a review).
+	Extractor  string     `json:"Memory.extractor"`
+	Confidence float64    `json:"Memory.confidence"`
+	ReviewedAt *time.Time `json:"Memory.reviewed_at"`
 }
 
 func (m dgMemory) domain() knowmind.Memory {

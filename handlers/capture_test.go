@@ -350,7 +350,8 @@ func TestCaptureLLM(t *testing.T) {
 
 // TestReviewCalibration drives 40 reviews: drafts of the 0.80 and 0.75
 // buckets accepted (19 of 20 and 20 of 20) move the store threshold from
-// 0.85 to 0.75, and the next capture of a 0.78 fact is stored, not drafted.
+// 0.85 to 0.75, and the next capture of a 0.78 fact is stored, not drafted;
+// three such direct stores superseded by update_fact move it back.
 func TestReviewCalibration(t *testing.T) {
 	c := newEngineClient(t, Extractors{Default: "llm", ByName: map[string]knowmind.Extractor{"llm": newLLM(t, fakeLLM(t).URL)}})
 	var lines []string
@@ -402,6 +403,17 @@ func TestReviewCalibration(t *testing.T) {
 	structured(t, callTool(t, c.url, c.read, "knowmind_capture_calibration", map[string]any{}), &cal)
 	if cal.Base.Store != 0.85 || cal.Thresholds.Store != 0.75 || len(cal.Buckets) != 2 {
 		t.Fatalf("calibration: %+v", cal)
+	}
+	// Direct stores of the 0.75 bucket corrected by update_fact count against it: after
+	// three (20 accepted of 23), the bucket goes back to drafts.
+	for i := range 3 {
+		p := probe()
+		var upd knowmind.UpdateFactResult
+		structured(t, callTool(t, c.url, c.write, "knowmind_update_fact", map[string]any{"target_id": p.Stored[0].ID,
+			"new_title": "corrected", "new_content": fmt.Sprintf("Probe Person owns corrected probe %d.", i)}), &upd)
+	}
+	if p := probe(); len(p.Drafts) != 1 || p.Thresholds.Store != 0.80 {
+		t.Fatalf("after three superseded direct stores a 0.78 fact is a draft again: %+v", p)
 	}
 	// The rules extractor has its own record: its threshold did not move.
 	structured(t, callTool(t, c.url, c.read, "knowmind_capture_calibration", map[string]any{"extractor": "rules"}), &cal)
