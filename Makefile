@@ -3,7 +3,7 @@ DGRAPH_VERSION := v25.2.0
 DGRAPH := bin/dgraph
 GO ?= go
 
-.PHONY: run test bench bench-locomo bench-speed dgraph build clean-data lint
+.PHONY: run test bench bench-locomo bench-speed dgraph build clean-data lint ui-vendor
 
 ## run: build what is missing and start the service with its own local Dgraph
 run: $(DGRAPH) build
@@ -38,6 +38,11 @@ dgraph: $(DGRAPH)
 $(DGRAPH): deploy/dgraph/go.mod deploy/dgraph/tools.go
 	cd deploy/dgraph && $(GO) build -o ../../$(DGRAPH) github.com/dgraph-io/dgraph/v25/dgraph
 	@touch $(DGRAPH)
+
+## ui-vendor: refresh the explorer's vendored cytoscape.js (minified, licence, version) from npm
+CYTOSCAPE_VERSION ?= 3.35.0
+ui-vendor:
+	ui/vendor.sh $(CYTOSCAPE_VERSION)
 
 clean-data:
 	rm -rf data

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/ui"
 )
 
 // Readiness reports whether the service can serve requests, with a detail per
@@ -65,8 +66,19 @@ func NewRouter(d Deps) *gin.Engine {
 	})
 	if d.Graph != nil {
 		mountMCP(r, d)
+		mountUI(r)
 	}
 	return r
+}
+
+// mountUI serves the graph explorer (package ui) at /ui. The page talks to
+// the MCP endpoint only, with the token its user signs in with.
+func mountUI(r *gin.Engine) {
+	h := gin.WrapH(ui.Handler())
+	r.GET(ui.Path, h)
+	r.HEAD(ui.Path, h)
+	r.GET(ui.Path+"/*asset", h)
+	r.HEAD(ui.Path+"/*asset", h)
 }
 
 // mountMCP serves the MCP endpoint at /api/mcp/v1 and /mcp, and its RFC 9728

@@ -81,6 +81,16 @@ func (s *service) registerTools(srv *mcp.Server) {
 		ReadOnly:    true,
 	}, s.listRelations)
 	addTool(s, srv, tool{
+		Name:  "knowmind_explore",
+		Title: "Explore a memory",
+		Description: "One memory as a graph: its content, tags and (for a document) chunks, its version chain " +
+			"(valid_from, valid_to, update reasons) and the memories within hops (1 to 3) relations, with the typed, " +
+			"directed edges between them. With as_of the centre is the version valid then, and only edges and " +
+			"memories valid then appear. The graph explorer at /ui shows this.",
+		Scope:    knowmind.ScopeRead,
+		ReadOnly: true,
+	}, s.explore)
+	addTool(s, srv, tool{
 		Name:  "knowmind_store_memory",
 		Title: "Store a memory",
 		Description: "Stores a new memory in the workspace (chunks, vectors and graph node); afterwards knowmind_recall and " +

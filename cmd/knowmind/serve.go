@@ -103,8 +103,8 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("knowmind ready", "mcp", base+"/api/mcp/v1", "readyz", base+"/readyz")
-	fmt.Fprintf(os.Stderr, "\nknowmind MCP endpoint: %s/api/mcp/v1 (also %s/mcp)\n\n", base, base)
+	log.Info("knowmind ready", "mcp", base+"/api/mcp/v1", "ui", base+"/ui", "readyz", base+"/readyz")
+	fmt.Fprintf(os.Stderr, "\nknowmind MCP endpoint: %s/api/mcp/v1 (also %s/mcp)\ngraph explorer:        %s/ui\n\n", base, base, base)
 	if cfg.WarmTextStats {
 		// In the background, once serving: a recall arriving meanwhile waits for its tenant's
 		// load as it would without the warm-up. Stopped and awaited before the client closes.
