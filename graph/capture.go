@@ -50,15 +50,23 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 	if err != nil {
 		return res, err
 	}
+	// Two independent reads, in parallel.
+	var known []knowmind.Entity
+	var knownErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		known, knownErr = t.knownEntities(ctx)
+	}()
 	th, _, err := t.thresholds(ctx, ex.Name())
+	<-done
 	if err != nil {
 		return res, err
+	}
+	if knownErr != nil {
+		return res, knownErr
 	}
 	res.Thresholds = th
-	known, err := t.knownEntities(ctx)
-	if err != nil {
-		return res, err
-	}
 	cands, err := ex.Extract(ctx, knowmind.ExtractRequest{Text: in.Text, Known: known, EntityTypes: types, Categories: cats})
 	if err != nil {
 		if knowmind.AsError(err) != nil {
@@ -142,24 +150,19 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 	}
 
 	// Facts already held as current memories or open drafts are reported, not written again.
+	held, err := t.heldFacts(ctx, facts)
+	if err != nil {
+		return res, err
+	}
 	for _, f := range facts {
-		if f.route != knowmind.RouteStored {
-			var open struct{ D []dgDraft }
-			if err := t.queryVars(ctx, findOpenDraftQuery, map[string]string{"$sha": f.sha}, &open); err != nil {
-				return res, fmt.Errorf("capture: look up draft: %w", err)
-			}
-			if len(open.D) > 0 {
-				f.id, f.unchanged = open.D[0].ID, true
+		if id, ok := held[f.route+"/"+f.sha]; ok {
+			f.id, f.unchanged = id, true
+			if f.route == knowmind.RouteStored {
+				f.conflicts, f.conflictUIDs = nil, nil
 			}
 			continue
 		}
-		var found struct{ Same []dgMemory }
-		if err := t.queryVars(ctx, findSameMemoryQuery, map[string]string{"$sha": f.sha}, &found); err != nil {
-			return res, fmt.Errorf("capture: look up fact: %w", err)
-		}
-		if len(found.Same) > 0 {
-			f.id, f.unchanged = found.Same[0].ID, true
-			f.conflicts, f.conflictUIDs = nil, nil
+		if f.route != knowmind.RouteStored {
 			continue
 		}
 		f.entry = newEntry(knowmind.KindMemory, "", strings.TrimSpace(f.cand.Text))
@@ -264,10 +267,52 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 	return res, nil
 }
 
-// findOpenDraftQuery finds an open draft of the same text (ContentSHA).
-const findOpenDraftQuery = `query q($sha: string) {
-  d(func: eq(Draft.sha, $sha), first: 1) @filter(eq(Draft.status, "draft")) { Draft.id }
+// heldFactsQuery finds, in one request, the current memories and open drafts
+// holding the texts of a capture (by ContentSHA).
+const heldFactsQuery = `{
+  same(func: eq(Memory.content_sha, [%s])) ` + sameMemoryFilter + ` { Memory.id Memory.content_sha }
+  drafts(func: eq(Draft.sha, [%s])) @filter(eq(Draft.status, "draft")) { Draft.id Draft.sha }
 }`
+
+// heldFacts maps "<route>/<sha>" to the id of the memory (route stored) or
+// open draft (route draft) already holding that text.
+func (t *Tenant) heldFacts(ctx context.Context, facts []*capturedFact) (map[string]string, error) {
+	var stored, drafts []string
+	for _, f := range facts {
+		if f.route == knowmind.RouteStored {
+			stored = append(stored, f.sha)
+		} else {
+			drafts = append(drafts, f.sha)
+		}
+	}
+	held := map[string]string{}
+	if len(stored) == 0 {
+		stored = []string{"-"}
+	}
+	if len(drafts) == 0 {
+		drafts = []string{"-"}
+	}
+	var out struct {
+		Same []struct {
+			ID  string `json:"Memory.id"`
+			SHA string `json:"Memory.content_sha"`
+		}
+		Drafts []struct {
+			ID  string `json:"Draft.id"`
+			SHA string `json:"Draft.sha"`
+		}
+	}
+	if err := t.queryVars(ctx, fmt.Sprintf(heldFactsQuery, quoteAll(stored), quoteAll(drafts)), nil, &out); err != nil {
+		return nil, fmt.Errorf("capture: look up held facts: %w", err)
+	}
+	for _, m := range out.Same {
+		held[knowmind.RouteStored+"/"+m.SHA] = m.ID
+	}
+	for _, d := range out.Drafts {
+		held[knowmind.RouteDraft+"/"+d.SHA] = d.ID
+	}
+	return held, nil
+}
 
 // capturedFact is a candidate on its way through Capture.
 type capturedFact struct {
