@@ -568,3 +568,53 @@ func TestEngineVocabularyRefresh(t *testing.T) {
 		t.Fatalf("the vocabulary was read %d times for 2 TTL periods", loads)
 	}
 }
+
+// TestCaptureConcurrent: parallel captures naming the same person make one
+// entity, and parallel reviews of one draft make one memory (the others 409).
+func TestCaptureConcurrent(t *testing.T) {
+	c := newEngineClient(t, Extractors{})
+	const n = 6
+	var wg sync.WaitGroup
+	replies := make([]reply, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			replies[i] = callTool(t, c.url, c.write, "knowmind_capture", map[string]any{
+				"text": fmt.Sprintf("Lisa Müller übernimmt am %d.05.2026 die Leitung von Team %d.", i+1, i)})
+		}()
+	}
+	wg.Wait()
+	for _, r := range replies {
+		structured(t, r, &knowmind.CaptureResult{})
+	}
+	if p := c.entities("person"); len(p) != 1 || p[0].ID != "lisa-mueller" || p[0].Facts != n {
+		t.Fatalf("want one entity lisa-mueller with %d facts: %+v", n, p)
+	}
+
+	res := c.capture(map[string]any{"text": "Tom Schmidt übernimmt das Budget."}) // entity + decision: a draft
+	if len(res.Drafts) != 1 {
+		t.Fatalf("want a draft: %+v", res)
+	}
+	id := res.Drafts[0].ID
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			replies[i] = callTool(t, c.url, c.write, "knowmind_review_draft", map[string]any{"draft_id": id, "action": "accept"})
+		}()
+	}
+	wg.Wait()
+	accepted := 0
+	for _, r := range replies {
+		switch {
+		case r.Error == nil:
+			accepted++
+		case r.Error.Code != 409:
+			t.Fatalf("a concurrent review failed otherwise: %+v", r.Error)
+		}
+	}
+	if e := c.entities("person"); accepted != 1 || len(e) != 2 || e[1].ID != "tom-schmidt" || e[1].Facts != 1 {
+		t.Fatalf("%d reviews accepted; entities %+v", accepted, e)
+	}
+}
