@@ -514,28 +514,27 @@ func TestStoreMemoryEntities(t *testing.T) {
 	}
 }
 
-// TestEngineVocabularyRefresh: a changed vocabulary (a shape file edited)
-// shows in tools/list and is accepted by the tools once the cache expires,
-// and not before; it is read once per TTL, not per request.
+// TestEngineVocabularyRefresh: a changed vocabulary (a shape file edited) is
+// read once per TTL, not per request: within the TTL tools/list and the tools
+// keep the old one; past it they show and accept the new one.
 func TestEngineVocabularyRefresh(t *testing.T) {
 	var mu sync.Mutex
 	types, loads := []string{"person", "client"}, 0
-	srv := newTestServer(t, func(d *Deps) {
-		d.VocabularyTTL = 300 * time.Millisecond
-		d.Vocabulary = func() ([]string, []string, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			loads++
-			return slices.Clone(types), []string{"decision"}, nil
-		}
-	})
-	url := srv.URL + "/api/mcp/v1"
+	server := func(ttl time.Duration) string {
+		return newTestServer(t, func(d *Deps) {
+			d.VocabularyTTL = ttl
+			d.Vocabulary = func() ([]string, []string, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				loads++
+				return slices.Clone(types), []string{"decision"}, nil
+			}
+		}).URL + "/api/mcp/v1"
+	}
 	token := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeWrite)
-	describe := func() string {
+	describe := func(url string) string {
 		r := send(t, url, token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-		var res struct {
-			Tools []struct{ Name, Description string }
-		}
+		var res struct{ Tools []struct{ Name, Description string } }
 		if err := json.Unmarshal(r.Result, &res); err != nil {
 			t.Fatal(err)
 		}
@@ -547,26 +546,28 @@ func TestEngineVocabularyRefresh(t *testing.T) {
 		t.Fatal("no knowmind_capture in tools/list")
 		return ""
 	}
-	if d := describe(); !strings.HasSuffix(d, " Entity types: person, client. Categories: decision.") {
+	cached := server(time.Hour)
+	if d := describe(cached); !strings.HasSuffix(d, " Entity types: person, client. Categories: decision.") {
 		t.Fatalf("description: %s", d)
 	}
 	mu.Lock()
 	types = append(types, "supplier")
 	mu.Unlock()
-	if d := describe(); strings.Contains(d, "supplier") {
-		t.Fatalf("refreshed before the TTL: %s", d)
+	if d := describe(cached); strings.Contains(d, "supplier") {
+		t.Fatalf("refreshed within the TTL: %s", d)
 	}
-	wantRPCError(t, callTool(t, url, token, "knowmind_list_entities", map[string]any{"type": "supplier"}), -32602, "type")
-	time.Sleep(350 * time.Millisecond)
-	if d := describe(); !strings.HasSuffix(d, " Entity types: person, client, supplier. Categories: decision.") {
+	wantRPCError(t, callTool(t, cached, token, "knowmind_list_entities", map[string]any{"type": "supplier"}), -32602, "type")
+	mu.Lock()
+	if loads != 1 {
+		t.Errorf("the vocabulary was read %d times within one TTL, want once", loads)
+	}
+	mu.Unlock()
+
+	expired := server(time.Nanosecond) // every request is past the TTL
+	if d := describe(expired); !strings.HasSuffix(d, " Entity types: person, client, supplier. Categories: decision.") {
 		t.Fatalf("not refreshed after the TTL: %s", d)
 	}
-	structured(t, callTool(t, url, token, "knowmind_list_entities", map[string]any{"type": "supplier"}), &ListEntitiesResult{})
-	mu.Lock()
-	defer mu.Unlock()
-	if loads > 3 {
-		t.Fatalf("the vocabulary was read %d times for 2 TTL periods", loads)
-	}
+	structured(t, callTool(t, expired, token, "knowmind_list_entities", map[string]any{"type": "supplier"}), &ListEntitiesResult{})
 }
 
 // TestCaptureConcurrent: parallel captures naming the same person make one
