@@ -83,6 +83,10 @@ type RecentItem struct {
 	CreatedAt     time.Time `json:"created_at"`
 	UpdatedAt     time.Time `json:"updated_at"`
 	Kind          string    `json:"kind"`
+	// Entities the memory names, and the first as entity_type/entity_id (seed 001).
+	Entities   []EntityRef `json:"entities"`
+	EntityType string      `json:"entity_type,omitempty"`
+	EntityID   string      `json:"entity_id,omitempty"`
 }
 
 // Stats is the result of knowmind_stats.

@@ -205,7 +205,7 @@ func (t *Tenant) AttachEntities(ctx context.Context, hits []knowmind.RecallHit) 
 	for i, h := range hits {
 		ids[i] = h.MemoryID
 	}
-	refs, err := t.entitiesOf(ctx, ids)
+	refs, err := t.EntitiesOf(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -224,8 +224,8 @@ const entitiesOfQuery = `{
   m(func: eq(Memory.id, [%s])) { Memory.id Memory.entities (orderasc: Entity.key) { Entity.type Entity.id } }
 }`
 
-// entitiesOf returns the entities of each memory id, in key order.
-func (t *Tenant) entitiesOf(ctx context.Context, ids []string) (map[string][]knowmind.EntityRef, error) {
+// EntitiesOf returns the entities of each memory id, in key order.
+func (t *Tenant) EntitiesOf(ctx context.Context, ids []string) (map[string][]knowmind.EntityRef, error) {
 	var out struct {
 		M []struct {
 			ID       string     `json:"Memory.id"`

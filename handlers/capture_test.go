@@ -167,6 +167,14 @@ func TestCaptureGermanMeetingNote(t *testing.T) {
 		t.Fatalf("recall of Lisa's fact: %+v", h)
 	}
 
+	var recent ListRecentResult
+	structured(t, callTool(t, c.url, c.read, "knowmind_list_recent", map[string]any{}), &recent)
+	if len(recent.Items) != 2 || !slices.ContainsFunc(recent.Items, func(it knowmind.RecentItem) bool {
+		return it.ID == acme.ID && it.EntityID == "acme-gmbh" && len(it.Entities) == 1
+	}) {
+		t.Fatalf("list_recent items carry entities: %+v", recent.Items)
+	}
+
 	// Accept: the draft becomes a recallable memory with provenance.
 	acc := c.review(budget.ID, "accept", "")
 	if acc.Status != knowmind.DraftAccepted || acc.MemoryID == "" {
@@ -534,7 +542,9 @@ func TestEngineVocabularyRefresh(t *testing.T) {
 	token := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeWrite)
 	describe := func(url string) string {
 		r := send(t, url, token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-		var res struct{ Tools []struct{ Name, Description string } }
+		var res struct {
+			Tools []struct{ Name, Description string }
+		}
 		if err := json.Unmarshal(r.Result, &res); err != nil {
 			t.Fatal(err)
 		}

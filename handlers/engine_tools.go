@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/extract"
+	"github.com/knowmind/knowmind/graph"
 )
 
 // Extractors are knowmind_capture's extractors by name and the one used when
@@ -202,4 +204,29 @@ func listOrNone(names []string) string {
 		return "none declared"
 	}
 	return strings.Join(slices.Clone(names), ", ")
+}
+
+// attachRecentEntities gives list_recent's items their entities (seed 001:
+// every memory in every result carries entities).
+func attachRecentEntities(ctx context.Context, t *graph.Tenant, items []knowmind.RecentItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	refs, err := t.EntitiesOf(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range items {
+		items[i].Entities = refs[items[i].ID]
+		if items[i].Entities == nil {
+			items[i].Entities = []knowmind.EntityRef{}
+		} else {
+			items[i].EntityType, items[i].EntityID = items[i].Entities[0].Type, items[i].Entities[0].ID
+		}
+	}
+	return nil
 }

@@ -31,5 +31,8 @@ func (s *service) listRecent(ctx context.Context, p ListRecentParams) (ListRecen
 	if items == nil {
 		items = []knowmind.RecentItem{} // the spec's "items": [], never null
 	}
+	if err := attachRecentEntities(ctx, t, items); err != nil {
+		return ListRecentResult{}, err
+	}
 	return ListRecentResult{Items: items, Count: len(items)}, nil
 }
