@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/dgraph-io/dgo/v240"
@@ -230,7 +231,7 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 					f.entry.committed(fmt.Sprintf("m%d", i), resp.Uids)
 				}
 			}
-			return nil
+			return writeContradictions(ctx, txn, facts, resp.Uids)
 		})
 		if err != nil {
 			t.c.log.Error("capture: write failed", "tenant", t.Name, "err", err)
@@ -259,9 +260,6 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 		for _, c := range f.conflicts {
 			res.Conflicts = append(res.Conflicts, knowmind.Conflict{NewID: f.id, NewStatus: status,
 				ExistingID: c.ExistingID, ExistingText: c.ExistingText, Reason: c.Reason})
-			if status == knowmind.RouteStored {
-				t.linkContradiction(ctx, f.id, c.ExistingID)
-			}
 		}
 	}
 	return res, nil
@@ -312,6 +310,47 @@ func (t *Tenant) heldFacts(ctx context.Context, facts []*capturedFact) (map[stri
 		held[knowmind.RouteDraft+"/"+d.SHA] = d.ID
 	}
 	return held, nil
+}
+
+// writeContradictions links each new stored fact and the current memories it
+// contradicts with CONTRADICTS both ways, in the capture's transaction, as
+// knowmind_link writes a symmetric relation (facets id, created_at,
+// valid_from, inverse). CONTRADICTS allows any classes at both ends
+// (shapes/default.yaml), so there is nothing to check. Re-setting the
+// existing memory's Memory.id makes this conflict with a concurrent update or
+// link of it (see relations.go, "Concurrency").
+func writeContradictions(ctx context.Context, txn *dgo.Txn, facts []*capturedFact, uids map[string]string) error {
+	var nquads []string
+	var locks []map[string]string
+	now := time.Now().UTC()
+	for i, f := range facts {
+		newUID := uids[fmt.Sprintf("m%d", i)]
+		if f.entry == nil || newUID == "" {
+			continue
+		}
+		for j, c := range f.conflicts {
+			old := f.conflictUIDs[j]
+			if old == "" {
+				continue
+			}
+			nquads = append(nquads,
+				edgeNQuad(newUID, RelContradicts, old, EdgeID(f.id, RelContradicts, c.ExistingID), now, now, nil, false),
+				edgeNQuad(old, RelContradicts, newUID, EdgeID(c.ExistingID, RelContradicts, f.id), now, now, nil, true))
+			locks = append(locks, map[string]string{"uid": old, "Memory.id": c.ExistingID})
+		}
+	}
+	if len(nquads) == 0 {
+		return nil
+	}
+	lock, err := json.Marshal(locks)
+	if err != nil {
+		return err
+	}
+	if _, err := txn.Mutate(ctx, &api.Mutation{SetJson: lock}); err != nil {
+		return err
+	}
+	_, err = txn.Mutate(ctx, &api.Mutation{SetNquads: []byte(strings.Join(nquads, "\n"))})
+	return err
 }
 
 // capturedFact is a candidate on its way through Capture.
