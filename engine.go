@@ -45,7 +45,6 @@ const (
 	MaxFactChars       = 2000    // text of one fact or draft
 	MaxEntitiesPerFact = 20
 	MaxEntityNameChars = 200
-	MaxCategoryChars   = 100
 	MaxListDrafts      = 200
 	MaxListEntities    = 500
 	MaxReviewerChars   = 200

@@ -38,6 +38,9 @@ type Principal struct {
 	Tenant  string
 	Scopes  []Scope
 	TokenID string // token uid or JWT subject, for logs and rate limits; never the secret
+	// Projects limits the notes projects the principal reaches (knowmind token create
+	// --projects); nil reaches all of the tenant's projects.
+	Projects []string
 }
 
 // Has reports whether the principal holds scope s. admin implies write and read,

@@ -83,10 +83,23 @@ type RecentItem struct {
 	CreatedAt     time.Time `json:"created_at"`
 	UpdatedAt     time.Time `json:"updated_at"`
 	Kind          string    `json:"kind"`
+	// ValidTo is when a newer version (knowmind_update_fact) superseded this one; null while
+	// it is the current version.
+	ValidTo *time.Time `json:"valid_to"`
 	// Entities the memory names, and the first as entity_type/entity_id (seed 001).
 	Entities   []EntityRef `json:"entities"`
 	EntityType string      `json:"entity_type,omitempty"`
 	EntityID   string      `json:"entity_id,omitempty"`
+}
+
+// RecentPage is one page of knowmind_list_recent.
+type RecentPage struct {
+	Items []RecentItem
+	// Total counts every entry list_recent can show (memories and documents with a creation
+	// time, every version and status).
+	Total int
+	// NextCursor continues after the last item; "" when there is nothing more.
+	NextCursor string
 }
 
 // Stats is the result of knowmind_stats.

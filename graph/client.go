@@ -63,6 +63,8 @@ type Config struct {
 	// Shapes validate relation types (see shapes/); nil = the default domain.
 	Shapes *shapes.Set
 	Logger *slog.Logger
+	// ObserveRPC, when set, is told of every round trip to Dgraph (metrics).
+	ObserveRPC func(method string, d time.Duration, err error)
 }
 
 // Embedder is what graph needs from an embedding provider (implemented by
@@ -132,9 +134,13 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		cfg.Relations = cfg.Shapes.Names()
 	}
 	c := &Client{cfg: cfg, log: cfg.Logger, tenants: map[string]*Tenant{}, http: &http.Client{Timeout: 30 * time.Second}}
+	dialOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20))}
+	if cfg.ObserveRPC != nil {
+		dialOpts = append(dialOpts, observeRPCs(cfg.ObserveRPC))
+	}
 	for _, a := range cfg.Alphas {
-		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20)))
+		conn, err := grpc.NewClient(a, dialOpts...)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("dial dgraph %s: %w", a, err)
@@ -163,6 +169,10 @@ func (c *Client) Close() {
 		conn.Close()
 	}
 }
+
+// Shapes returns the relation shapes links are checked against (the set
+// tools/list describes to agents).
+func (c *Client) Shapes() *shapes.Set { return c.cfg.Shapes }
 
 // Galaxy is the guardian session on the default namespace (tenants, tokens).
 func (c *Client) Galaxy() *dgo.Dgraph { return c.galaxy }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/conflict"
-	"github.com/knowmind/knowmind/shapes"
 )
 
 // Entities are nodes keyed by type and slug (Entity.key = "<type>/<id>");
@@ -24,9 +23,6 @@ import (
 
 // maxKnownEntities bounds the entities handed to an extractor per capture.
 const maxKnownEntities = 5000
-
-// Shapes is the domain configuration: relations, entity types, categories.
-func (c *Client) Shapes() *shapes.Set { return c.cfg.Shapes }
 
 var knownEntitiesQuery = fmt.Sprintf(`{
   e(func: has(Entity.key), first: %d) { Entity.type Entity.id Entity.name Entity.aliases }

@@ -132,9 +132,9 @@ func TestUpdateFactChain(t *testing.T) {
 	if n := countMemories(t, ten); n != 3 {
 		t.Fatalf("%d memories, want 3 versions", n)
 	}
-	// Stats: 3 versions, 2 links of two edges each, 3 chunks.
+	// Stats: 3 versions, 2 SUPERSEDES relations (their inverses not counted again), 3 chunks.
 	st, err := ten.Stats(ctx)
-	if err != nil || st != (knowmind.Stats{Memories: 3, Edges: 4, Chunks: 3}) {
+	if err != nil || st != (knowmind.Stats{Memories: 3, Edges: 2, Chunks: 3}) {
 		t.Fatalf("stats = %+v, %v", st, err)
 	}
 	// The old content is not the current fact: storing it again is new.

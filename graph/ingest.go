@@ -238,6 +238,15 @@ func (e *entry) node(blank, now, status, failure string) map[string]any {
 	if status != knowmind.StatusIndexed {
 		return m
 	}
+	chunks := e.chunkNodes(blank)
+	m["Memory.chunks"] = chunks
+	m["Memory.chunk_count"] = len(chunks)
+	return m
+}
+
+// chunkNodes is the JSON of e's chunks, blank nodes "<blank>_c<i>" (see committed). A chunk
+// without a vector (a note written while the embedder failed) is found by full text only.
+func (e *entry) chunkNodes(blank string) []map[string]any {
 	// German text carries the language tag so Dgraph's German analyser
 	// indexes it; English stays untagged (see schema/tenant.dql).
 	textPred := "Chunk.text"
@@ -247,20 +256,20 @@ func (e *entry) node(blank, now, status, failure string) map[string]any {
 	chunks := make([]map[string]any, len(e.chunks))
 	for i, c := range e.chunks {
 		ch := map[string]any{
-			"uid":             fmt.Sprintf("_:%s_c%d", blank, i),
-			"dgraph.type":     "Chunk",
-			textPred:          e.texts[i],
-			"Chunk.embedding": VectorString(e.vectors[i]),
-			"Chunk.position":  c.Position,
+			"uid":            fmt.Sprintf("_:%s_c%d", blank, i),
+			"dgraph.type":    "Chunk",
+			textPred:         e.texts[i],
+			"Chunk.position": c.Position,
+		}
+		if i < len(e.vectors) {
+			ch["Chunk.embedding"] = VectorString(e.vectors[i])
 		}
 		if c.Heading != "" {
 			ch["Chunk.heading"] = c.Heading
 		}
 		chunks[i] = ch
 	}
-	m["Memory.chunks"] = chunks
-	m["Memory.chunk_count"] = len(chunks)
-	return m
+	return chunks
 }
 
 // recordFailedUpsert writes the failed record only if no node holds the

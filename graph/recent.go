@@ -2,10 +2,12 @@ package graph
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/knowmind/knowmind"
 )
@@ -15,42 +17,137 @@ const MaxRecent = 50
 
 // listRecentQuery lists the newest memories and documents by creation
 // (transaction) time: every version and status, failed ones included, so a
-// failed ingest is visible where the client looks for what it stored.
+// failed ingest is visible where the client looks for what it stored, and
+// superseded versions with their valid_to. total counts them all.
 // (Not func: has(Memory.created_at): on Dgraph v25.2.0 that root, ordered by
 // the same predicate, returned only the newest node.)
-const listRecentQuery = `query q($k: int) {
-  items(func: eq(Memory.kind, ["memory", "document"]), orderdesc: Memory.created_at, first: $k) @filter(has(Memory.created_at)) {
-    Memory.id Memory.title Memory.status Memory.kind Memory.created_at Memory.updated_at
+// A page after a cursor starts at the cursor's created_at (le) and skips the
+// entries of that instant the previous pages returned.
+const listRecentQuery = `query q($k: int, $before: string) {
+  items(func: eq(Memory.kind, ["memory", "document"]), orderdesc: Memory.created_at, first: $k) @filter(has(Memory.created_at){{.After}}) {
+    uid Memory.id Memory.title Memory.status Memory.kind Memory.created_at Memory.updated_at Memory.valid_to
     chunks: count(Memory.chunks)
   }
+  total(func: eq(Memory.kind, ["memory", "document"])) @filter(has(Memory.created_at)) { count(uid) }
 }`
 
 // ListRecent returns the k most recently created memories and documents,
 // newest first; k outside 1..MaxRecent is EINVALID.
 func (t *Tenant) ListRecent(ctx context.Context, k int) ([]knowmind.RecentItem, error) {
+	p, err := t.ListRecentPage(ctx, k, "")
+	return p.Items, err
+}
+
+// recentCursor is where a list_recent page ends: the created_at of its last
+// item and how many items of exactly that instant were returned so far.
+type recentCursor struct {
+	at   time.Time
+	seen int
+}
+
+func (c recentCursor) String() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(c.at.UTC().Format(time.RFC3339Nano) + "|" + strconv.Itoa(c.seen)))
+}
+
+func parseRecentCursor(s string) (recentCursor, error) {
+	bad := knowmind.InvalidParam("cursor", "cursor is not one list_recent returned")
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return recentCursor{}, bad
+	}
+	at, seen, ok := strings.Cut(string(raw), "|")
+	if !ok {
+		return recentCursor{}, bad
+	}
+	var c recentCursor
+	if c.at, err = time.Parse(time.RFC3339Nano, at); err != nil {
+		return recentCursor{}, bad
+	}
+	if c.seen, err = strconv.Atoi(seen); err != nil || c.seen < 0 || c.seen > 1<<20 {
+		return recentCursor{}, bad
+	}
+	return c, nil
+}
+
+// ListRecentPage returns up to k entries, newest first, after cursor ("" =
+// from the newest), the total and the cursor of the next page ("" at the
+// end). Entries created while paging appear on no later page; none is
+// skipped or repeated.
+func (t *Tenant) ListRecentPage(ctx context.Context, k int, cursor string) (knowmind.RecentPage, error) {
 	if k < 1 || k > MaxRecent {
-		return nil, knowmind.InvalidParam("k", "k must be between 1 and %d", MaxRecent)
+		return knowmind.RecentPage{}, knowmind.InvalidParam("k", "k must be between 1 and %d", MaxRecent)
 	}
-	var out struct{ Items []dgMemory }
-	if err := t.queryVars(ctx, listRecentQuery, map[string]string{"$k": strconv.Itoa(k)}, &out); err != nil {
-		return nil, fmt.Errorf("list recent: %w", err)
+	if len(cursor) > 200 {
+		return knowmind.RecentPage{}, knowmind.InvalidParam("cursor", "cursor is not one list_recent returned")
 	}
-	items := make([]knowmind.RecentItem, len(out.Items))
-	for i, m := range out.Items {
-		items[i] = knowmind.RecentItem{ID: m.ID, Title: m.Title, Status: m.Status, IndexedChunks: m.Chunks,
-			CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Kind: m.Kind}
+	vars := map[string]string{}
+	after := ""
+	var cur recentCursor
+	if cursor != "" {
+		var err error
+		if cur, err = parseRecentCursor(cursor); err != nil {
+			return knowmind.RecentPage{}, err
+		}
+		after = " AND le(Memory.created_at, $before)"
+		vars["$before"] = cur.at.Format(time.RFC3339Nano)
 	}
-	return items, nil
+	// One more than the page, to know whether another follows.
+	vars["$k"] = strconv.Itoa(k + cur.seen + 1)
+	q := strings.Replace(listRecentQuery, "{{.After}}", after, 1)
+	if cursor == "" {
+		q = strings.Replace(q, "query q($k: int, $before: string)", "query q($k: int)", 1)
+	}
+	var out struct {
+		Items []dgMemory
+		Total []struct{ Count int }
+	}
+	if err := t.queryVars(ctx, q, vars, &out); err != nil {
+		return knowmind.RecentPage{}, fmt.Errorf("list recent: %w", err)
+	}
+	page := knowmind.RecentPage{Items: []knowmind.RecentItem{}}
+	if len(out.Total) > 0 {
+		page.Total = out.Total[0].Count
+	}
+	rows := out.Items
+	for skipped := 0; skipped < cur.seen && len(rows) > 0 && rows[0].CreatedAt.Equal(cur.at); skipped++ {
+		rows = rows[1:]
+	}
+	more := len(rows) > k
+	if more {
+		rows = rows[:k]
+	}
+	for _, m := range rows {
+		page.Items = append(page.Items, knowmind.RecentItem{ID: m.ID, Title: m.Title, Status: m.Status, IndexedChunks: m.Chunks,
+			CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Kind: m.Kind, ValidTo: m.ValidTo})
+	}
+	if more {
+		last := rows[len(rows)-1].CreatedAt
+		next := recentCursor{at: last}
+		if last.Equal(cur.at) {
+			next.seen = cur.seen
+		}
+		for _, m := range rows {
+			if m.CreatedAt.Equal(last) {
+				next.seen++
+			}
+		}
+		page.NextCursor = next.String()
+	}
+	return page, nil
 }
 
 // statsQuery counts in one request. memories: every Memory node (memories
 // and documents, every version, any status). chunks: chunks with a vector.
-// edges: per relation predicate, the sum of per-node edge counts.
+// edges: per relation predicate, the sum of per-node counts of current
+// relations: open edges (no valid_to) in the direction they were linked, so
+// the materialised inverse (inverse=true) is not counted a second time. A
+// facet filter on a missing facet is false, so NOT eq(inverse, true) keeps
+// edges written without the facet.
 func statsQuery(relations []string) string {
 	var b strings.Builder
 	b.WriteString("{\n  memories(func: has(Memory.id)) { count(uid) }\n  chunks(func: has(Chunk.embedding)) { count(uid) }\n")
 	for i, r := range relations {
-		fmt.Fprintf(&b, "  var(func: has(<%s>)) { e%d as count(<%s>) }\n", r, i, r)
+		fmt.Fprintf(&b, "  var(func: has(<%s>)) { e%d as count(<%s> @facets(%s AND NOT eq(inverse, true))) }\n", r, i, r, openFacetFilter)
 	}
 	if len(relations) > 0 {
 		b.WriteString("  edges() {")
@@ -65,10 +162,9 @@ func statsQuery(relations []string) string {
 
 // Stats counts the tenant's corpus for knowmind_stats. Memories counts
 // memories and documents, every version and status (so it can exceed what
-// list_recent shows). Edges counts stored relation edges over every relation
-// predicate: a link and its materialised inverse are two, and closed
-// (unlinked) edges, kept for point-in-time queries, still count. Chunks
-// counts chunks with a vector.
+// list_recent shows). Edges counts current relations, as the spec says:
+// each link once (not its materialised inverse), unlinked (closed) edges not
+// at all. Chunks counts chunks with a vector.
 func (t *Tenant) Stats(ctx context.Context) (knowmind.Stats, error) {
 	resp, err := t.dg.NewReadOnlyTxn().Query(ctx, statsQuery(t.c.cfg.Relations))
 	if err != nil {

@@ -2,8 +2,13 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
@@ -70,5 +75,107 @@ func TestStatsEmptyAndCounts(t *testing.T) {
 	st, err = ten.Stats(ctx)
 	if err != nil || st != (knowmind.Stats{Memories: 3, Edges: 0, Chunks: 4}) {
 		t.Fatalf("stats = %+v, %v", st, err)
+	}
+}
+
+// edges is the number of current relations: a link counts once (not its
+// materialised inverse), an unlinked one not at all.
+func TestStatsEdgesCountCurrentRelationsOnce(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	var ids []string
+	for _, c := range []string{"Workshop am 12. März.", "Müller GmbH ist Kundin.", "QM-Handbuch."} {
+		r, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Content: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	edges := func() int64 {
+		t.Helper()
+		st, err := ten.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Edges
+	}
+	for _, l := range [][3]string{{ids[0], "FOR_CLIENT", ids[1]}, {ids[0], "REFERENCES", ids[2]}, {ids[1], "RELATES_TO", ids[2]}} {
+		if _, err := ten.Link(ctx, l[0], l[2], l[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := edges(); n != 3 {
+		t.Fatalf("3 links (one symmetric): edges = %d, want 3", n)
+	}
+	if _, err := ten.Unlink(ctx, ids[0], ids[2], "REFERENCES"); err != nil {
+		t.Fatal(err)
+	}
+	if n := edges(); n != 2 {
+		t.Fatalf("after one unlink: edges = %d, want 2 (closed edges are history, not relations)", n)
+	}
+}
+
+// list_recent pages with a cursor through every entry once, newest first,
+// even when several share a created_at; superseded versions carry valid_to.
+func TestListRecentPages(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	same := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	var nodes []map[string]any
+	for i := range 5 { // five entries of one instant, as a batch import leaves them
+		nodes = append(nodes, map[string]any{"uid": fmt.Sprint("_:m", i), "dgraph.type": "Memory",
+			"Memory.id": fmt.Sprint("same-", i), "Memory.kind": knowmind.KindMemory, "Memory.title": fmt.Sprint("Gleichzeitig ", i),
+			"Memory.status": knowmind.StatusIndexed, "Memory.created_at": same.Format(time.RFC3339Nano),
+			"Memory.updated_at": same.Format(time.RFC3339Nano), "Memory.valid_from": same.Format(time.RFC3339Nano)})
+	}
+	js, _ := json.Marshal(nodes)
+	if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetJson: js}); err != nil {
+		t.Fatal(err)
+	}
+	old, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Title: "Anschrift", Content: "Hauptstraße 1."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	upd, err := ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: old.ID, NewTitle: "Anschrift neu", NewContent: "Industriestraße 7."})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var ids []string
+	var pages int
+	validTo := map[string]*time.Time{}
+	for cursor := ""; ; pages++ {
+		p, err := ten.ListRecentPage(ctx, 2, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Total != 7 || len(p.Items) == 0 || len(p.Items) > 2 {
+			t.Fatalf("page %d: %d items, total %d", pages, len(p.Items), p.Total)
+		}
+		for _, it := range p.Items {
+			ids = append(ids, it.ID)
+			validTo[it.ID] = it.ValidTo
+		}
+		if p.NextCursor == "" {
+			break
+		}
+		cursor = p.NextCursor
+	}
+	if pages != 3 || len(ids) != 7 || ids[0] != upd.NewMemoryID || ids[1] != old.ID {
+		t.Fatalf("%d pages, ids %v; want 7 entries newest first in 4 pages", pages+1, ids)
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Fatalf("%s listed twice: %v", id, ids)
+		}
+		seen[id] = true
+	}
+	if validTo[old.ID] == nil || validTo[upd.NewMemoryID] != nil {
+		t.Errorf("valid_to: old %v, current %v; want the superseded version closed, the current open", validTo[old.ID], validTo[upd.NewMemoryID])
+	}
+	for _, bad := range []string{"nonsense", "MjAyNnwx", strings.Repeat("A", 201)} {
+		_, err := ten.ListRecentPage(ctx, 2, bad)
+		wantError(t, err, knowmind.EINVALID, "", "cursor")
 	}
 }

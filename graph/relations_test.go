@@ -15,6 +15,7 @@ import (
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/shapes"
 )
 
 // addMemory writes a bare Memory node the way StoreMemory leaves one, so
@@ -286,8 +287,6 @@ func TestLinkRejects(t *testing.T) {
 		{"from_id too long", strings.Repeat("x", knowmind.MaxIDChars+1), "client", "FOR_CLIENT", knowmind.EINVALID, "from_id", "", ""},
 		{"to_id too long", "workshop", strings.Repeat("x", knowmind.MaxIDChars+1), "FOR_CLIENT", knowmind.EINVALID, "to_id", "", ""},
 		{"unknown rel_type", "workshop", "client", "FOR_PARTNER", knowmind.ECONSTRAINT, "", "rel_type", "FOR_PARTNER"},
-		{"target class", "workshop", "note", "FOR_CLIENT", knowmind.ECONSTRAINT, "", "target_class", "FOR_CLIENT"},
-		{"source class", "workshop", "client", "HAS_WORKSHOP", knowmind.ECONSTRAINT, "", "source_class", "HAS_WORKSHOP"},
 		{"max_count", "v2", "v3", "SUPERSEDES", knowmind.ECONSTRAINT, "", "max_count", "SUPERSEDES"},
 		{"max_count of the inverse", "v4", "v1", "SUPERSEDES", knowmind.ECONSTRAINT, "", "max_count", "SUPERSEDED_BY"},
 		{"unknown from_id", "nope", "client", "FOR_CLIENT", knowmind.ENOTFOUND, "from_id", "", ""},
@@ -309,14 +308,47 @@ func TestLinkRejects(t *testing.T) {
 		t.Errorf("list relations of an over-long id: %v, want EINVALID", err)
 	}
 	// Nothing was written by the refused links.
-	for _, id := range []string{"workshop", "note", "client", "v3", "v4"} {
+	for _, id := range []string{"workshop", "client", "v3", "v4"} {
 		r, err := ten.ListRelations(ctx, id)
 		if err != nil || len(r.Outgoing)+len(r.Incoming) != 0 {
 			t.Errorf("%s has relations after refused links: %+v, %v", id, r, err)
 		}
 	}
-	// A valid FOR_CLIENT (the class tag is case-insensitive) goes through.
-	if _, err := ten.Link(ctx, "workshop", "client", "FOR_CLIENT"); err != nil {
+	// The spec's example: FOR_CLIENT onto a plain memory, no class needed.
+	if _, err := ten.Link(ctx, "workshop", "note", "FOR_CLIENT"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Class constraints come from a shape file such as shapes/examples/crm.yaml:
+// EMPLOYS needs a source tagged class:client and a target tagged class:person.
+func TestLinkClassConstraintsFromExampleShapes(t *testing.T) {
+	ctx := context.Background()
+	set, err := shapes.Load("../shapes/examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dgraphtest.ClientWithShapes(t, set)
+	ten, err := c.Tenant(ctx, dgraphtest.TenantName(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addMemory(t, ten, "client", knowmind.MemorySemantic, "Class:Client")
+	addMemory(t, ten, "person", knowmind.MemorySemantic, "class:person")
+	addMemory(t, ten, "note", knowmind.MemorySemantic, "person")
+	for _, c := range []struct{ from, to, rel, constraint, checkRel string }{
+		{"client", "note", "EMPLOYS", "target_class", "EMPLOYS"},
+		{"note", "person", "EMPLOYS", "source_class", "EMPLOYS"},
+		{"client", "person", "EMPLOYED_BY", "source_class", "EMPLOYED_BY"},
+	} {
+		_, err := ten.Link(ctx, c.from, c.to, c.rel)
+		e := wantCode(t, err, knowmind.ECONSTRAINT)
+		if e.Data["constraint"] != c.constraint || e.Data["rel_type"] != c.checkRel || !strings.Contains(fmt.Sprint(e.Data["fix"]), "class:") {
+			t.Errorf("%s %s %s: data %v, want %s naming the class tag", c.from, c.rel, c.to, e.Data, c.constraint)
+		}
+	}
+	// The class tag is case-insensitive; a valid link goes through.
+	if _, err := ten.Link(ctx, "client", "person", "EMPLOYS"); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -41,6 +41,7 @@ type Token struct {
 	Tenant     string           `json:"tenant"`
 	Name       string           `json:"name"`
 	Scopes     []knowmind.Scope `json:"scopes"`
+	Projects   []string         `json:"projects,omitempty"` // notes projects it reaches; nil = all
 	CreatedAt  time.Time        `json:"created_at"`
 	LastUsedAt *time.Time       `json:"last_used_at,omitempty"`
 	ExpiresAt  *time.Time       `json:"expires_at,omitempty"`
@@ -49,7 +50,8 @@ type Token struct {
 
 // Principal is what a verified token authorises.
 func (t Token) Principal() knowmind.Principal {
-	return knowmind.Principal{Tenant: t.Tenant, Scopes: slices.Clone(t.Scopes), TokenID: "tok:" + t.ID}
+	return knowmind.Principal{Tenant: t.Tenant, Scopes: slices.Clone(t.Scopes), TokenID: "tok:" + t.ID,
+		Projects: slices.Clone(t.Projects)}
 }
 
 // tokenNode is Token as Dgraph returns it.
@@ -59,6 +61,7 @@ type tokenNode struct {
 	Tenant     string     `json:"Token.tenant"`
 	Name       string     `json:"Token.name"`
 	Scopes     []string   `json:"Token.scopes"`
+	Projects   []string   `json:"Token.projects"`
 	CreatedAt  time.Time  `json:"Token.created_at"`
 	LastUsedAt *time.Time `json:"Token.last_used_at"`
 	ExpiresAt  *time.Time `json:"Token.expires_at"`
@@ -66,7 +69,7 @@ type tokenNode struct {
 }
 
 func (n tokenNode) token() Token {
-	t := Token{ID: n.UID, Tenant: n.Tenant, Name: n.Name, CreatedAt: n.CreatedAt,
+	t := Token{ID: n.UID, Tenant: n.Tenant, Name: n.Name, Projects: n.Projects, CreatedAt: n.CreatedAt,
 		LastUsedAt: n.LastUsedAt, ExpiresAt: n.ExpiresAt, RevokedAt: n.RevokedAt}
 	for _, s := range n.Scopes {
 		if sc, ok := knowmind.ParseScope(s); ok {
@@ -77,7 +80,7 @@ func (n tokenNode) token() Token {
 	return t
 }
 
-const tokenFields = `uid Token.hash Token.tenant Token.name Token.scopes Token.created_at Token.last_used_at Token.expires_at Token.revoked_at`
+const tokenFields = `uid Token.hash Token.tenant Token.name Token.scopes Token.projects Token.created_at Token.last_used_at Token.expires_at Token.revoked_at`
 
 // HashToken is the stored form of a token: hex SHA-256 of the whole string.
 // A fast hash is right here: the token carries 256 random bits, so there is
@@ -109,6 +112,12 @@ func newTokenSecret() (string, error) {
 // is shown once and never stored. The tenant's namespace and schema are
 // created if it is new. expiresAt nil = no expiry.
 func (c *Client) CreateToken(ctx context.Context, tenant string, scopes []knowmind.Scope, name string, expiresAt *time.Time) (string, Token, error) {
+	return c.CreateProjectToken(ctx, tenant, scopes, nil, name, expiresAt)
+}
+
+// CreateProjectToken is CreateToken for a token limited to some notes projects of the tenant
+// (nil: all). The projects must exist.
+func (c *Client) CreateProjectToken(ctx context.Context, tenant string, scopes []knowmind.Scope, projects []string, name string, expiresAt *time.Time) (string, Token, error) {
 	if err := ValidTenantName(tenant); err != nil {
 		return "", Token{}, err
 	}
@@ -132,8 +141,14 @@ func (c *Client) CreateToken(ctx context.Context, tenant string, scopes []knowmi
 		return "", Token{}, knowmind.InvalidParam("expires", "expiry must be in the future")
 	}
 	// The namespace first: a token must never point at a tenant without one.
-	if _, err := c.Tenant(ctx, tenant, true); err != nil {
+	ten, err := c.Tenant(ctx, tenant, true)
+	if err != nil {
 		return "", Token{}, fmt.Errorf("create token: tenant %q: %w", tenant, err)
+	}
+	if projects != nil {
+		if err := ten.checkProjectsExist(ctx, projects); err != nil {
+			return "", Token{}, err
+		}
 	}
 	secret, err := newTokenSecret()
 	if err != nil {
@@ -148,6 +163,9 @@ func (c *Client) CreateToken(ctx context.Context, tenant string, scopes []knowmi
 		"Token.scopes":     scopeNames,
 		"Token.created_at": now.Format(time.RFC3339Nano),
 	}
+	if len(projects) > 0 {
+		node["Token.projects"] = projects
+	}
 	if expiresAt != nil {
 		node["Token.expires_at"] = expiresAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -156,7 +174,7 @@ func (c *Client) CreateToken(ctx context.Context, tenant string, scopes []knowmi
 	if err != nil {
 		return "", Token{}, fmt.Errorf("create token: %w", err)
 	}
-	tok := tokenNode{UID: resp.Uids["t"], Tenant: tenant, Name: name, Scopes: scopeNames, CreatedAt: now, ExpiresAt: expiresAt}.token()
+	tok := tokenNode{UID: resp.Uids["t"], Tenant: tenant, Name: name, Scopes: scopeNames, Projects: projects, CreatedAt: now, ExpiresAt: expiresAt}.token()
 	c.log.Info("token created", "id", tok.ID, "tenant", tenant, "name", name, "scopes", scopeNames)
 	return secret, tok, nil
 }

@@ -23,11 +23,14 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/oauth"
 )
 
 // Authentication happens at HTTP level, before the MCP SDK sees a request:
 // a kmt_ token (looked up by hash in Dgraph on every request, so revocation
-// is immediate) or a signed JWT. Failures are 401 with WWW-Authenticate
+// is immediate), an access token of the configured OAuth issuer (package
+// oauth: keys from the issuer's JWKS) or a JWT signed with a configured key.
+// Failures are 401 with WWW-Authenticate
 // pointing at the RFC 9728 metadata. Success yields an auth.TokenInfo whose
 // Extra carries the knowmind.Principal; the SDK hands it to every MCP request
 // and pins each session to its token's UserID.
@@ -106,6 +109,7 @@ type tokenStore interface {
 
 type authenticator struct {
 	tokens    tokenStore
+	oauth     *oauth.Verifier // nil = no OAuth issuer
 	jwt       JWTConfig
 	jwtParser *jwt.Parser
 	log       *slog.Logger
@@ -151,8 +155,13 @@ func (a *authenticator) authenticate(r *http.Request) (*auth.TokenInfo, error) {
 	if strings.HasPrefix(token, graph.TokenPrefix) {
 		return a.opaque(r.Context(), token)
 	}
-	if a.jwtParser != nil && strings.Count(token, ".") == 2 {
-		return a.parseJWT(token)
+	if strings.Count(token, ".") == 2 {
+		if a.oauth != nil && (a.jwtParser == nil || a.oauth.Accepts(token)) {
+			return a.accessToken(r.Context(), token)
+		}
+		if a.jwtParser != nil {
+			return a.parseJWT(token)
+		}
 	}
 	return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "malformed token")
 }
@@ -227,6 +236,28 @@ func (a *authenticator) parseJWT(token string) (*auth.TokenInfo, error) {
 		Extra: map[string]any{extraPrincipal: p, extraJWT: true}}, nil
 }
 
+// accessToken verifies an access token of the OAuth issuer. Its tenant's
+// namespace is created on first use, as for other JWTs.
+func (a *authenticator) accessToken(ctx context.Context, token string) (*auth.TokenInfo, error) {
+	c, err := a.oauth.Verify(ctx, token)
+	if err != nil {
+		if errors.Is(err, oauth.ErrInvalid) {
+			return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "%s", err.Error())
+		}
+		return nil, err // issuer unreachable: 503
+	}
+	if graph.ValidTenantName(c.Tenant) != nil {
+		return nil, knowmind.Errorf(knowmind.EUNAUTHORIZED, "invalid token: tenant claim invalid")
+	}
+	id := "oauth:" + c.Issuer + ":" + c.Subject
+	if c.Subject == "" {
+		id = "oauth:" + c.Issuer + ":tenant:" + c.Tenant
+	}
+	p := knowmind.Principal{Tenant: c.Tenant, Scopes: c.Scopes, TokenID: id}
+	return &auth.TokenInfo{UserID: id, Scopes: scopeStrings(c.Scopes), Expiration: c.Expiry,
+		Extra: map[string]any{extraPrincipal: p, extraJWT: true}}, nil
+}
+
 // jwtKey picks the verification keys for the token's algorithm; the parser
 // has already refused algorithms that are not configured.
 func (a *authenticator) jwtKey(t *jwt.Token) (any, error) {
@@ -269,21 +300,27 @@ func withTokenInfo(next http.Handler) http.Handler {
 
 type tokenInfoKey struct{}
 
-// unauthorized answers 401 with the RFC 6750/9728 challenge.
-func unauthorized(w http.ResponseWriter, metadataURL string, err *knowmind.Error, tokenPresent bool) {
-	challenge := fmt.Sprintf("Bearer resource_metadata=%q", metadataURL)
+// unauthorized answers 401 with the RFC 6750 challenge; with an OAuth
+// issuer it names the RFC 9728 metadata (metadataURL "" = none).
+// id is the request's JSON-RPC id when it could be read (nil otherwise).
+func unauthorized(w http.ResponseWriter, metadataURL string, err *knowmind.Error, tokenPresent bool, id json.RawMessage) {
+	challenge := `Bearer realm="knowmind"`
+	if metadataURL != "" {
+		challenge = fmt.Sprintf("Bearer resource_metadata=%q", metadataURL)
+	}
 	if tokenPresent {
 		challenge += fmt.Sprintf(", error=\"invalid_token\", error_description=%q", err.Message)
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
-	writeHTTPError(w, http.StatusUnauthorized, nil, codeUnauthorize, err.Message, nil)
+	writeHTTPError(w, http.StatusUnauthorized, id, codeUnauthorize, err.Message, nil)
 }
 
-// resourceMetadata serves RFC 9728 protected resource metadata: which scopes
-// exist and that tokens go in the Authorization header. There is no
-// authorization server to name: tokens come from `knowmind token create` or
-// the deployment's identity provider.
-func resourceMetadata(base func(*http.Request) string) http.Handler {
+// resourceMetadata serves RFC 9728 protected resource metadata: the
+// authorization server to get tokens from, which scopes exist and that
+// tokens go in the Authorization header. It is served only with an OAuth
+// issuer: the MCP authorization spec requires authorization_servers in it,
+// and without one tokens come from `knowmind token create` instead.
+func resourceMetadata(base func(*http.Request) string, issuer string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		path := strings.TrimPrefix(r.URL.Path, metadataPath)
 		if path == "" || path == "/" {
@@ -291,6 +328,7 @@ func resourceMetadata(base func(*http.Request) string) http.Handler {
 		}
 		md := oauthex.ProtectedResourceMetadata{
 			Resource:               base(r) + path,
+			AuthorizationServers:   []string{issuer},
 			ScopesSupported:        []string{"read", "write", "admin"},
 			BearerMethodsSupported: []string{"header"},
 			ResourceName:           "knowmind",

@@ -236,25 +236,27 @@ func TestStoreAndUploadParamErrors(t *testing.T) {
 	}
 }
 
-// The input schemas say what the tools accept: content optional (its
-// absence is -32603), memory_type an enum, update_fact's three fields required.
+// The input schemas say what the tools accept: content required and bounded
+// (its absence and excess are still -32603 content_required / too_large:
+// the precheck answers them before any -32602 or SDK schema check),
+// memory_type an enum, update_fact's three fields required.
 func TestIngestInputSchemas(t *testing.T) {
 	store, err := newParamsCodec[StoreMemoryParams]()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(store.schema.Required) != 0 {
-		t.Errorf("store_memory required %v, want none", store.schema.Required)
+	if !slices.Equal(store.schema.Required, []string{"content"}) || len(store.required) != 0 {
+		t.Errorf("store_memory required %v (checked as -32602: %v), want content, checked by the precheck", store.schema.Required, store.required)
 	}
 	if mt := store.schema.Properties["memory_type"]; mt == nil ||
 		!slices.Equal(mt.Enum, []any{"semantic", "episodic", "procedural", "reference"}) {
 		t.Errorf("memory_type schema %+v", mt)
 	}
-	if c := store.schema.Properties["content"]; c == nil || c.MaxLength != nil || c.MinLength != nil {
-		t.Errorf("content schema %+v: a length bound would answer -32602, not -32603", c)
+	if c := store.schema.Properties["content"]; c == nil || c.Type != "string" || c.MaxLength == nil || *c.MaxLength != knowmind.MaxContentChars {
+		t.Errorf("content schema %+v: want a string of at most %d characters", c, knowmind.MaxContentChars)
 	}
 	upload, err := newParamsCodec[UploadDocumentParams]()
-	if err != nil || len(upload.schema.Required) != 0 {
+	if err != nil || !slices.Equal(upload.schema.Required, []string{"content"}) || len(upload.required) != 0 {
 		t.Errorf("upload_document required %v (%v)", upload.schema.Required, err)
 	}
 	update, err := newParamsCodec[UpdateFactParams]()

@@ -24,5 +24,8 @@ func (s *service) link(ctx context.Context, p LinkParams) (LinkResult, error) {
 	if err != nil {
 		return LinkResult{}, err
 	}
+	if err := checkNoteLink(ctx, t, p.FromID, p.ToID); err != nil {
+		return LinkResult{}, err
+	}
 	return t.Link(ctx, p.FromID, p.ToID, p.RelType)
 }

@@ -8,31 +8,42 @@ import (
 
 // ListRecentParams are knowmind_list_recent's parameters.
 type ListRecentParams struct {
-	K *int `json:"k,omitempty" jsonschema:"number of newest entries, 1 to 50 (default 10)" validate:"omitnil,min=1,max=50"`
+	K      *int   `json:"k,omitempty" jsonschema:"number of newest entries per page, 1 to 50 (default 10)" validate:"omitnil,min=1,max=50"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page, to read on; absent = the newest entries" validate:"max=200"`
 }
 
-// ListRecentResult lists the newest entries, newest first.
+// ListRecentResult lists the newest entries, newest first: count is the
+// page's size, total every entry there is, next_cursor (null on the last
+// page) continues. Each item's valid_to is null for a current version and
+// set for one a newer version superseded.
 type ListRecentResult struct {
-	Items []knowmind.RecentItem `json:"items"`
-	Count int                   `json:"count"`
+	Items      []knowmind.RecentItem `json:"items"`
+	Count      int                   `json:"count"`
+	Total      int                   `json:"total"`
+	NextCursor *string               `json:"next_cursor"`
 }
 
 // listRecent lists the k most recently created documents and memories of
-// the caller's tenant.
+// the caller's tenant, after cursor.
 func (s *service) listRecent(ctx context.Context, p ListRecentParams) (ListRecentResult, error) {
 	t, err := s.tenant(ctx)
 	if err != nil {
 		return ListRecentResult{}, err
 	}
-	items, err := t.ListRecent(ctx, intOr(p.K, 10))
+	page, err := t.ListRecentPage(ctx, intOr(p.K, 10), p.Cursor)
 	if err != nil {
 		return ListRecentResult{}, err
 	}
+	items := page.Items
 	if items == nil {
 		items = []knowmind.RecentItem{} // the spec's "items": [], never null
 	}
 	if err := attachRecentEntities(ctx, t, items); err != nil {
 		return ListRecentResult{}, err
 	}
-	return ListRecentResult{Items: items, Count: len(items)}, nil
+	res := ListRecentResult{Items: items, Count: len(items), Total: page.Total}
+	if page.NextCursor != "" {
+		res.NextCursor = &page.NextCursor
+	}
+	return res, nil
 }

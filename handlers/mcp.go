@@ -74,6 +74,11 @@ type service struct {
 	ready Readiness
 	log   *slog.Logger
 	tools map[string]*registeredTool
+	// metrics counts tool calls; nil = none.
+	metrics *Metrics
+	// local is the caller of every request on a transport without
+	// authentication of its own (stdio: one local user); nil over HTTP.
+	local *LocalCaller
 	// engine holds knowmind_capture's extractors (engine_tools.go).
 	engine engine
 }
@@ -88,6 +93,7 @@ func newMCPServer(s *service) *mcp.Server {
 			SupportedProtocolVersions: protocolVersions,
 		})
 	srv.AddReceivingMiddleware(s.guardCalls)
+	srv.AddReceivingMiddleware(s.observeCalls) // added last: outermost, sees every outcome
 	s.registerTools(srv)
 	return srv
 }
@@ -106,6 +112,7 @@ type endpoint struct {
 	maxBody   int64
 	bodyTime  time.Duration
 	log       *slog.Logger
+	metrics   *Metrics // nil = none
 }
 
 func newEndpoint(srv *mcp.Server, a *authenticator, d Deps, log *slog.Logger) *endpoint {
@@ -149,6 +156,7 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reqID := newRequestID()
 	r.Header.Set(requestIDHeader, reqID) // tools read it from the request headers the SDK passes on
+	r = r.WithContext(withRequestID(r.Context(), reqID))
 	w.Header().Set(requestIDHeader, reqID)
 	sw := &statusWriter{ResponseWriter: w}
 	principal := e.serve(sw, r)
@@ -187,6 +195,7 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 	client := clientAddr(r)
 	if blocked, wait := e.failures.exhausted(client, time.Now()); blocked {
 		secs := retryAfterSeconds(wait)
+		e.metrics.authFailed("rate_limited")
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		writeHTTPError(w, http.StatusTooManyRequests, nil, codeRateLimited, "too many failed authentications",
 			map[string]any{"retry_after_s": secs})
@@ -196,10 +205,12 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 	if err != nil {
 		if ke := knowmind.AsError(err); ke != nil && ke.Code == knowmind.EUNAUTHORIZED {
 			e.failures.allow(client, time.Now())
-			unauthorized(w, e.baseURL(r)+metadataPath, ke, r.Header.Get("Authorization") != "")
+			e.metrics.authFailed("unauthorized")
+			unauthorized(w, e.metadataURL(r), ke, r.Header.Get("Authorization") != "", unauthenticatedID(r))
 			return knowmind.Principal{}
 		}
 		e.log.Error("authenticate", "request_id", r.Header.Get(requestIDHeader), "err", err)
+		e.metrics.authFailed("unavailable")
 		writeHTTPError(w, http.StatusServiceUnavailable, nil, codeUnavailable, "service unavailable", nil)
 		return knowmind.Principal{}
 	}
@@ -207,6 +218,7 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 
 	if ok, wait := e.limits.allow(p.TokenID, time.Now()); !ok {
 		secs := retryAfterSeconds(wait)
+		e.metrics.authFailed("rate_limited")
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		writeHTTPError(w, http.StatusTooManyRequests, nil, codeRateLimited, "rate limit exceeded",
 			map[string]any{"retry_after_s": secs})
@@ -239,6 +251,40 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 		e.post(w, r)
 	}
 	return p
+}
+
+// unauthenticatedIDBytes bounds what is read of a request that failed
+// authentication, only to echo its id in the 401.
+const unauthenticatedIDBytes = 64 << 10
+
+// unauthenticatedID is the JSON-RPC id of a POST that failed authentication,
+// so the client can match the 401 to its request; nil when the body is
+// larger than unauthenticatedIDBytes, slow, or holds no valid id.
+func unauthenticatedID(r *http.Request) json.RawMessage {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	done := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(r.Body, unauthenticatedIDBytes+1))
+		done <- b
+	}()
+	var body []byte
+	select {
+	case body = <-done:
+	case <-ctx.Done():
+		return nil
+	}
+	if len(body) > unauthenticatedIDBytes {
+		return nil
+	}
+	var msg rpcMessage
+	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 || !validID(msg.ID) {
+		return nil
+	}
+	return msg.ID
 }
 
 // rpcMessage is enough of a JSON-RPC message to route it.
@@ -380,6 +426,15 @@ func (e *endpoint) originAllowed(origin string, r *http.Request) bool {
 		return err == nil && strings.EqualFold(u.Scheme, pu.Scheme) && strings.EqualFold(u.Host, pu.Host)
 	}
 	return strings.EqualFold(u.Host, r.Host)
+}
+
+// metadataURL is the RFC 9728 metadata of the endpoint r asked for; "" when
+// none is served (no OAuth issuer).
+func (e *endpoint) metadataURL(r *http.Request) string {
+	if e.auth.oauth == nil {
+		return ""
+	}
+	return e.baseURL(r) + metadataPath + r.URL.Path
 }
 
 // baseURL is where clients reach this service: --public-url, or the request's own.

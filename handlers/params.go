@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -71,7 +73,89 @@ func newParamsCodec[P any]() (*paramsCodec[P], error) {
 			return nil, err
 		}
 	}
-	return &paramsCodec[P]{schema: s, required: s.Required}, nil
+	required := slices.Clone(s.Required)
+	for _, f := range reflect.VisibleFields(rt) {
+		name := jsonName(f)
+		if prop := s.Properties[name]; prop != nil && f.IsExported() {
+			if err := publish(s, prop, name, f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &paramsCodec[P]{schema: s, required: required}, nil
+}
+
+// publish applies a field's schema tag: what tools/list shows about a
+// parameter whose check is not a -32602 one (content: absent is -32603
+// content_required, too long -32603 too_large). Those checks run in the
+// params' precheck, before the SDK's own schema check would answer an
+// isError result instead of the spec's code.
+//
+//	schema:"required"         listed as required (the precheck refuses its absence)
+//	schema:"maxLength=N"      maxLength N characters (the precheck refuses longer)
+func publish(s *jsonschema.Schema, prop *jsonschema.Schema, name string, f reflect.StructField) error {
+	tag := f.Tag.Get("schema")
+	if tag == "" {
+		return nil
+	}
+	for _, rule := range strings.Split(tag, ",") {
+		key, arg, _ := strings.Cut(rule, "=")
+		switch key {
+		case "required":
+			if !slices.Contains(s.Required, name) {
+				s.Required = append(s.Required, name)
+			}
+		case "maxLength":
+			n, err := strconv.Atoi(arg)
+			if err != nil {
+				return fmt.Errorf("field %s: bad schema maxLength=%q", name, arg)
+			}
+			prop.MaxLength = jsonschema.Ptr(n)
+		default:
+			return fmt.Errorf("field %s: unknown schema rule %q", name, rule)
+		}
+	}
+	return nil
+}
+
+// prechecker is implemented by params with checks that answer something other
+// than -32602 (see publish); decode runs it after validation.
+type prechecker interface{ precheck() error }
+
+// normalise rewrites integer parameters written as integral JSON numbers
+// (5.0, 5e0: JSON Schema counts them as integers) to plain integers, so
+// that decoding into Go ints and the SDK's schema check both accept them.
+// Anything else is left as it is, for decode to name.
+func (c *paramsCodec[P]) normalise(args json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return args
+	}
+	changed := false
+	for name, v := range m {
+		prop := c.schema.Properties[name]
+		if prop == nil || (prop.Type != "integer" && !slices.Contains(prop.Types, "integer")) {
+			continue
+		}
+		raw := strings.TrimSpace(string(v))
+		if raw == "" || !strings.ContainsAny(raw, ".eE") {
+			continue
+		}
+		var f float64
+		if json.Unmarshal(v, &f) != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+			continue
+		}
+		m[name] = json.RawMessage(strconv.FormatInt(int64(f), 10))
+		changed = true
+	}
+	if !changed {
+		return args
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return args
+	}
+	return out
 }
 
 // constrain copies a field's validate tag into its property schema.
@@ -171,7 +255,24 @@ func (c *paramsCodec[P]) decode(args json.RawMessage) (P, error) {
 		}
 		return p, knowmind.InvalidParam("arguments", "invalid arguments")
 	}
+	if pc, ok := any(p).(prechecker); ok {
+		if err := pc.precheck(); err != nil {
+			return p, err
+		}
+	}
 	return p, nil
+}
+
+// checkContent is the precheck of a content parameter: -32603
+// content_required when absent or blank, too_large beyond MaxContentChars.
+func checkContent(content string) error {
+	if strings.TrimSpace(content) == "" {
+		return knowmind.Internal(knowmind.ReasonContentRequired, "content is required and must not be empty")
+	}
+	if len(content) > knowmind.MaxContentChars && utf8.RuneCountInString(content) > knowmind.MaxContentChars {
+		return knowmind.Internal(knowmind.ReasonTooLarge, "content exceeds %d characters", knowmind.MaxContentChars)
+	}
+	return nil
 }
 
 func fieldError(fe validator.FieldError) *knowmind.Error {

@@ -15,7 +15,26 @@ type RecallParams struct {
 
 // RecallResult holds the hits, best first, with scores in 0..1, the time the recall took and
 // which reranker ordered them ("none" when none is configured).
-type RecallResult = knowmind.RecallResult
+type RecallResult struct {
+	Hits      []RecallHit `json:"hits"`
+	ElapsedMS int64       `json:"elapsed_ms"`
+	Rerank    string      `json:"rerank"`
+}
+
+// RecallHit is one hit with every field of the spec's example always present (source is ""
+// when the memory names none), so an agent reads the same shape for every hit.
+type RecallHit struct {
+	MemoryID string  `json:"memory_id"`
+	Kind     string  `json:"kind"`
+	Title    string  `json:"title"`
+	Content  string  `json:"content"`
+	Score    float64 `json:"score"`
+	Source   string  `json:"source"`
+	// Entities the memory names and the first as entity_type/entity_id (seed 001).
+	Entities   []knowmind.EntityRef `json:"entities"`
+	EntityType string               `json:"entity_type,omitempty"`
+	EntityID   string               `json:"entity_id,omitempty"`
+}
 
 // recall searches the caller's tenant by full text (BM25), vectors and graph hops
 // (graph.Tenant.Recall). Superseded versions and failed ingests never appear.
@@ -24,13 +43,22 @@ func (s *service) recall(ctx context.Context, p RecallParams) (RecallResult, err
 	if err != nil {
 		return RecallResult{}, err
 	}
-	res, err := t.Recall(ctx, knowmind.RecallQuery{
+	r, err := t.Recall(ctx, knowmind.RecallQuery{
 		Query: p.Query,
 		K:     intOr(p.K, knowmind.RecallDefaultK),
 		Hops:  intOr(p.Hops, knowmind.RecallDefaultHops),
 	})
-	if err != nil {
-		return res, err
+	r, err = hideNotes(ctx, t, r, err)
+	if err == nil {
+		err = t.AttachEntities(ctx, r.Hits)
 	}
-	return res, t.AttachEntities(ctx, res.Hits)
+	if err != nil {
+		return RecallResult{}, err
+	}
+	out := RecallResult{Hits: make([]RecallHit, len(r.Hits)), ElapsedMS: r.ElapsedMS, Rerank: r.Rerank}
+	for i, h := range r.Hits {
+		out.Hits[i] = RecallHit{MemoryID: h.MemoryID, Kind: h.Kind, Title: h.Title, Content: h.Content, Score: h.Score, Source: h.Source,
+			Entities: h.Entities, EntityType: h.EntityType, EntityID: h.EntityID}
+	}
+	return out, nil
 }

@@ -15,9 +15,29 @@ type RecallAtTimeParams struct {
 	K     *int   `json:"k,omitempty" jsonschema:"number of hits, 1 to 25 (default 5)" validate:"omitnil,min=1,max=25"`
 }
 
-// RecallAtTimeResult is RecallResult with each hit's valid_from and valid_to (absent: still
-// valid).
-type RecallAtTimeResult = knowmind.RecallResult
+// RecallAtTimeResult is RecallResult with each hit's validity: valid_from, and valid_to as in
+// the spec's example (null while the version is still valid).
+type RecallAtTimeResult struct {
+	Hits      []RecallAtTimeHit `json:"hits"`
+	ElapsedMS int64             `json:"elapsed_ms"`
+	Rerank    string            `json:"rerank"`
+}
+
+// RecallAtTimeHit is a RecallHit with its validity, every field always present.
+type RecallAtTimeHit struct {
+	MemoryID  string     `json:"memory_id"`
+	Kind      string     `json:"kind"`
+	Title     string     `json:"title"`
+	Content   string     `json:"content"`
+	Score     float64    `json:"score"`
+	Source    string     `json:"source"`
+	ValidFrom time.Time  `json:"valid_from"`
+	ValidTo   *time.Time `json:"valid_to"`
+	// Entities the memory names and the first as entity_type/entity_id (seed 001).
+	Entities   []knowmind.EntityRef `json:"entities"`
+	EntityType string               `json:"entity_type,omitempty"`
+	EntityID   string               `json:"entity_id,omitempty"`
+}
 
 // recallAtTime recalls what was valid at as_of: memories with valid_from <= as_of and valid_to
 // unset or later, over relations valid then (graph hops: the default 2).
@@ -33,22 +53,35 @@ func (s *service) recallAtTime(ctx context.Context, p RecallAtTimeParams) (Recal
 	if err != nil {
 		return RecallAtTimeResult{}, err
 	}
-	res, err := t.Recall(ctx, knowmind.RecallQuery{
+	r, err := t.Recall(ctx, knowmind.RecallQuery{
 		Query: p.Query,
 		K:     intOr(p.K, knowmind.RecallDefaultK),
 		Hops:  knowmind.RecallDefaultHops,
 		AsOf:  &asOf,
 	})
-	if err != nil {
-		return res, err
+	r, err = hideNotes(ctx, t, r, err)
+	if err == nil {
+		err = t.AttachEntities(ctx, r.Hits)
 	}
-	return res, t.AttachEntities(ctx, res.Hits)
+	if err != nil {
+		return RecallAtTimeResult{}, err
+	}
+	out := RecallAtTimeResult{Hits: make([]RecallAtTimeHit, len(r.Hits)), ElapsedMS: r.ElapsedMS, Rerank: r.Rerank}
+	for i, h := range r.Hits {
+		out.Hits[i] = RecallAtTimeHit{MemoryID: h.MemoryID, Kind: h.Kind, Title: h.Title, Content: h.Content,
+			Score: h.Score, Source: h.Source, ValidTo: h.ValidTo, Entities: h.Entities, EntityType: h.EntityType, EntityID: h.EntityID}
+		if h.ValidFrom != nil {
+			out.Hits[i].ValidFrom = *h.ValidFrom
+		}
+	}
+	return out, nil
 }
 
 // iso8601Layouts are the ISO 8601 forms as_of accepts: a full timestamp with a zone (Z or
 // ±hh:mm, fractions allowed), one without a zone (read as UTC), and a calendar date (midnight
-// UTC).
-var iso8601Layouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"}
+// UTC), each in the extended form (2026-03-14T00:00:00Z) and the basic one (20260314T000000Z).
+var iso8601Layouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02",
+	"20060102T150405.999999999Z0700", "20060102T150405.999999999", "20060102T1504Z0700", "20060102T1504", "20060102"}
 
 func parseISO8601(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)

@@ -184,8 +184,6 @@ func TestRelationsLinkErrors(t *testing.T) {
 	b := seedMemory(t, tenant, "Not a client", "note")
 	missing := newUUID(t)
 
-	// FOR_CLIENT needs a target of class client.
-	wantConstraint(t, callTool(t, url, write, "knowmind_link", linkArgs(a, b, "FOR_CLIENT")), "target_class")
 	// A well-formed rel_type no shape knows.
 	wantConstraint(t, callTool(t, url, write, "knowmind_link", linkArgs(a, b, "LIKES")), "rel_type")
 	// Nothing was written by the refused links.

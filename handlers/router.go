@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/oauth"
 	"github.com/knowmind/knowmind/ui"
 )
 
@@ -29,6 +30,15 @@ type Deps struct {
 	// PublicURL is the external base URL (resource metadata, WWW-Authenticate).
 	PublicURL string
 	JWT       JWTConfig
+	// Metrics, when set, counts tool calls, auth failures and (wired by the
+	// caller into graph.Config.ObserveRPC) Dgraph round trips.
+	Metrics *Metrics
+	// MetricsToken serves Metrics at /metrics on this router to requests
+	// bearing it; "" = not served here (use a separate listener).
+	MetricsToken string
+	// OAuth verifies access tokens of an external authorization server and
+	// turns on the RFC 9728 metadata naming it; nil = none.
+	OAuth *oauth.Verifier
 	// RateLimit requests per second per token, with RateBurst; 0 = unlimited.
 	RateLimit float64
 	RateBurst int
@@ -68,6 +78,9 @@ func NewRouter(d Deps) *gin.Engine {
 		mountMCP(r, d)
 		mountUI(r)
 	}
+	if d.Metrics != nil && d.MetricsToken != "" {
+		r.GET("/metrics", gin.WrapH(d.Metrics.ProtectedHandler(d.MetricsToken)))
+	}
 	return r
 }
 
@@ -88,14 +101,19 @@ func mountMCP(r *gin.Engine, d Deps) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{},
+	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{}, metrics: d.Metrics,
 		engine: newEngine(d.Extractors, newVocabulary(d))}
-	e := newEndpoint(newMCPServer(s), newAuthenticator(d.Graph, d.JWT, log), d, log)
+	a := newAuthenticator(d.Graph, d.JWT, log)
+	a.oauth = d.OAuth
+	e := newEndpoint(newMCPServer(s), a, d, log)
+	e.metrics = d.Metrics
 	h := gin.WrapH(e)
 	for _, p := range []string{mcpPath, mcpAltPath} {
 		r.Any(p, h)
 	}
-	md := gin.WrapH(resourceMetadata(e.baseURL))
-	r.GET(metadataPath, md)
-	r.GET(metadataPath+"/*resource", md)
+	if d.OAuth != nil {
+		md := gin.WrapH(resourceMetadata(e.baseURL, d.OAuth.Issuer()))
+		r.GET(metadataPath, md)
+		r.GET(metadataPath+"/*resource", md)
+	}
 }

@@ -2,19 +2,18 @@ package handlers
 
 import (
 	"context"
-	"strings"
+	"fmt"
 
 	"github.com/knowmind/knowmind"
 )
 
-// StoreMemoryParams are knowmind_store_memory's parameters. content is not
-// required in the schema: the spec answers its absence with -32603
-// content_required, not -32602, so the handler checks it. It is a pointer so
-// the schema allows null, which is absent too (a plain string would make the
-// SDK's schema check answer "content": null with an isError result).
+// StoreMemoryParams are knowmind_store_memory's parameters. content is
+// required in the schema, but the spec answers its absence with -32603
+// content_required (and a too long one with too_large), not -32602, so its
+// precheck answers those before the SDK's schema check (see publish).
 type StoreMemoryParams struct {
 	Title      string        `json:"title,omitempty" jsonschema:"short title of the memory; titles need not be unique" validate:"max=500"`
-	Content    *string       `json:"content,omitempty" jsonschema:"the full text (required, at most 1,000,000 characters)"`
+	Content    string        `json:"content,omitempty" jsonschema:"the full text (required, at most 1,000,000 characters)" schema:"required,maxLength=1000000"`
 	MemoryType string        `json:"memory_type,omitempty" jsonschema:"semantic, episodic, procedural or reference (default semantic)" validate:"omitempty,oneof=semantic episodic procedural reference"`
 	Tags       []string      `json:"tags,omitempty" jsonschema:"keywords for filtering" validate:"max=50,dive,notblank,max=100"`
 	Source     string        `json:"source,omitempty" jsonschema:"where it comes from, free text" validate:"max=2000"`
@@ -38,6 +37,9 @@ type StoreMemoryResult struct {
 	ChunksWritten     int    `json:"chunks_written"`
 	EmbeddingProvider string `json:"embedding_provider"`
 	Unchanged         bool   `json:"unchanged,omitempty"`
+	// Note says, with unchanged, that the content was already stored under
+	// another title, which was kept (title is that one).
+	Note string `json:"note,omitempty"`
 	// Entities and Conflicts: only when entities were given.
 	Entities  []knowmind.EntityRef `json:"entities,omitempty"`
 	Conflicts []knowmind.Conflict  `json:"conflicts,omitempty"`
@@ -47,14 +49,14 @@ type StoreMemoryResult struct {
 // idempotent by content; see graph.Tenant.StoreMemory). A failed ingest is
 // -32603 ingest_failed, the memory kept with status failed.
 func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMemoryResult, error) {
-	if p.Content == nil || strings.TrimSpace(*p.Content) == "" {
-		return StoreMemoryResult{}, knowmind.Internal(knowmind.ReasonContentRequired, "content is required and must not be empty")
+	if err := p.precheck(); err != nil {
+		return StoreMemoryResult{}, err
 	}
 	t, err := s.tenant(ctx)
 	if err != nil {
 		return StoreMemoryResult{}, err
 	}
-	in := knowmind.StoreMemoryInput{Title: p.Title, Content: *p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source}
+	in := knowmind.StoreMemoryInput{Title: p.Title, Content: p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source}
 	if len(p.Entities) > 0 {
 		in.EntityTypes, _ = s.engine.vocab.get()
 	}
@@ -65,7 +67,13 @@ func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMe
 	if err != nil {
 		return StoreMemoryResult{}, err
 	}
-	return StoreMemoryResult{MemoryID: r.MemoryID, ID: r.ID, Title: r.Title, Status: r.Status,
+	res := StoreMemoryResult{MemoryID: r.MemoryID, ID: r.ID, Title: r.Title, Status: r.Status,
 		ChunksWritten: r.ChunksWritten, EmbeddingProvider: r.EmbeddingProvider, Unchanged: r.Unchanged,
-		Entities: r.Entities, Conflicts: r.Conflicts}, nil
+		Entities: r.Entities, Conflicts: r.Conflicts}
+	if r.Unchanged && p.Title != "" && p.Title != r.Title {
+		res.Note = fmt.Sprintf("this content is already stored as memory %s titled %q; nothing was written and that title was kept", r.ID, r.Title)
+	}
+	return res, nil
 }
+
+func (p StoreMemoryParams) precheck() error { return checkContent(p.Content) }

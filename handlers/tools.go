@@ -6,13 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/shapes"
 )
 
 // registerTools is the list of every MCP tool, its required scope and its
@@ -35,8 +39,10 @@ func (s *service) registerTools(srv *mcp.Server) {
 	addTool(s, srv, tool{
 		Name:  "knowmind_list_recent",
 		Title: "Recently created entries",
-		Description: "The most recently created documents and memories of the workspace, newest first (by created_at). " +
-			"Graph entities without a timestamp do not appear, so the count differs from knowmind_stats.",
+		Description: "The most recently created documents and memories of the workspace, newest first (by created_at), " +
+			"k per page: pass next_cursor as cursor for the next page (null on the last); total counts every entry. " +
+			"Every version is listed: valid_to is null for the current one and set for one a newer version superseded. " +
+			"Graph entities without a timestamp do not appear, so total differs from knowmind_stats.",
 		Scope:    knowmind.ScopeRead,
 		ReadOnly: true,
 	}, s.listRecent)
@@ -45,7 +51,10 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Title: "Recall",
 		Description: "Hybrid recall over the workspace's knowledge: full text (BM25, German and English analysis), vectors and " +
 			"graph hops over the memories' relations, fused into one ranking. Returns the k best memories or document " +
-			"sections with a score in 0..1. Superseded versions never appear; use knowmind_recall_at_time for the past.",
+			"sections with a score in 0..1, best first. Superseded versions never appear; use knowmind_recall_at_time for the past. " +
+			"What a score means depends on rerank in the answer: with a cross-encoder it is that model's relevance " +
+			"probability; with rerank \"none\" it is relative to this answer's candidates (the best match scores near 1 " +
+			"even when nothing is relevant), so it orders hits but is no confidence.",
 		Scope:    knowmind.ScopeRead,
 		ReadOnly: true,
 	}, s.recall)
@@ -62,16 +71,23 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Name:  "knowmind_link",
 		Title: "Link two memories",
 		Description: "Creates a typed relation from_id --rel_type--> to_id between two memories of the workspace; the inverse " +
-			"relation is materialised automatically. rel_type is UPPER_SNAKE_CASE (e.g. OWNS, FOR_CLIENT, SUPERSEDES, REFERENCES) " +
-			"and must be allowed by the domain's shapes. Linking twice returns the same edge ids.",
-		Scope: knowmind.ScopeWrite,
+			"relation is materialised automatically. Linking twice returns the same edge ids. " +
+			"SUPERSEDES (newer --> older) marks the target as no longer current, as knowmind_update_fact does.\n\n" +
+			relTypesText(s.shapes()),
+		Scope:      knowmind.ScopeWrite,
+		Idempotent: true,
+		RelTypes:   true,
 	}, s.link)
 	addTool(s, srv, tool{
 		Name:  "knowmind_unlink",
 		Title: "Unlink two memories",
 		Description: "Removes the typed relation from_id --rel_type--> to_id and its inverse. " +
-			"The edge is closed (valid_to) rather than erased, so point-in-time queries still see it.",
-		Scope: knowmind.ScopeWrite,
+			"The edge is closed (valid_to) rather than erased, so point-in-time queries still see it. " +
+			"rel_type is one of the relation types knowmind_link lists.",
+		Scope:       knowmind.ScopeWrite,
+		Idempotent:  true,
+		Destructive: true,
+		RelTypes:    true,
 	}, s.unlink)
 	addTool(s, srv, tool{
 		Name:        "knowmind_list_relations",
@@ -98,6 +114,8 @@ func (s *service) registerTools(srv *mcp.Server) {
 			"(versioning is knowmind_update_fact's). Content already stored is recognised by its SHA-256 and returned with " +
 			"unchanged: true. For longer texts with upsert per title use knowmind_upload_document.",
 		Scope: knowmind.ScopeWrite,
+		// The same arguments again find the stored content by its SHA-256.
+		Idempotent: true,
 	}, s.storeMemory)
 	addTool(s, srv, tool{
 		Name:  "knowmind_upload_document",
@@ -106,6 +124,10 @@ func (s *service) registerTools(srv *mcp.Server) {
 			"limit with overlap), one vector per section, one graph node. Upsert per title: an existing document of the same " +
 			"title is replaced by the new version, deleted only after the new one is ingested; its ids are in replaced_document_ids.",
 		Scope: knowmind.ScopeWrite,
+		// Replaces (deletes) the previous document of the same title; the
+		// same title and content again is recognised (unchanged).
+		Idempotent:  true,
+		Destructive: true,
 	}, s.uploadDocument)
 	addTool(s, srv, tool{
 		Name:  "knowmind_update_fact",
@@ -115,7 +137,11 @@ func (s *service) registerTools(srv *mcp.Server) {
 			"version can be updated; updating an older one is refused naming the current version.",
 		Scope:      knowmind.ScopeWrite,
 		ScopeError: codeForbidden,
+		// Repeating a call changes nothing more: the target is no longer
+		// current, so the repeat is refused (409 naming the new version).
+		Idempotent: true,
 	}, s.updateFact)
+	s.registerNoteTools(srv)
 	s.registerEngineTools(srv) // engine_tools.go
 }
 
@@ -130,15 +156,26 @@ type tool struct {
 	// ScopeError is the JSON-RPC code for a missing scope; 0 = -32002, the
 	// spec's default (knowmind_update_fact's table says 403).
 	ScopeError int64
-	// ReadOnly marks tools that change nothing (MCP annotation readOnlyHint).
+	// ReadOnly marks tools that change nothing (MCP annotation readOnlyHint;
+	// such tools are also idempotent and not destructive).
 	ReadOnly bool
+	// Idempotent: calling again with the same arguments changes nothing more
+	// (idempotentHint). Destructive: the tool may delete or overwrite
+	// (destructiveHint; MCP assumes true when it is absent, so it is always sent).
+	Idempotent, Destructive bool
+	// RelTypes marks a tool whose rel_type parameter takes a relation type of
+	// the shape set: tools/list shows the types as the parameter's enum, and a
+	// type outside them is refused before the call with 400 listing the
+	// allowed ones (the SDK's own enum check would answer an isError result).
+	RelTypes bool
 }
 
 // registeredTool is a tool plus the strict decoder of its Params type, used
 // before the SDK sees the arguments (see guardCalls).
 type registeredTool struct {
 	tool
-	check func(args json.RawMessage) error
+	check     func(args json.RawMessage) error
+	normalise func(args json.RawMessage) json.RawMessage
 }
 
 // addTool registers run as an MCP tool. P is the params struct (json and
@@ -161,30 +198,74 @@ func addTool[P, R any](s *service, srv *mcp.Server, t tool, run func(ctx context
 	if _, dup := s.tools[t.Name]; dup {
 		panic("tool registered twice: " + t.Name)
 	}
+	set := s.shapes()
+	if t.RelTypes {
+		prop := codec.schema.Properties[relTypeParam]
+		if prop == nil {
+			panic(fmt.Sprintf("tool %s: RelTypes without a %s parameter", t.Name, relTypeParam))
+		}
+		prop.Enum = nil
+		for _, n := range set.Names() {
+			prop.Enum = append(prop.Enum, n)
+		}
+	}
 	s.tools[t.Name] = &registeredTool{tool: t, check: func(args json.RawMessage) error {
-		_, err := codec.decode(args)
-		return err
-	}}
+		if _, err := codec.decode(args); err != nil {
+			return err
+		}
+		if t.RelTypes {
+			return checkRelType(set, args)
+		}
+		return nil
+	}, normalise: codec.normalise}
+	ann := &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.ReadOnly, IdempotentHint: t.ReadOnly || t.Idempotent,
+		DestructiveHint: jsonschema.Ptr(!t.ReadOnly && t.Destructive), OpenWorldHint: new(bool)}
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:         t.Name,
 		Title:        t.Title,
 		Description:  t.Description,
 		InputSchema:  codec.schema,
 		OutputSchema: out,
-		Annotations:  &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.ReadOnly, OpenWorldHint: new(bool)},
-	}, func(ctx context.Context, req *mcp.CallToolRequest, p P) (*mcp.CallToolResult, R, error) {
-		var zero R
+		Annotations:  ann,
+	}, func(ctx context.Context, req *mcp.CallToolRequest, p P) (*mcp.CallToolResult, json.RawMessage, error) {
 		// Checked again here, not only in guardCalls: a tool must never run
 		// beyond its token's scope, whatever the middleware order.
 		ctx, err := s.callContext(ctx, req, t)
 		if err != nil {
-			return nil, zero, err
+			return nil, nil, err
 		}
 		r, err := run(ctx, p)
 		if err != nil {
-			return nil, zero, rpcError(ctx, s.log, err)
+			return nil, nil, rpcError(ctx, s.log, err)
 		}
-		return nil, r, nil
+		out, err := json.Marshal(r)
+		if err != nil {
+			return nil, nil, rpcError(ctx, s.log, fmt.Errorf("tool %s: marshal result: %w", t.Name, err))
+		}
+		return nil, uniformTimestamps(out), nil
+	})
+}
+
+// timestampField matches a timestamp field of a result as encoding/json
+// writes it. Inside a JSON string every quote is escaped, so the unescaped
+// `,"created_at":"` or `{"created_at":"` only occurs as a real field.
+var timestampField = regexp.MustCompile(`([{,]"(?:created_at|updated_at|valid_from|valid_to)":")([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(?:Z|[+-][0-9]{2}:[0-9]{2}))"`)
+
+// TimestampLayout is the one form every timestamp of a tool result takes:
+// RFC 3339 in UTC with milliseconds, e.g. 2026-06-10T07:12:44.120Z.
+// (encoding/json writes time.Time with as many fraction digits as are not
+// zero, so one result could hold 07:12:44Z and 07:12:44.1234Z.)
+const TimestampLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// uniformTimestamps rewrites the timestamps of a result JSON to TimestampLayout.
+func uniformTimestamps(js []byte) []byte {
+	return timestampField.ReplaceAllFunc(js, func(m []byte) []byte {
+		sub := timestampField.FindSubmatch(m)
+		ts, err := time.Parse(time.RFC3339Nano, string(sub[2]))
+		if err != nil {
+			return m
+		}
+		return append(append(slices.Clone(sub[1]), ts.UTC().Format(TimestampLayout)...), '"')
 	})
 }
 
@@ -198,7 +279,7 @@ func (s *service) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				p, _ := principalOf(req.GetExtra())
+				p, _ := s.principal(req.GetExtra())
 				lr.Tools = slices.DeleteFunc(lr.Tools, func(mt *mcp.Tool) bool {
 					t := s.tools[mt.Name]
 					return t == nil || (t.Scope != "" && !p.Has(t.Scope))
@@ -219,13 +300,79 @@ func (s *service) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil {
 				return nil, err
 			}
-			if err := t.check(call.Params.Arguments); err != nil {
+			args := t.normalise(call.Params.Arguments)
+			if err := t.check(args); err != nil {
 				return nil, rpcError(cctx, s.log, err)
 			}
-			call.Params.Arguments = dropNulls(call.Params.Arguments)
+			call.Params.Arguments = dropNulls(args)
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// relTypeParam is the parameter of link and unlink that names a relation type.
+const relTypeParam = "rel_type"
+
+// shapes is the relation shape set the graph checks links against.
+func (s *service) shapes() *shapes.Set {
+	if s.graph != nil {
+		if set := s.graph.Shapes(); set != nil {
+			return set
+		}
+	}
+	set, err := shapes.Default()
+	if err != nil {
+		panic(err) // the embedded default is tested to load
+	}
+	return set
+}
+
+// relTypesText lists every relation type with its one-line meaning and the
+// classes its ends need, for knowmind_link's description. It comes from the
+// shape files (admin configuration), never from stored content.
+func relTypesText(set *shapes.Set) string {
+	var b strings.Builder
+	b.WriteString("rel_type (UPPER_SNAKE_CASE) is one of:")
+	for _, r := range set.Relations() {
+		fmt.Fprintf(&b, "\n- %s: %s", r.Name, r.Description)
+		var ends []string
+		if !slices.Contains(r.Source, shapes.Any) {
+			ends = append(ends, "source tagged "+classTags(r.Source))
+		}
+		if !slices.Contains(r.Target, shapes.Any) {
+			ends = append(ends, "target tagged "+classTags(r.Target))
+		}
+		if len(ends) > 0 {
+			fmt.Fprintf(&b, " [%s]", strings.Join(ends, "; "))
+		}
+		if r.MaxCount > 0 {
+			fmt.Fprintf(&b, " [at most %d per source]", r.MaxCount)
+		}
+	}
+	return b.String()
+}
+
+func classTags(classes []string) string {
+	tags := make([]string, len(classes))
+	for i, c := range classes {
+		tags[i] = "class:" + c
+	}
+	return strings.Join(tags, " or ")
+}
+
+// checkRelType refuses a malformed rel_type (-32602) or one the shapes do not
+// define (400, data.allowed listing every type) before the call.
+func checkRelType(set *shapes.Set, args json.RawMessage) error {
+	var p struct {
+		RelType string `json:"rel_type"`
+	}
+	if err := json.Unmarshal(args, &p); err != nil {
+		return knowmind.InvalidParam(relTypeParam, "rel_type must be a string")
+	}
+	if _, ok := set.Relation(p.RelType); ok {
+		return nil
+	}
+	return set.Check(p.RelType, nil, nil, 0)
 }
 
 // callInfo is what a tool call knows about its caller.
@@ -241,15 +388,27 @@ type callKey struct{}
 func (s *service) callContext(ctx context.Context, req *mcp.CallToolRequest, t tool) (context.Context, error) {
 	extra := req.GetExtra()
 	p, ok := principalOf(extra)
-	if !ok {
+	var ci callInfo
+	switch {
+	case ok:
+		ci = callInfo{principal: p, viaJWT: extra.TokenInfo.Extra[extraJWT] == true}
+		if extra.Header != nil {
+			ci.requestID = extra.Header.Get(requestIDHeader)
+		}
+		if ci.requestID == "" {
+			ci.requestID = requestIDOf(ctx)
+		}
+	case s.local != nil:
+		lp, err := s.local.check(ctx)
+		if err != nil {
+			return ctx, rpcError(ctx, s.log, err)
+		}
+		ci = callInfo{principal: lp, viaJWT: s.local.CreateTenant, requestID: requestIDOf(ctx)}
+	default:
 		return ctx, rpcError(ctx, s.log, knowmind.Errorf(knowmind.EUNAUTHORIZED, "bearer token missing or invalid"))
 	}
-	ci := callInfo{principal: p, viaJWT: extra.TokenInfo.Extra[extraJWT] == true}
-	if extra.Header != nil {
-		ci.requestID = extra.Header.Get(requestIDHeader)
-	}
 	ctx = context.WithValue(ctx, callKey{}, ci)
-	if t.Scope != "" && !p.Has(t.Scope) {
+	if t.Scope != "" && !ci.principal.Has(t.Scope) {
 		code := t.ScopeError
 		if code == 0 {
 			code = codeScope

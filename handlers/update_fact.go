@@ -10,7 +10,7 @@ import (
 type UpdateFactParams struct {
 	TargetID     string `json:"target_id" jsonschema:"id of the memory to update (its current version)" validate:"required,notblank,max=200"`
 	NewTitle     string `json:"new_title" jsonschema:"title of the new version" validate:"required,notblank,max=500"`
-	NewContent   string `json:"new_content" jsonschema:"content of the new version (at most 1,000,000 characters)" validate:"required,notblank"`
+	NewContent   string `json:"new_content" jsonschema:"content of the new version (at most 1,000,000 characters)" validate:"required,notblank" schema:"maxLength=1000000"`
 	UpdateReason string `json:"update_reason,omitempty" jsonschema:"why it changed, e.g. address changed" validate:"max=2000"`
 }
 
@@ -29,3 +29,7 @@ func (s *service) updateFact(ctx context.Context, p UpdateFactParams) (UpdateFac
 		TargetID: p.TargetID, NewTitle: p.NewTitle, NewContent: p.NewContent, UpdateReason: p.UpdateReason,
 	})
 }
+
+// precheck answers a new_content over the limit as -32603 too_large, as
+// store_memory does, before the SDK's maxLength check would.
+func (p UpdateFactParams) precheck() error { return checkContent(p.NewContent) }

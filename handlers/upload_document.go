@@ -2,18 +2,17 @@ package handlers
 
 import (
 	"context"
-	"strings"
 
 	"github.com/knowmind/knowmind"
 )
 
 // UploadDocumentParams are knowmind_upload_document's parameters. content is
-// checked by the handler (-32603 content_required), not the schema; a pointer
-// so that null counts as absent (see StoreMemoryParams).
+// checked by its precheck (-32603 content_required, too_large), as for
+// StoreMemoryParams.
 type UploadDocumentParams struct {
-	Title   string  `json:"title,omitempty" jsonschema:"document title; a new upload replaces the current documents of the same title" validate:"max=500"`
-	Content *string `json:"content,omitempty" jsonschema:"the document's full text (required, at most 1,000,000 characters)"`
-	Source  string  `json:"source,omitempty" jsonschema:"where it comes from (URL, path)" validate:"max=2000"`
+	Title   string `json:"title,omitempty" jsonschema:"document title; a new upload replaces the current documents of the same title" validate:"max=500"`
+	Content string `json:"content,omitempty" jsonschema:"the document's full text (required, at most 1,000,000 characters)" schema:"required,maxLength=1000000"`
+	Source  string `json:"source,omitempty" jsonschema:"where it comes from (URL, path)" validate:"max=2000"`
 }
 
 // UploadDocumentResult is the spec's result. replaced_document_ids is always
@@ -34,14 +33,14 @@ type UploadDocumentResult struct {
 // title: the old versions are deleted only after the new one is ingested
 // (see graph.Tenant.UploadDocument).
 func (s *service) uploadDocument(ctx context.Context, p UploadDocumentParams) (UploadDocumentResult, error) {
-	if p.Content == nil || strings.TrimSpace(*p.Content) == "" {
-		return UploadDocumentResult{}, knowmind.Internal(knowmind.ReasonContentRequired, "content is required and must not be empty")
+	if err := p.precheck(); err != nil {
+		return UploadDocumentResult{}, err
 	}
 	t, err := s.tenant(ctx)
 	if err != nil {
 		return UploadDocumentResult{}, err
 	}
-	r, err := t.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: p.Title, Content: *p.Content, Source: p.Source})
+	r, err := t.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: p.Title, Content: p.Content, Source: p.Source})
 	if err != nil {
 		return UploadDocumentResult{}, err
 	}
@@ -53,3 +52,5 @@ func (s *service) uploadDocument(ctx context.Context, p UploadDocumentParams) (U
 		ChunksWritten: r.ChunksWritten, EmbeddingProvider: r.EmbeddingProvider,
 		ReplacedDocumentIDs: replaced, Unchanged: r.Unchanged}, nil
 }
+
+func (p UploadDocumentParams) precheck() error { return checkContent(p.Content) }

@@ -349,18 +349,20 @@ func (s *Set) Check(rel string, from, to []string, existingOutgoing int) error {
 	}
 	r, ok := s.relations[rel]
 	if !ok {
-		return violation("rel_type", fmt.Sprintf("rel_type %s is not defined in %s", rel, s.domainPhrase()),
-			map[string]any{"rel_type": rel, "domains": s.Domains()})
+		return violation("rel_type", fmt.Sprintf("rel_type %s is not defined in %s (allowed: %s)", rel, s.domainPhrase(), strings.Join(s.names, ", ")),
+			map[string]any{"rel_type": rel, "domains": s.Domains(), "allowed": s.Names()})
 	}
 	if !allows(r.Source, from) {
+		fix := classFix("source", r.Source)
 		return violation("source_class",
-			fmt.Sprintf("source class %s not allowed for %s (allowed: %s)", classPhrase(from), rel, strings.Join(r.Source, ", ")),
-			map[string]any{"rel_type": rel, "classes": slices.Clone(from), "allowed": slices.Clone(r.Source)})
+			fmt.Sprintf("source class %s not allowed for %s (allowed: %s); %s", classPhrase(from), rel, strings.Join(r.Source, ", "), fix),
+			map[string]any{"rel_type": rel, "classes": slices.Clone(from), "allowed": slices.Clone(r.Source), "fix": fix})
 	}
 	if !allows(r.Target, to) {
+		fix := classFix("target", r.Target)
 		return violation("target_class",
-			fmt.Sprintf("target class %s not allowed for %s (allowed: %s)", classPhrase(to), rel, strings.Join(r.Target, ", ")),
-			map[string]any{"rel_type": rel, "classes": slices.Clone(to), "allowed": slices.Clone(r.Target)})
+			fmt.Sprintf("target class %s not allowed for %s (allowed: %s); %s", classPhrase(to), rel, strings.Join(r.Target, ", "), fix),
+			map[string]any{"rel_type": rel, "classes": slices.Clone(to), "allowed": slices.Clone(r.Target), "fix": fix})
 	}
 	if r.MaxCount > 0 && existingOutgoing >= r.MaxCount {
 		return violation("max_count",
@@ -368,6 +370,17 @@ func (s *Set) Check(rel string, from, to []string, existingOutgoing int) error {
 			map[string]any{"rel_type": rel, "max_count": r.MaxCount, "existing": existingOutgoing})
 	}
 	return nil
+}
+
+// classFix tells an agent how a node gets one of the allowed classes: the
+// class tags it can set when storing a memory (see NodeClasses).
+func classFix(end string, allowed []string) string {
+	tags := make([]string, len(allowed))
+	for i, c := range allowed {
+		tags[i] = classTagPrefix + c
+	}
+	return fmt.Sprintf("the %s memory needs one of the tags %s (set with knowmind_store_memory's tags; a node's classes are its kind, memory_type and class:<name> tags)",
+		end, strings.Join(tags, ", "))
 }
 
 func violation(constraint, msg string, data map[string]any) error {

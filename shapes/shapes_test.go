@@ -55,8 +55,9 @@ func TestDefaultRelations(t *testing.T) {
 	}{
 		{"OWNS", "OWNED_BY", []string{"*"}, []string{"*"}, 0, false},
 		{"OWNED_BY", "OWNS", []string{"*"}, []string{"*"}, 0, false},
-		{"FOR_CLIENT", "HAS_WORKSHOP", []string{"*"}, []string{"client"}, 0, false},
-		{"HAS_WORKSHOP", "FOR_CLIENT", []string{"client"}, []string{"*"}, 0, false},
+		// FOR_CLIENT takes any target: the spec links it onto a plain memory.
+		{"FOR_CLIENT", "HAS_WORKSHOP", []string{"*"}, []string{"*"}, 0, false},
+		{"HAS_WORKSHOP", "FOR_CLIENT", []string{"*"}, []string{"*"}, 0, false},
 		{"SUPERSEDES", "SUPERSEDED_BY", []string{"memory", "document"}, []string{"memory", "document"}, 1, false},
 		{"SUPERSEDED_BY", "SUPERSEDES", []string{"memory", "document"}, []string{"memory", "document"}, 1, false},
 		{"REFERENCES", "REFERENCED_BY", []string{"*"}, []string{"*"}, 0, false},
@@ -85,9 +86,9 @@ func TestDefaultRelations(t *testing.T) {
 
 func TestRelationReturnsCopy(t *testing.T) {
 	s := mustDefault(t)
-	r, _ := s.Relation("FOR_CLIENT")
+	r, _ := s.Relation("SUPERSEDES")
 	r.Target[0] = "anything"
-	if again, _ := s.Relation("FOR_CLIENT"); again.Target[0] != "client" {
+	if again, _ := s.Relation("SUPERSEDES"); again.Target[0] != "memory" {
 		t.Fatalf("mutating a returned Relation changed the Set: %v", again.Target)
 	}
 }
@@ -193,9 +194,11 @@ func TestCheck(t *testing.T) {
 		{"too long", strings.Repeat("A", 65), episodic, client, 0, knowmind.EINVALID, "", "longer than 64"},
 		{"double underscore", "FOR__CLIENT", episodic, client, 0, knowmind.EINVALID, "", "UPPER_SNAKE_CASE"},
 		{"undefined", "LIKES", episodic, client, 0, knowmind.ECONSTRAINT, "rel_type",
-			"SHACL constraint violated: rel_type LIKES is not defined in domains crm, default"},
-		{"target not client", "FOR_CLIENT", episodic, person, 0, knowmind.ECONSTRAINT, "target_class",
-			"SHACL constraint violated: target class memory, semantic, person not allowed for FOR_CLIENT (allowed: client)"},
+			"SHACL constraint violated: rel_type LIKES is not defined in domains crm, default (allowed: CAUSED_BY, CAUSES, CONTACT_OF, "},
+		{"spec example: FOR_CLIENT onto a plain memory", "FOR_CLIENT", episodic, episodic, 0, "", "", ""},
+		{"target not person", "EMPLOYS", client, episodic, 0, knowmind.ECONSTRAINT, "target_class",
+			"SHACL constraint violated: target class memory, episodic not allowed for EMPLOYS (allowed: person); " +
+				"the target memory needs one of the tags class:person"},
 		{"source not client", "EMPLOYS", person, person, 0, knowmind.ECONSTRAINT, "source_class",
 			"SHACL constraint violated: source class memory, semantic, person not allowed for EMPLOYS (allowed: client)"},
 		{"source no classes", "EMPLOYS", nil, person, 0, knowmind.ECONSTRAINT, "source_class", "source class (none) not allowed"},
@@ -241,9 +244,37 @@ func TestCheck(t *testing.T) {
 
 func TestCheckDefaultDomainMessage(t *testing.T) {
 	err := mustDefault(t).Check("FOO", nil, nil, 0)
-	want := "SHACL constraint violated: rel_type FOO is not defined in domain default"
-	if e := knowmind.AsError(err); e == nil || e.Message != want {
+	want := "SHACL constraint violated: rel_type FOO is not defined in domain default (allowed: CAUSED_BY, CAUSES, " +
+		"CONTRADICTS, DEPENDENCY_OF, DEPENDS_ON, FOR_CLIENT, HAS_PART, HAS_WORKSHOP, OWNED_BY, OWNS, PART_OF, " +
+		"REFERENCED_BY, REFERENCES, RELATES_TO, SUPERSEDED_BY, SUPERSEDES)"
+	e := knowmind.AsError(err)
+	if e == nil || e.Message != want {
 		t.Fatalf("Check = %v, want %q", err, want)
+	}
+	// The allowed types travel in the error's data too, for agents that read it.
+	if allowed, _ := e.Data["allowed"].([]string); !slices.Equal(allowed, mustDefault(t).Names()) {
+		t.Errorf("Data[allowed] = %v, want every relation type", e.Data["allowed"])
+	}
+}
+
+// The example domain in shapes/examples loads on top of the default and
+// shows a class constraint whose error says which tag satisfies it.
+func TestExampleShapeFile(t *testing.T) {
+	s, err := shapes.Load("examples")
+	if err != nil {
+		t.Fatalf("Load(examples): %v", err)
+	}
+	if !slices.Equal(s.Domains(), []string{"crm", "default"}) {
+		t.Fatalf("Domains() = %v", s.Domains())
+	}
+	client := shapes.NodeClasses("memory", "semantic", []string{"class:client"})
+	person := shapes.NodeClasses("memory", "semantic", []string{"kunde", "class:person"})
+	if err := s.Check("EMPLOYS", client, person, 0); err != nil {
+		t.Fatalf("EMPLOYS client -> person: %v", err)
+	}
+	e := knowmind.AsError(s.Check("EMPLOYS", client, shapes.NodeClasses("memory", "semantic", []string{"person"}), 0))
+	if e == nil || e.Data["constraint"] != "target_class" || !strings.Contains(e.Data["fix"].(string), "class:person") {
+		t.Fatalf("EMPLOYS onto an untagged memory: %v (data %v), want target_class naming the tag class:person", e, e.Data)
 	}
 }
 
@@ -255,7 +286,6 @@ func TestLoadExtraFileAddsRelations(t *testing.T) {
 relations:
   - name: FOR_CLIENT
     description: repeated on purpose
-    target: [client]
     inverse: HAS_WORKSHOP
   - name: BLOCKS
     description: The source blocks the target.
@@ -442,7 +472,7 @@ relations:
     source: [person]
     inverse: A_REL
 `}, []string{"a.yaml:3: relation A_REL (source [*], target [client]) and its inverse B_REL (", "a.yaml:7, source [person], target [*]) must have swapped classes"}},
-		{"redefines default", map[string]string{"a.yaml": rel("FOR_CLIENT\n    description: x\n    target: \"*\"\n    inverse: HAS_WORKSHOP\n")},
+		{"redefines default", map[string]string{"a.yaml": rel("FOR_CLIENT\n    description: x\n    target: client\n    inverse: HAS_WORKSHOP\n")},
 			[]string{"a.yaml:3: relation FOR_CLIENT already defined in shapes/default.yaml:", "(domain default) with a different target"}},
 		{"duplicate across two files", map[string]string{
 			"a.yaml": "domain: one\nrelations:\n  - name: FOO\n    description: x\n    inverse: BAR\n    max_count: 1\n",

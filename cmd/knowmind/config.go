@@ -37,6 +37,14 @@ type Config struct {
 	JWTSecret        string        // HS256 secret for JWT bearer tokens (optional)
 	JWTPublicKeys    string        // PEM file of RS256/ES256 keys (optional)
 	JWTAudience      string        // required aud claim for JWTs
+	OAuthIssuer      string        // external authorization server whose access tokens are accepted (optional)
+	OAuthAudience    []string      // aud values accepted in its tokens; default: the MCP endpoint URLs under PublicURL
+	OAuthTenantClaim string        // claim naming the tenant
+	OAuthTenant      string        // tenant for tokens without that claim ("" = refuse them)
+	OAuthScopeMap    string        // issuer scope=knowmind scope pairs, e.g. "km:read=read,km:write=write"
+	LogFormat        string        // text | json
+	MetricsAddr      string        // separate listen address for /metrics ("" = none)
+	MetricsToken     string        // bearer token for /metrics on the main address ("" = not served there)
 	RateLimit        float64       // requests per second per token
 	RateBurst        int           // burst per token
 	ShutdownTimeout  time.Duration // graceful HTTP shutdown
@@ -48,9 +56,10 @@ type Config struct {
 	LLMModel         string        // its model name
 	LLMTimeout       time.Duration // per request
 
-	embedder        embed.Embedder // built from the fields above by newEmbedder
-	reranker        graph.Reranker // from RerankerDir (serve only); nil = none
-	skipTenantCheck bool           // reembed: do not refuse tenants on another embedder
+	embedder        embed.Embedder                                  // built from the fields above by newEmbedder
+	reranker        graph.Reranker                                  // from RerankerDir (serve only); nil = none
+	skipTenantCheck bool                                            // reembed: do not refuse tenants on another embedder
+	observeRPC      func(method string, d time.Duration, err error) // Dgraph round trips, for metrics (serve only)
 }
 
 func envOr(name, def string) string {
@@ -74,7 +83,7 @@ func splitList(s string) []string {
 func parseServeFlags(args []string) (Config, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var c Config
-	var dgraph, dgraphHTTP, origins string
+	var dgraph, dgraphHTTP, origins, oauthAudience string
 	fs.StringVar(&c.Addr, "addr", envOr("addr", "127.0.0.1:8765"), "HTTP listen address (env KNOWMIND_ADDR)")
 	fs.StringVar(&c.DataDir, "data-dir", envOr("data-dir", "./data"), "data directory: managed Dgraph and secrets (env KNOWMIND_DATA_DIR)")
 	fs.StringVar(&dgraph, "dgraph", envOr("dgraph", ""), "external Dgraph alphas host:9080[,host:9080...]; empty = start a local Dgraph (env KNOWMIND_DGRAPH)")
@@ -96,6 +105,14 @@ func parseServeFlags(args []string) (Config, error) {
 	fs.StringVar(&c.JWTSecret, "jwt-secret", envOr("jwt-secret", ""), "HS256 secret for JWT bearer tokens (env KNOWMIND_JWT_SECRET)")
 	fs.StringVar(&c.JWTPublicKeys, "jwt-public-keys", envOr("jwt-public-keys", ""), "PEM file with RS256/ES256 public keys for JWTs (env KNOWMIND_JWT_PUBLIC_KEYS)")
 	fs.StringVar(&c.JWTAudience, "jwt-audience", envOr("jwt-audience", "knowmind"), "required aud claim of JWTs (env KNOWMIND_JWT_AUDIENCE)")
+	fs.StringVar(&c.OAuthIssuer, "oauth-issuer", envOr("oauth-issuer", ""), "OAuth 2.1 authorization server (issuer URL) whose access tokens are accepted; listed in /.well-known/oauth-protected-resource (env KNOWMIND_OAUTH_ISSUER)")
+	fs.StringVar(&oauthAudience, "oauth-audience", envOr("oauth-audience", ""), "comma-separated aud values accepted in the issuer's tokens; default: the MCP endpoint URLs under --public-url (env KNOWMIND_OAUTH_AUDIENCE)")
+	fs.StringVar(&c.OAuthTenantClaim, "oauth-tenant-claim", envOr("oauth-tenant-claim", "tenant"), "access-token claim holding the tenant (env KNOWMIND_OAUTH_TENANT_CLAIM)")
+	fs.StringVar(&c.OAuthTenant, "oauth-default-tenant", envOr("oauth-default-tenant", ""), "tenant for access tokens without the tenant claim; empty = refuse them (env KNOWMIND_OAUTH_DEFAULT_TENANT)")
+	fs.StringVar(&c.OAuthScopeMap, "oauth-scope-map", envOr("oauth-scope-map", ""), "issuer scopes to knowmind scopes, e.g. knowmind:read=read,knowmind:write=write; empty = read, write, admin as they are (env KNOWMIND_OAUTH_SCOPE_MAP)")
+	fs.StringVar(&c.LogFormat, "log-format", envOr("log-format", "text"), "log format: text or json (env KNOWMIND_LOG_FORMAT)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", envOr("metrics-addr", ""), "listen address for Prometheus /metrics, e.g. 127.0.0.1:9464; empty = none (env KNOWMIND_METRICS_ADDR)")
+	fs.StringVar(&c.MetricsToken, "metrics-token", envOr("metrics-token", ""), "bearer token that opens /metrics on the main address; empty = /metrics not served there (env KNOWMIND_METRICS_TOKEN)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", atofOr(envOr("rate-limit", ""), 20), "requests per second per token (env KNOWMIND_RATE_LIMIT)")
 	fs.IntVar(&c.RateBurst, "rate-burst", atoiOr(envOr("rate-burst", ""), 40), "request burst per token (env KNOWMIND_RATE_BURST)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "graceful shutdown timeout")
@@ -115,6 +132,7 @@ func parseServeFlags(args []string) (Config, error) {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	c.Dgraph, c.DgraphHTTP, c.AllowedOrigins = splitList(dgraph), splitList(dgraphHTTP), splitList(origins)
+	c.OAuthAudience = splitList(oauthAudience)
 	return c, c.absPaths()
 }
 

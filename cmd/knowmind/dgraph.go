@@ -59,6 +59,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 		User: cfg.DgraphUser, Password: cfg.DgraphPassword,
 		Secret: secret, Relations: set.Names(), Shapes: set, Logger: log,
 		Embedder: cfg.embedder, Reranker: cfg.reranker, NoExactVectors: !cfg.ExactVectors,
+		ObserveRPC: cfg.observeRPC,
 	}
 	if len(cfg.Dgraph) > 0 {
 		b.client, err = graph.Open(ctx, gcfg)

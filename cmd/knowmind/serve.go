@@ -34,7 +34,24 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg.LogLevel)
+	log, err := newServiceLogger(cfg.LogLevel, cfg.LogFormat, os.Stderr)
+	if err != nil {
+		return err
+	}
+	issuer, err := oauthVerifier(cfg, log)
+	if err != nil {
+		return err
+	}
+	// Metrics exist from the start so Dgraph's round trips are observed from
+	// the first; the index gauges read the client once it is open.
+	var indexSizes func() []graph.IndexSize
+	metrics := handlers.NewMetrics(func() []graph.IndexSize {
+		if indexSizes == nil {
+			return nil
+		}
+		return indexSizes()
+	})
+	cfg.observeRPC = metrics.ObserveDgraph
 	extractors, err := newExtractors(cfg)
 	if err != nil {
 		return err
@@ -60,6 +77,7 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
+	indexSizes = b.client.IndexSizes
 
 	// The schema was applied by openBackend before we got here; ready means
 	// the managed Dgraph is healthy and every alpha answers.
@@ -88,9 +106,25 @@ func runServe(ctx context.Context, args []string) error {
 	router := handlers.NewRouter(handlers.Deps{
 		Ready: ready, Graph: b.client, Logger: log,
 		AllowedOrigins: cfg.AllowedOrigins, PublicURL: cfg.PublicURL, JWT: jwtCfg,
-		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Extractors: extractors,
-		Vocabulary: shapesVocabulary(cfg.ShapesDir),
+		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
+		OAuth: issuer, Metrics: metrics, MetricsToken: cfg.MetricsToken,
+		Extractors: extractors, Vocabulary: shapesVocabulary(cfg.ShapesDir),
 	})
+	if cfg.MetricsAddr != "" {
+		stop, err := serveMetrics(ctx, cfg.MetricsAddr, metrics, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if issuer != nil {
+		// Early word on a misconfigured issuer; tokens fetch again anyway.
+		go func() {
+			if err := issuer.Prefetch(ctx); err != nil {
+				log.Warn("oauth issuer keys not fetched yet", "issuer", issuer.Issuer(), "err", err)
+			}
+		}()
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -104,7 +138,9 @@ func runServe(ctx context.Context, args []string) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("knowmind ready", "mcp", base+"/api/mcp/v1", "ui", base+"/ui", "readyz", base+"/readyz")
-	fmt.Fprintf(os.Stderr, "\nknowmind MCP endpoint: %s/api/mcp/v1 (also %s/mcp)\ngraph explorer:        %s/ui\n\n", base, base, base)
+	if cfg.LogFormat != "json" { // JSON logs are for machines: every line of stderr is one
+		fmt.Fprintf(os.Stderr, "\nknowmind MCP endpoint: %s/api/mcp/v1 (also %s/mcp)\ngraph explorer:        %s/ui\n\n", base, base, base)
+	}
 	if cfg.WarmTextStats {
 		// In the background, once serving: a recall arriving meanwhile waits for its tenant's
 		// load as it would without the warm-up. Stopped and awaited before the client closes.

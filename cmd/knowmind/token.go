@@ -14,16 +14,17 @@ import (
 )
 
 func init() {
-	register("token", "token create --tenant NAME --scopes read,write [--name N] [--expires 720h] | token list [--tenant NAME] | token revoke ID", runToken)
+	register("token", "token create --tenant NAME --scopes read,write [--projects a,b] [--name N] [--expires 720h] | token list [--tenant NAME] | token revoke ID", runToken)
 }
 
 const tokenUsage = `usage:
-  knowmind token create --tenant NAME --scopes read[,write,admin] [--name NAME] [--expires DURATION] [serve flags]
+  knowmind token create --tenant NAME --scopes read[,write,admin] [--projects a,b] [--name NAME] [--expires DURATION] [serve flags]
   knowmind token list [--tenant NAME] [serve flags]
   knowmind token revoke ID [serve flags]
 
 The token is printed once; only its SHA-256 is stored. A new tenant gets its
-Dgraph namespace on the first token. Revocation takes effect on the next request.`
+Dgraph namespace on the first token. Revocation takes effect on the next request.
+--projects limits the token to these notes projects (default: all; see knowmind project).`
 
 // runToken takes serve's flags and environment, so it reaches the same Dgraph
 // (a running `knowmind serve` with the same --data-dir, or an external one).
@@ -37,6 +38,7 @@ func runToken(ctx context.Context, args []string) error {
 	scopes, args := takeStringFlag(args, "scopes", "")
 	name, args := takeStringFlag(args, "name", "")
 	expires, args := takeStringFlag(args, "expires", "")
+	projects, args := takeStringFlag(args, "projects", "")
 	var id string
 	if sub == "revoke" {
 		// The id may stand before or after the serve flags.
@@ -90,13 +92,17 @@ func runToken(ctx context.Context, args []string) error {
 
 	switch sub {
 	case "create":
-		secret, tok, err := b.client.CreateToken(ctx, tenant, scopeList, name, expiresAt)
+		var projectList []string
+		if projects != "" {
+			projectList = splitList(projects)
+		}
+		secret, tok, err := b.client.CreateProjectToken(ctx, tenant, scopeList, projectList, name, expiresAt)
 		if err != nil {
 			return err
 		}
 		fmt.Println(secret)
-		fmt.Fprintf(os.Stderr, "token %s for tenant %q, scopes %s%s — shown once, store it now\n",
-			tok.ID, tok.Tenant, joinScopes(tok.Scopes), expiryNote(tok.ExpiresAt))
+		fmt.Fprintf(os.Stderr, "token %s for tenant %q, scopes %s%s%s — shown once, store it now\n",
+			tok.ID, tok.Tenant, joinScopes(tok.Scopes), projectsNote(tok.Projects), expiryNote(tok.ExpiresAt))
 	case "list":
 		toks, err := b.client.ListTokens(ctx, tenant)
 		if err != nil {
@@ -114,7 +120,7 @@ func runToken(ctx context.Context, args []string) error {
 
 func printTokens(toks []graph.Token) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tTENANT\tNAME\tSCOPES\tCREATED\tLAST USED\tEXPIRES\tREVOKED")
+	fmt.Fprintln(w, "ID\tTENANT\tNAME\tSCOPES\tPROJECTS\tCREATED\tLAST USED\tEXPIRES\tREVOKED")
 	ts := func(t *time.Time) string {
 		if t == nil {
 			return "-"
@@ -126,7 +132,11 @@ func printTokens(toks []graph.Token) {
 		if name == "" {
 			name = "-"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Tenant, name, joinScopes(t.Scopes),
+		projects := "all"
+		if len(t.Projects) > 0 {
+			projects = strings.Join(t.Projects, ",")
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Tenant, name, joinScopes(t.Scopes), projects,
 			t.CreatedAt.UTC().Format(time.RFC3339), ts(t.LastUsedAt), ts(t.ExpiresAt), ts(t.RevokedAt))
 	}
 	w.Flush()
@@ -145,4 +155,11 @@ func expiryNote(t *time.Time) string {
 		return ", no expiry"
 	}
 	return ", expires " + t.Format(time.RFC3339)
+}
+
+func projectsNote(p []string) string {
+	if len(p) == 0 {
+		return ", all projects"
+	}
+	return ", projects " + strings.Join(p, ",")
 }

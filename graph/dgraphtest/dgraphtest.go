@@ -10,6 +10,7 @@ package dgraphtest
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/localdgraph"
+	"github.com/knowmind/knowmind/shapes"
 )
 
 // Env is a running Dgraph and a service client on it.
@@ -61,7 +63,8 @@ func Main(m *testing.M, relations []string) {
 
 // Start brings up (or connects to) Dgraph and opens a client on it.
 func Start(ctx context.Context, relations []string) (*Env, error) {
-	env := &Env{Secret: randomBytes(32)}
+	// Printable, so a child process can be handed it (KNOWMIND_SECRET).
+	env := &Env{Secret: []byte(hex.EncodeToString(randomBytes(32)))}
 	if addrs := os.Getenv("KNOWMIND_TEST_DGRAPH"); addrs != "" {
 		env.Alphas = strings.Split(addrs, ",")
 		env.Password = os.Getenv("KNOWMIND_TEST_DGRAPH_PASSWORD")
@@ -169,4 +172,26 @@ func randomBytes(n int) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// ClientWithShapes opens a second client on the package's Dgraph that checks
+// links against set (e.g. shapes.Load("…/shapes/examples"): the default plus
+// class-constrained example relations), closed when t ends. Tenants it
+// creates get set's relation predicates; it shares the cluster, the secret
+// and the embedder with Shared's client.
+func ClientWithShapes(t testing.TB, set *shapes.Set) *graph.Client {
+	t.Helper()
+	env := Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := graph.Open(ctx, graph.Config{
+		Alphas: env.Alphas, AlphasHTTP: env.HTTP,
+		User: "groot", Password: env.Password,
+		Secret: env.Secret, Embedder: env.Embedder, Shapes: set,
+	})
+	if err != nil {
+		t.Fatalf("dgraphtest: client with shapes: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+)
+
+// startStdio runs `knowmind stdio args...` as a subprocess and connects the
+// MCP Go SDK's client to it over its stdin and stdout.
+func startStdio(t *testing.T, env *dgraphtest.Env, args ...string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.Command(os.Args[0], append([]string{"stdio"}, args...)...)
+	cmd.Env = childEnv(t, env)
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-test-client", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to knowmind stdio: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func callJSON(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, out any) error {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		t.Fatalf("%s: isError %+v", name, res.Content)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	return json.Unmarshal(b, out)
+}
+
+// A desktop client's view: `knowmind stdio --token` lists the token's
+// tools, stores and recalls in the token's tenant (the same store the HTTP
+// service uses), refuses what the scopes do not allow, and stops serving
+// the moment the token is revoked.
+func TestStdioWithToken(t *testing.T) {
+	env := sharedDgraph(t)
+	ctx := context.Background()
+	tenant := dgraphtest.TenantName(t)
+	secret, tok, err := env.Client.CreateToken(ctx, tenant, []knowmind.Scope{knowmind.ScopeRead, knowmind.ScopeWrite}, "desktop", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := startStdio(t, env, "--token", secret)
+	names := toolNames(t, cs)
+	if !slices.Contains(names, "knowmind_store_memory") || !slices.Contains(names, "knowmind_recall") {
+		t.Fatalf("tools %v", names)
+	}
+	var stored struct {
+		MemoryID string `json:"memory_id"`
+		Status   string `json:"status"`
+	}
+	if err := callJSON(t, cs, "knowmind_store_memory", map[string]any{"title": "stdio", "content": "Desktop clients speak stdio to knowmind."}, &stored); err != nil || stored.MemoryID == "" {
+		t.Fatalf("store: %+v %v", stored, err)
+	}
+	var recall knowmind.RecallResult
+	if err := callJSON(t, cs, "knowmind_recall", map[string]any{"query": "desktop stdio"}, &recall); err != nil {
+		t.Fatal(err)
+	}
+	if len(recall.Hits) == 0 || recall.Hits[0].MemoryID != stored.MemoryID {
+		t.Fatalf("recall after store: %+v", recall)
+	}
+	// The same store: the memory is in the token's tenant, seen in-process.
+	ten, err := env.Client.Tenant(ctx, tenant, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := ten.Stats(ctx); err != nil || st.Memories != 1 {
+		t.Fatalf("tenant stats through the store: %+v %v", st, err)
+	}
+
+	if err := env.Client.RevokeToken(ctx, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	var werr *jsonrpc.Error
+	if err := callJSON(t, cs, "knowmind_stats", map[string]any{}, &struct{}{}); !errors.As(err, &werr) || werr.Code != 401 {
+		t.Fatalf("after revocation: %v, want JSON-RPC error 401", err)
+	}
+}
+
+// `knowmind stdio --tenant T --scopes read`: an operator's local access; the
+// tenant is made on first use and write tools are neither listed nor run.
+func TestStdioWithTenant(t *testing.T) {
+	env := sharedDgraph(t)
+	cs := startStdio(t, env, "--tenant", dgraphtest.TenantName(t), "--scopes", "read")
+	names := toolNames(t, cs)
+	if slices.Contains(names, "knowmind_store_memory") || !slices.Contains(names, "knowmind_stats") {
+		t.Fatalf("tools of a read-only caller: %v", names)
+	}
+	var st knowmind.Stats
+	if err := callJSON(t, cs, "knowmind_stats", map[string]any{}, &st); err != nil || st != (knowmind.Stats{}) {
+		t.Fatalf("stats of a fresh tenant: %+v %v", st, err)
+	}
+	var werr *jsonrpc.Error
+	if err := callJSON(t, cs, "knowmind_store_memory", map[string]any{"content": "x"}, &struct{}{}); !errors.As(err, &werr) || werr.Code != -32002 {
+		t.Fatalf("write with read scope: %v, want -32002", err)
+	}
+}
+
+// Wrong invocations fail before touching the store.
+func TestStdioUsage(t *testing.T) {
+	for _, args := range [][]string{{}, {"--token", "kmt_x", "--tenant", "a"}, {"--tenant", "../x"}, {"--tenant", "a", "--scopes", "root"}} {
+		if err := runStdio(context.Background(), args); err == nil {
+			t.Errorf("stdio %v: accepted", args)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"text/tabwriter"
+	"time"
+
+	"github.com/knowmind/knowmind"
+)
+
+func init() {
+	register("trash", "trash list --tenant T | trash restore --tenant T ID | trash empty --tenant T --yes (notes in the trash; for people only)", runTrash)
+}
+
+const trashUsage = `usage:
+  knowmind trash list --tenant NAME [serve flags]
+  knowmind trash restore --tenant NAME NOTE-ID [serve flags]
+  knowmind trash empty --tenant NAME --yes [serve flags]
+
+knowmind_delete_note moves a note to the trash; only these commands restore it or delete it for good.`
+
+// noteIDShape is a note id (a UUID), told apart from flag values among the arguments.
+var noteIDShape = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+func runTrash(ctx context.Context, args []string) error {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "restore" && args[0] != "empty") {
+		fmt.Fprintln(os.Stderr, trashUsage)
+		return errors.New("trash: missing or unknown subcommand")
+	}
+	sub := args[0]
+	tenant, rest := takeStringFlag(args[1:], "tenant", "")
+	var id string
+	yes := false
+	var flags []string
+	for _, a := range rest {
+		switch {
+		case a == "--yes":
+			yes = true
+		case sub == "restore" && id == "" && noteIDShape.MatchString(a):
+			id = a // may stand before or after the serve flags
+		default:
+			flags = append(flags, a)
+		}
+	}
+	if tenant == "" {
+		return errors.New("trash: --tenant is required\n\n" + trashUsage)
+	}
+	if sub == "restore" && id == "" {
+		return errors.New("trash restore: the note id (from `knowmind trash list`) is required")
+	}
+	if sub == "empty" && !yes {
+		return errors.New("trash empty deletes the notes for good: add --yes")
+	}
+	b, err := openAdminBackend(ctx, flags)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	t, err := b.client.Tenant(ctx, tenant, false)
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "list":
+		list, err := t.ListTrash(ctx)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, "ID\tPROJECT\tPATH\tTITLE\tTRASHED")
+		for _, n := range list {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", n.ID, n.Project, n.Path, n.Title, n.TrashedAt.UTC().Format(time.RFC3339))
+		}
+		return w.Flush()
+	case "restore":
+		user := os.Getenv("USER")
+		if user == "" {
+			user = "cli"
+		}
+		if err := t.RestoreNote(ctx, id, knowmind.Actor{Principal: "user:" + user, Via: "knowmind trash restore", Human: true}); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "note %s restored\n", id)
+	case "empty":
+		ids, err := t.EmptyTrash(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "%d notes deleted for good\n", len(ids))
+	}
+	return nil
+}

@@ -1,0 +1,349 @@
+package graph
+
+// Links between notes: [[wiki links]] in a body and knowmind_link's note targets become typed
+// relation edges (REFERENCES by default) through Tenant.Link, so they are the same edges recall
+// hops over. A link to a title no note of the project has yet waits as a Forward node and is
+// resolved when a note of that title is created (or renamed to it). Links never cross projects.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dgraph-io/dgo/v240"
+	"github.com/dgraph-io/dgo/v240/protos/api"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/markdown"
+	"github.com/knowmind/knowmind/shapes"
+)
+
+// WikiRelation is the relation a [[wiki link]] becomes: the default shapes' REFERENCES ("the source
+// cites or points to the target"), so wiki links need no relation type of their own.
+const WikiRelation = "REFERENCES"
+
+// forwardQuery finds the links waiting for one of these titles in a project.
+const forwardQuery = `query q($key: string, $project: string) {
+  f(func: eq(Forward.key, $key)) @filter(uid_in(Forward.project, $project)) {
+    uid Forward.rel Forward.title
+    Forward.from @filter(eq(Memory.status, "indexed")) { Memory.id }
+  }
+}`
+
+// pendingQuery lists a note's own forward references.
+const pendingQuery = `query q($id: string) {
+  n(func: eq(Memory.id, $id), first: 1) {
+    uid
+    f: ~Forward.from { uid Forward.rel Forward.title Forward.key }
+  }
+}`
+
+// noteProjectQuery reads the project and status of link targets given by id.
+const noteProjectQuery = `query q($id: string) {
+  n(func: eq(Memory.id, $id), first: 1) { uid Memory.kind Memory.status Note.project { uid } }
+}`
+
+func wikiSpecs(body string) []knowmind.LinkSpec {
+	titles := markdown.WikiLinks(body)
+	if len(titles) > knowmind.MaxWikiLinksPerNote {
+		titles = titles[:knowmind.MaxWikiLinksPerNote]
+	}
+	specs := make([]knowmind.LinkSpec, len(titles))
+	for i, title := range titles {
+		specs[i] = knowmind.LinkSpec{RelType: WikiRelation, ToTitle: title}
+	}
+	return specs
+}
+
+// checkLinkSpec refuses a malformed link before anything is written.
+func (t *Tenant) checkLinkSpec(l knowmind.LinkSpec) error {
+	rel := l.RelType
+	if rel == "" {
+		rel = WikiRelation
+	}
+	if err := shapes.ValidName(rel); err != nil {
+		return err
+	}
+	if _, ok := t.c.cfg.Shapes.Relation(rel); !ok {
+		return t.c.cfg.Shapes.Check(rel, nil, nil, 0)
+	}
+	if (l.To == "") == (l.ToTitle == "") {
+		return knowmind.InvalidParam("links", "links: each link needs exactly one of to (a note id) and toTitle (a title)")
+	}
+	if err := checkIDLength("links", l.To); err != nil {
+		return err
+	}
+	if len([]rune(l.ToTitle)) > knowmind.MaxTitleChars {
+		return knowmind.InvalidParam("links", "toTitle exceeds %d characters", knowmind.MaxTitleChars)
+	}
+	return nil
+}
+
+// LinkNote is knowmind_link for a note source: to a note id of the same project, or to a
+// title (resolved now, or kept as a forward reference). It reports whether the link is pending.
+func (t *Tenant) LinkNote(ctx context.Context, scope knowmind.NoteScope, fromID string, l knowmind.LinkSpec) (knowmind.NoteWriteResult, error) {
+	if err := t.checkLinkSpec(l); err != nil {
+		return knowmind.NoteWriteResult{}, err
+	}
+	n, err := t.findNote(ctx, scope, fromID, "")
+	if err != nil {
+		return knowmind.NoteWriteResult{}, err
+	}
+	puid := n.projectUID()
+	if puid == "" {
+		return knowmind.NoteWriteResult{}, knowmind.InvalidParam("from", "private notes without a project take no links")
+	}
+	res := knowmind.NoteWriteResult{ID: n.ID, Title: n.Title, Project: n.projectHandle(), Path: n.Path, Class: n.Class,
+		VersionToken: n.Version, Revision: n.Revision, Links: []string{}, PendingLinks: []string{}}
+	if err := t.linkOne(ctx, n.ID, puid, l, &res); err != nil {
+		return knowmind.NoteWriteResult{}, err
+	}
+	return res, nil
+}
+
+// applyLinks adds links after a note was written. The note is committed by then, so a failing
+// link is logged and reported as not made rather than failing the write.
+func (t *Tenant) applyLinks(ctx context.Context, fromID, projectUID string, specs []knowmind.LinkSpec, res *knowmind.NoteWriteResult) {
+	for _, l := range specs {
+		if err := t.linkOne(ctx, fromID, projectUID, l, res); err != nil {
+			t.c.log.Warn("note link not made", "tenant", t.Name, "from", fromID, "to", l.To, "title", l.ToTitle, "err", err)
+		}
+	}
+}
+
+func (t *Tenant) linkOne(ctx context.Context, fromID, projectUID string, l knowmind.LinkSpec, res *knowmind.NoteWriteResult) error {
+	rel := l.RelType
+	if rel == "" {
+		rel = WikiRelation
+	}
+	if l.To != "" {
+		var out struct {
+			N []struct {
+				Kind    string `json:"Memory.kind"`
+				Status  string `json:"Memory.status"`
+				Project *struct {
+					UID string `json:"uid"`
+				} `json:"Note.project"`
+			}
+		}
+		if err := t.queryVars(ctx, noteProjectQuery, map[string]string{"$id": l.To}, &out); err != nil {
+			return err
+		}
+		if len(out.N) == 0 || out.N[0].Kind != knowmind.KindNote || out.N[0].Status != knowmind.StatusIndexed {
+			return &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "to", Message: fmt.Sprintf("note %q (to) not found", truncateRunes(l.To, 80))}
+		}
+		if out.N[0].Project == nil || out.N[0].Project.UID != projectUID {
+			return knowmind.InvalidParam("to", "to is a note of another project: links never cross projects")
+		}
+		if _, err := t.Link(ctx, fromID, l.To, rel); err != nil {
+			return err
+		}
+		res.Links = append(res.Links, l.To)
+		return nil
+	}
+	var found struct{ N []dgNote }
+	if err := t.queryVars(ctx, noteByTitleQuery, map[string]string{"$key": linkKey(l.ToTitle), "$project": projectUID}, &found); err != nil {
+		return err
+	}
+	found.N = slices.DeleteFunc(found.N, func(n dgNote) bool { return n.ID == fromID })
+	if len(found.N) > 0 {
+		if _, err := t.Link(ctx, fromID, found.N[0].ID, rel); err != nil {
+			return err
+		}
+		res.Links = append(res.Links, l.ToTitle)
+		return nil
+	}
+	if err := t.addForward(ctx, fromID, projectUID, rel, l.ToTitle); err != nil {
+		return err
+	}
+	res.PendingLinks = append(res.PendingLinks, l.ToTitle)
+	return nil
+}
+
+// addForward records a link waiting for a title, once per (note, relation, title).
+func (t *Tenant) addForward(ctx context.Context, fromID, projectUID, rel, title string) error {
+	return RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+		resp, err := txn.QueryWithVars(ctx, pendingQuery, map[string]string{"$id": fromID})
+		if err != nil {
+			return err
+		}
+		var out struct {
+			N []struct {
+				UID string `json:"uid"`
+				F   []struct {
+					Rel string `json:"Forward.rel"`
+					Key string `json:"Forward.key"`
+				} `json:"f"`
+			}
+		}
+		if err := json.Unmarshal(resp.Json, &out); err != nil {
+			return err
+		}
+		if len(out.N) == 0 {
+			return nil
+		}
+		for _, f := range out.N[0].F {
+			if f.Rel == rel && f.Key == linkKey(title) {
+				return nil
+			}
+		}
+		body, _ := json.Marshal(map[string]any{"uid": "_:f", "dgraph.type": "Forward",
+			"Forward.from": map[string]any{"uid": out.N[0].UID}, "Forward.project": map[string]any{"uid": projectUID},
+			"Forward.key": linkKey(title), "Forward.title": strings.TrimSpace(title), "Forward.rel": rel})
+		_, err = txn.Mutate(ctx, &api.Mutation{SetJson: body})
+		return err
+	})
+}
+
+// resolveForward links the notes that waited for one of titles to the note toID, and drops
+// their forward references.
+func (t *Tenant) resolveForward(ctx context.Context, toID, projectUID string, titles []string) {
+	for _, title := range titles {
+		var out struct {
+			F []struct {
+				UID  string `json:"uid"`
+				Rel  string `json:"Forward.rel"`
+				From *struct {
+					ID string `json:"Memory.id"`
+				} `json:"Forward.from"`
+			}
+		}
+		if err := t.queryVars(ctx, forwardQuery, map[string]string{"$key": linkKey(title), "$project": projectUID}, &out); err != nil {
+			t.c.log.Warn("forward links not resolved", "tenant", t.Name, "to", toID, "err", err)
+			continue
+		}
+		for _, f := range out.F {
+			if f.From != nil && f.From.ID != toID {
+				if _, err := t.Link(ctx, f.From.ID, toID, f.Rel); err != nil {
+					t.c.log.Warn("forward link not made", "tenant", t.Name, "from", f.From.ID, "to", toID, "err", err)
+					continue
+				}
+			}
+			if _, err := t.dg.NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true,
+				DelNquads: []byte(fmt.Sprintf("<%s> * * .", f.UID))}); err != nil {
+				t.c.log.Warn("forward link not dropped", "tenant", t.Name, "uid", f.UID, "err", err)
+			}
+		}
+	}
+}
+
+// noteLinks are a note's open edges both ways (knowmind_list_relations' view) and its pending
+// forward references.
+func (t *Tenant) noteLinks(ctx context.Context, n dgNote) (knowmind.NoteLinks, error) {
+	rels, err := t.ListRelations(ctx, n.ID)
+	if err != nil {
+		return knowmind.NoteLinks{}, err
+	}
+	links := knowmind.NoteLinks{Out: []knowmind.NoteLink{}, In: []knowmind.NoteLink{}, Pending: []knowmind.NoteLink{}}
+	for _, e := range rels.Outgoing {
+		links.Out = append(links.Out, knowmind.NoteLink{RelType: e.RelType, ID: e.To, Title: e.Title})
+	}
+	for _, e := range rels.Incoming {
+		links.In = append(links.In, knowmind.NoteLink{RelType: e.RelType, ID: e.From, Title: e.Title})
+	}
+	var out struct {
+		N []struct {
+			F []struct {
+				Rel   string `json:"Forward.rel"`
+				Title string `json:"Forward.title"`
+			} `json:"f"`
+		}
+	}
+	if err := t.queryVars(ctx, pendingQuery, map[string]string{"$id": n.ID}, &out); err != nil {
+		return knowmind.NoteLinks{}, fmt.Errorf("pending links: %w", err)
+	}
+	if len(out.N) > 0 {
+		for _, f := range out.N[0].F {
+			links.Pending = append(links.Pending, knowmind.NoteLink{RelType: f.Rel, Title: f.Title})
+		}
+	}
+	return links, nil
+}
+
+// CheckNoteLink is knowmind_link's rule for notes: an end that is a note must be one the
+// caller may see (404 otherwise, as for a missing id), and two notes must share their project.
+func (t *Tenant) CheckNoteLink(ctx context.Context, scope knowmind.NoteScope, fromID, toID string) error {
+	var ends [2]*dgNote
+	for i, id := range []string{fromID, toID} {
+		var out struct{ N []dgNote }
+		if err := t.queryVars(ctx, getNoteQuery, map[string]string{"$id": id}, &out); err != nil {
+			return fmt.Errorf("link: read note: %w", err)
+		}
+		if len(out.N) == 0 {
+			continue // not a note: Link's own checks apply
+		}
+		param := [2]string{"from_id", "to_id"}[i]
+		if out.N[0].Status != knowmind.StatusIndexed || !out.N[0].visible(scope) {
+			return &knowmind.Error{Code: knowmind.ENOTFOUND, Param: param, Message: fmt.Sprintf("memory %q (%s) not found", id, param)}
+		}
+		ends[i] = &out.N[0]
+	}
+	if ends[0] != nil && ends[1] != nil && ends[0].projectUID() != ends[1].projectUID() {
+		return knowmind.InvalidParam("to_id", "to_id is a note of another project: links never cross projects")
+	}
+	return nil
+}
+
+// HideNoteRelations applies the notes' visibility to knowmind_list_relations: a note the caller
+// may not see is 404 (as a missing id), and edges to such notes are left out.
+func (t *Tenant) HideNoteRelations(ctx context.Context, scope knowmind.NoteScope, id string, rels knowmind.RelationsResult) (knowmind.RelationsResult, error) {
+	ids := []string{id}
+	for _, e := range rels.Outgoing {
+		ids = append(ids, e.To)
+	}
+	for _, e := range rels.Incoming {
+		ids = append(ids, e.From)
+	}
+	hidden, err := t.hiddenNotes(ctx, scope, ids)
+	if err != nil {
+		return rels, err
+	}
+	if hidden[id] {
+		return rels, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "memory_id", Message: fmt.Sprintf("memory %q not found", id)}
+	}
+	rels.Outgoing = slices.DeleteFunc(rels.Outgoing, func(e knowmind.OutEdge) bool { return hidden[e.To] })
+	rels.Incoming = slices.DeleteFunc(rels.Incoming, func(e knowmind.InEdge) bool { return hidden[e.From] })
+	return rels, nil
+}
+
+// hiddenNotes says which of ids are notes the caller may not see, or notes in the trash.
+func (t *Tenant) hiddenNotes(ctx context.Context, scope knowmind.NoteScope, ids []string) (map[string]bool, error) {
+	quoted := make([]string, len(ids))
+	for i, id := range ids {
+		quoted[i] = strconv.Quote(id)
+	}
+	hidden := map[string]bool{}
+	if len(ids) == 0 {
+		return hidden, nil
+	}
+	var out struct{ N []dgNote }
+	if err := t.queryVars(ctx, fmt.Sprintf(notesMetaQuery, strings.Join(quoted, ", ")), nil, &out); err != nil {
+		return nil, fmt.Errorf("note details: %w", err)
+	}
+	for _, n := range out.N {
+		hidden[n.ID] = !n.visible(scope) || n.Status == knowmind.StatusTrashed
+	}
+	return hidden, nil
+}
+
+// HideNotesInExplore applies the notes' visibility to knowmind_explore: a hidden centre is 404,
+// hidden neighbours leave with their edges.
+func (t *Tenant) HideNotesInExplore(ctx context.Context, scope knowmind.NoteScope, res knowmind.ExploreResult) (knowmind.ExploreResult, error) {
+	ids := []string{res.Memory.ID}
+	for _, n := range res.Nodes {
+		ids = append(ids, n.ID)
+	}
+	hidden, err := t.hiddenNotes(ctx, scope, ids)
+	if err != nil {
+		return res, err
+	}
+	if hidden[res.Memory.ID] {
+		return knowmind.ExploreResult{}, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "memory_id", Message: fmt.Sprintf("memory %q not found", res.Memory.ID)}
+	}
+	res.Nodes = slices.DeleteFunc(res.Nodes, func(n knowmind.ExploreNode) bool { return hidden[n.ID] })
+	res.Edges = slices.DeleteFunc(res.Edges, func(e knowmind.ExploreEdge) bool { return hidden[e.From] || hidden[e.To] })
+	return res, nil
+}

@@ -1,0 +1,30 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
+)
+
+// ContextParams are knowmind_context's parameters (the seed's recall).
+type ContextParams struct {
+	Query        string `json:"query" jsonschema:"the topic" validate:"required,notblank,max=4000"`
+	BudgetTokens *int   `json:"budgetTokens,omitempty" jsonschema:"token budget of the bundle, 100 to 50000 (default 4000)" validate:"omitnil,min=100,max=50000"`
+	Project      string `json:"project,omitempty" jsonschema:"only this project's notes (memories and documents, which belong to no project, are left out)" validate:"max=64"`
+}
+
+// ContextResult is the bundle: items best first, tokensUsed ≤ budgetTokens.
+type ContextResult = graph.ContextBundle
+
+func (s *service) context(ctx context.Context, p ContextParams) (ContextResult, error) {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return ContextResult{}, err
+	}
+	scope, err := noteScope(ctx)
+	if err != nil {
+		return ContextResult{}, err
+	}
+	return t.Context(ctx, scope, p.Query, p.Project, intOr(p.BudgetTokens, knowmind.DefaultBudgetTokens))
+}

@@ -1,0 +1,143 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
+)
+
+// registerNoteTools is the notes toolset (seed 004, docs/notes.md): its list, scopes and static
+// descriptions. Note contents never flow into them.
+func (s *service) registerNoteTools(srv *mcp.Server) {
+	addTool(s, srv, tool{
+		Name:  "knowmind_list_projects",
+		Title: "My projects",
+		Description: "The notes projects this token reaches, each with its handle (pass it verbatim as project), name and " +
+			"number of notes. Your private memory is implied by the token and not listed.",
+		Scope: knowmind.ScopeRead, ReadOnly: true,
+	}, s.listProjects)
+	addTool(s, srv, tool{
+		Name:  "knowmind_get_note",
+		Title: "Get a note",
+		Description: "A whole note by id or wiki ref ([[Title]], in project, default main): content, frontmatter, path, class, " +
+			"versionToken (needed to edit) and provenance. detailed adds the outline (headings), links (edges in and out, " +
+			"pending forward references) and the list of former revisions.",
+		Scope: knowmind.ScopeRead, ReadOnly: true,
+	}, s.getNote)
+	addTool(s, srv, tool{
+		Name:  "knowmind_search",
+		Title: "Search notes",
+		Description: "Hybrid search (full text in German and English plus vectors, ranked) over the notes you may see and your " +
+			"own memory (knowmind_remember_*); never the trash. Returns ranked snippets with score and path, not whole notes " +
+			"(use knowmind_get_note). Falls back to full text when vectors are unavailable. Search before you write.",
+		Scope: knowmind.ScopeRead, ReadOnly: true,
+	}, s.search)
+	addTool(s, srv, tool{
+		Name:  "knowmind_context",
+		Title: "Context bundle",
+		Description: "Gathers context around a topic within a token budget: the most relevant notes, memories and documents " +
+			"plus their neighbours in the graph (two hops), best first, cut to budgetTokens (about 4 characters a token). " +
+			"Richer than knowmind_search: it returns contents, not snippets, and reports the tokens used.",
+		Scope: knowmind.ScopeRead, ReadOnly: true,
+	}, s.context)
+	addTool(s, srv, tool{
+		Name:  "knowmind_create_note",
+		Title: "Create a note",
+		Description: "Creates a shared knowledge-base note (class user-doc) in a project. body is Markdown starting with a " +
+			"\"# Title\" line (the title); optional YAML frontmatter (type, tags, other keys kept). [[Title]] links become " +
+			"REFERENCES edges, or wait as forward references until a note of that title exists. A second note with the same " +
+			"title in the same folder is refused (409) naming the existing one.",
+		Scope: knowmind.ScopeWrite,
+	}, s.createNote)
+	addTool(s, srv, tool{
+		Name:  "knowmind_edit_note",
+		Title: "Edit a note",
+		Description: "Edits a note by words, not positions: append, prepend (below the title), replace (the whole body), " +
+			"replaceSection (the text under heading), findReplace (one unique snippet find; empty content deletes it). " +
+			"Requires the versionToken of a fresh knowmind_get_note: a stale one is refused with versionConflict and the " +
+			"current token, nothing overwritten. The former body is kept as a revision.",
+		Scope:       knowmind.ScopeWrite,
+		Destructive: true, // replace and findReplace overwrite text (kept as a revision)
+	}, s.editNote)
+	addTool(s, srv, tool{
+		Name:  "knowmind_delete_note",
+		Title: "Move a note to the trash",
+		Description: "Moves a note to the trash: gone from search, recall and lists, but restorable. Only a person can restore " +
+			"or empty the trash.",
+		Scope:      knowmind.ScopeWrite,
+		Idempotent: true, Destructive: true,
+	}, s.deleteNote)
+	addTool(s, srv, tool{
+		Name:  "knowmind_link_note",
+		Title: "Link a note",
+		Description: "Adds a typed link from a note to another note of the same project: to (a note id) or toTitle (a title; " +
+			"a forward reference if no note has it yet, resolved when one is created). relType from the shapes, default REFERENCES.",
+		Scope:      knowmind.ScopeWrite,
+		Idempotent: true,
+	}, s.linkNote)
+	addTool(s, srv, tool{
+		Name:  "knowmind_remember_about_user",
+		Title: "Remember about the user",
+		Description: "Appends a lasting observation about the user (preferences, context) under a category of the user's " +
+			"private profile. Private memory, not shared knowledge; knowmind_search finds it for you only.",
+		Scope: knowmind.ScopeWrite,
+	}, s.rememberAboutUser)
+	addTool(s, srv, tool{
+		Name:  "knowmind_remember_about_project",
+		Title: "Remember about a project",
+		Description: "Appends an observation about a project to your private agent memory (class agent-memory), under a " +
+			"category (default notes). Not shared knowledge: for that use knowmind_create_note.",
+		Scope: knowmind.ScopeWrite,
+	}, s.rememberAboutProject)
+}
+
+// noteScope is what the caller may see of notes: its token's projects and its principal.
+func noteScope(ctx context.Context) (knowmind.NoteScope, error) {
+	ci, ok := ctx.Value(callKey{}).(callInfo)
+	if !ok {
+		return knowmind.NoteScope{}, errors.New("notes: no authenticated principal in the call context")
+	}
+	return knowmind.NoteScope{Projects: ci.principal.Projects, Principal: ci.principal.TokenID}, nil
+}
+
+// hideNotes keeps recall's results to the notes the caller may see (knowmind_recall and
+// knowmind_recall_at_time search the whole tenant, notes included).
+func hideNotes(ctx context.Context, t *graph.Tenant, res knowmind.RecallResult, err error) (knowmind.RecallResult, error) {
+	if err != nil {
+		return res, err
+	}
+	scope, err := noteScope(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Hits, err = t.HideNotes(ctx, scope, res.Hits)
+	return res, err
+}
+
+// checkNoteLink applies the notes' rules (visible, same project) to knowmind_link's ends.
+func checkNoteLink(ctx context.Context, t *graph.Tenant, fromID, toID string) error {
+	scope, err := noteScope(ctx)
+	if err != nil {
+		return err
+	}
+	return t.CheckNoteLink(ctx, scope, fromID, toID)
+}
+
+// hideNoteRelations applies the notes' visibility to knowmind_list_relations.
+func hideNoteRelations(ctx context.Context, t *graph.Tenant, id string, rels knowmind.RelationsResult) (knowmind.RelationsResult, error) {
+	scope, err := noteScope(ctx)
+	if err != nil {
+		return rels, err
+	}
+	return t.HideNoteRelations(ctx, scope, id, rels)
+}
+
+// actor is who writes through tool: the agent holding the token.
+func actor(ctx context.Context, tool string) knowmind.Actor {
+	ci, _ := ctx.Value(callKey{}).(callInfo)
+	return knowmind.Actor{Principal: ci.principal.TokenID, Via: tool}
+}

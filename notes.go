@@ -1,0 +1,263 @@
+package knowmind
+
+import (
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Notes: a shared knowledge base of Markdown notes in projects (seed 004). A note is a memory
+// of kind "note" — same chunks, vectors, BM25 statistics and relations as memories and
+// documents — plus a project, a folder path, a class, a version token and provenance.
+// docs/notes.md maps the seed's names to these.
+
+// KindNote is the Memory.kind of a note.
+const KindNote = "note"
+
+// StatusTrashed is the status of a note in the trash: not indexed, so recall, search and lists
+// never see it; `knowmind trash restore` makes it indexed again.
+const StatusTrashed = "trashed"
+
+// Note classes. The tool decides the class, never the agent.
+const (
+	ClassUserDoc     = "user-doc"     // knowmind_create_note: shared knowledge of a project
+	ClassAgentMemory = "agent-memory" // knowmind_remember_about_project: the agent's private memory
+	ClassUserProfile = "user-profile" // knowmind_remember_about_user: the principal's profile
+)
+
+// Edit operations of knowmind_edit_note.
+const (
+	EditAppend         = "append"
+	EditPrepend        = "prepend"
+	EditReplace        = "replace"
+	EditReplaceSection = "replaceSection"
+	EditFindReplace    = "findReplace"
+)
+
+// DefaultProject is the project every tenant has.
+const DefaultProject = "main"
+
+// Limits of notes and projects. The handlers' validate tags are tested against them.
+const (
+	MaxNoteBodyChars     = 200_000 // a note is read whole by agents; documents take longer texts
+	MaxNotePathChars     = 300
+	MaxNotePathDepth     = 12
+	MaxProjectHandle     = 64
+	MaxProjectNameChars  = 200
+	MaxNoteLinks         = 50
+	MaxSearchLimit       = 25
+	DefaultSearchLimit   = 10
+	MaxBudgetTokens      = 50_000
+	DefaultBudgetTokens  = 4_000
+	MaxObservationChars  = 4_000
+	MaxCategoryChars     = 100
+	MaxWikiLinksPerNote  = 200
+	MaxRevisionsReturned = 50
+)
+
+// Project is a folder tree of notes in a tenant; its handle is shown and taken verbatim.
+type Project struct {
+	Handle    string    `json:"handle"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+	Notes     int       `json:"notes"`
+}
+
+// Provenance says who wrote a note, how and when.
+type Provenance struct {
+	CreatedBy  string    `json:"createdBy"`
+	CreatedVia string    `json:"createdVia"`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedBy  string    `json:"updatedBy"`
+	UpdatedVia string    `json:"updatedVia"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	// ActorKind is "agent" for writes through MCP tools, "human" for the CLI.
+	ActorKind string `json:"actorKind"`
+}
+
+// Note is a note as get_note returns it.
+type Note struct {
+	ID           string         `json:"id"`
+	Project      string         `json:"project,omitempty"`
+	Path         string         `json:"path"`
+	Title        string         `json:"title"`
+	Content      string         `json:"content"`
+	Frontmatter  map[string]any `json:"frontmatter"`
+	Type         string         `json:"type,omitempty"`
+	Tags         []string       `json:"tags"`
+	Class        string         `json:"class"`
+	Status       string         `json:"status"`
+	VersionToken string         `json:"versionToken"`
+	Revision     int            `json:"revision"`
+	Aliases      []string       `json:"aliases"`
+	Provenance   Provenance     `json:"provenance"`
+	Outline      []Heading      `json:"outline,omitempty"`
+	Links        *NoteLinks     `json:"links,omitempty"`
+}
+
+// Heading is one line of a note's outline.
+type Heading struct {
+	Level int    `json:"level"`
+	Text  string `json:"text"`
+}
+
+// NoteLinks are a note's current edges, both ways, and its unresolved forward references.
+type NoteLinks struct {
+	Out     []NoteLink `json:"out"`
+	In      []NoteLink `json:"in"`
+	Pending []NoteLink `json:"pending"`
+}
+
+// NoteLink is one edge of a note: the peer (id, title) and the relation type. A pending link has
+// only the title it waits for.
+type NoteLink struct {
+	RelType string `json:"relType"`
+	ID      string `json:"id,omitempty"`
+	Title   string `json:"title"`
+}
+
+// Revision is a former body of a note, kept by every write.
+type Revision struct {
+	Revision     int        `json:"revision"`
+	VersionToken string     `json:"versionToken"`
+	Title        string     `json:"title"`
+	Content      string     `json:"content,omitempty"`
+	ValidFrom    time.Time  `json:"validFrom"`
+	ValidTo      *time.Time `json:"validTo,omitempty"`
+	By           string     `json:"by"`
+}
+
+// CreateNoteInput is what creating a note needs; Class, Owner and Actor come from the tool and
+// the token, never from the agent.
+type CreateNoteInput struct {
+	Project string
+	Body    string
+	Path    string
+	Type    string
+	Tags    []string
+	Links   []LinkSpec
+	Class   string
+	Owner   string // principal of private memory; "" for shared notes
+	Actor   Actor
+}
+
+// LinkSpec is a typed link to add: to a note id, or (forward reference) to a title.
+type LinkSpec struct {
+	RelType string `json:"relType"`
+	To      string `json:"to,omitempty"`
+	ToTitle string `json:"toTitle,omitempty"`
+}
+
+// Actor is who writes, through which tool.
+type Actor struct {
+	Principal string
+	Via       string // tool or CLI command
+	Human     bool
+}
+
+// EditNoteInput is one edit_note call.
+type EditNoteInput struct {
+	ID           string
+	VersionToken string
+	Op           string
+	Content      string
+	Heading      string // replaceSection
+	Find         string // findReplace
+	Actor        Actor
+}
+
+// NoteWriteResult is what create_note and edit_note return.
+type NoteWriteResult struct {
+	ID           string   `json:"id"`
+	Title        string   `json:"title"`
+	Project      string   `json:"project,omitempty"`
+	Path         string   `json:"path"`
+	Class        string   `json:"class"`
+	VersionToken string   `json:"versionToken"`
+	Revision     int      `json:"revision"`
+	Links        []string `json:"links"`        // titles resolved to edges
+	PendingLinks []string `json:"pendingLinks"` // forward references, resolved when the title appears
+}
+
+// SearchHit is one ranked snippet of knowmind_search.
+type SearchHit struct {
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Project string   `json:"project,omitempty"`
+	Path    string   `json:"path"`
+	Class   string   `json:"class"`
+	Kind    string   `json:"kind"`
+	Tags    []string `json:"tags"`
+	Snippet string   `json:"snippet"`
+	Score   float64  `json:"score"`
+}
+
+// NoteScope is what a caller may see of notes: the projects of its token (nil = all) and its
+// own principal (for private memory).
+type NoteScope struct {
+	Projects  []string
+	Principal string
+}
+
+// AllowsProject reports whether the scope reaches project handle.
+func (s NoteScope) AllowsProject(handle string) bool {
+	return s.Projects == nil || slices.Contains(s.Projects, handle)
+}
+
+// VersionConflict is the error of a CAS write whose token is stale: it carries the current one.
+func VersionConflict(current string) *Error {
+	return &Error{Code: ECONFLICT, Message: "versionConflict: the note changed since your versionToken; read it again with knowmind_get_note and retry",
+		Data: map[string]any{"versionConflict": true, "currentVersionToken": current}}
+}
+
+// CleanNotePath checks and normalises a folder path: segments separated by "/", no empty, "."
+// or ".." segment, not absolute, no control characters, bounded. "" is the project's root.
+func CleanNotePath(param, p string) (string, error) {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return "", nil
+	}
+	if utf8.RuneCountInString(p) > MaxNotePathChars {
+		return "", InvalidParam(param, "%s exceeds %d characters", param, MaxNotePathChars)
+	}
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "\\") || (len(p) > 1 && p[1] == ':') {
+		return "", InvalidParam(param, "%s must be relative (no leading / or drive)", param)
+	}
+	if strings.ContainsFunc(p, func(r rune) bool { return unicode.IsControl(r) || r == '\\' }) {
+		return "", InvalidParam(param, "%s must not contain control characters or backslashes", param)
+	}
+	segs := strings.Split(strings.TrimSuffix(p, "/"), "/")
+	if len(segs) > MaxNotePathDepth {
+		return "", InvalidParam(param, "%s is deeper than %d folders", param, MaxNotePathDepth)
+	}
+	for i, s := range segs {
+		s = strings.TrimSpace(s)
+		if s == "" || s == "." || s == ".." {
+			return "", InvalidParam(param, "%s must not contain empty, . or .. segments", param)
+		}
+		segs[i] = s
+	}
+	return strings.Join(segs, "/"), nil
+}
+
+// ValidProjectHandle checks a project handle: a slug of lower-case letters, digits, "-" and "_"
+// (other scripts' letters allowed), 1..MaxProjectHandle characters.
+func ValidProjectHandle(h string) error {
+	if h == "" || utf8.RuneCountInString(h) > MaxProjectHandle {
+		return InvalidParam("project", "project handle must have 1 to %d characters", MaxProjectHandle)
+	}
+	for _, r := range h {
+		if !(unicode.IsLower(r) || unicode.IsDigit(r) || r == '-' || r == '_' || (unicode.IsLetter(r) && !unicode.IsUpper(r))) {
+			return InvalidParam("project", "project handle %q: use lower-case letters, digits, - and _", h)
+		}
+	}
+	return nil
+}
+
+// ApproxTokens estimates the LLM tokens of a text (about four characters a token), the unit of
+// the context bundle's budget.
+func ApproxTokens(s string) int {
+	return (utf8.RuneCountInString(s) + 3) / 4
+}
