@@ -87,8 +87,9 @@ func (s *service) registerEngineTools(srv *mcp.Server) {
 			"the store threshold (default 0.85) stored as memories, down to the draft threshold (default 0.40) kept as drafts " +
 			"for knowmind_review_draft, below dropped — and reports facts that contradict current memories about the same " +
 			"entity. Answers {stored, drafts, pm_matches, conflicts}; each fact with id, text, confidence, entities [{type, id}] " +
-			"and the span of the text it came from." + vocab,
-		Scope: knowmind.ScopeWrite,
+			"and the span of the text it came from. Capturing the same text again writes nothing (unchanged)." + vocab,
+		Scope:      knowmind.ScopeWrite,
+		Idempotent: true,
 	}, s.capture)
 	addTool(s, srv, tool{
 		Name:  "knowmind_list_drafts",
@@ -126,6 +127,8 @@ func (s *service) registerEngineTools(srv *mcp.Server) {
 		Title:       "Set capture thresholds",
 		Description: "Sets the workspace's base routing thresholds for knowmind_capture (store and draft); reviews move them from there.",
 		Scope:       knowmind.ScopeAdmin,
+		Idempotent:  true,
+		Destructive: true, // replaces the thresholds set before
 	}, s.setCaptureThresholds)
 	for name := range s.engine.described {
 		s.engine.described[name] = strings.TrimSuffix(s.tools[name].Description, vocab)
