@@ -650,6 +650,7 @@ func TestSpec000ToolsList(t *testing.T) {
 		"knowmind_create_note": {false, false, false}, "knowmind_edit_note": {false, false, true},
 		"knowmind_delete_note": {false, true, true}, "knowmind_link_note": {false, true, false},
 		"knowmind_remember_about_user": {false, false, false}, "knowmind_remember_about_project": {false, false, false},
+		"knowmind_store_memories": {false, true, false},
 		// memory engine (README, "Memory engine"); knowmind_set_capture_thresholds needs admin
 		"knowmind_capture": {false, true, false}, "knowmind_review_draft": {false, false, false},
 		"knowmind_list_drafts": {true, true, false}, "knowmind_list_entities": {true, true, false},
