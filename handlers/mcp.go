@@ -79,7 +79,9 @@ type service struct {
 	metrics *Metrics
 	// local is the caller of every request on a transport without
 	// authentication of its own (stdio: one local user); nil over HTTP.
-	local       *LocalCaller
+	local *LocalCaller
+	// engine holds knowmind_capture's extractors (engine_tools.go).
+	engine      engine
 	callTimeout time.Duration // deadline of one tool call, its Dgraph work included; 0 = none
 	inFlight    *inFlight     // tool calls running per tenant
 }

@@ -651,6 +651,10 @@ func TestSpec000ToolsList(t *testing.T) {
 		"knowmind_delete_note": {false, true, true}, "knowmind_link_note": {false, true, false},
 		"knowmind_remember_about_user": {false, false, false}, "knowmind_remember_about_project": {false, false, false},
 		"knowmind_store_memories": {false, true, false},
+		// memory engine (README, "Memory engine"); knowmind_set_capture_thresholds needs admin
+		"knowmind_capture": {false, true, false}, "knowmind_review_draft": {false, false, false},
+		"knowmind_list_drafts": {true, true, false}, "knowmind_list_entities": {true, true, false},
+		"knowmind_capture_calibration": {true, true, false},
 	}
 	if len(tools) != len(want) {
 		t.Errorf("%d tools listed, want %d", len(tools), len(want))

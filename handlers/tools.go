@@ -155,6 +155,7 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Idempotent: true,
 	}, s.updateFact)
 	s.registerNoteTools(srv)
+	s.registerEngineTools(srv) // engine_tools.go
 }
 
 // tool is what tools/list shows of a tool and what calling it requires.
@@ -354,6 +355,7 @@ func (s *service) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 					t := s.tools[mt.Name]
 					return t == nil || (t.Scope != "" && !p.Has(t.Scope))
 				})
+				s.describeEngineTools(lr.Tools) // engine_tools.go: the domain's vocabulary
 			}
 			return res, err
 		case "tools/call":

@@ -52,6 +52,10 @@ func runServe(ctx context.Context, args []string) error {
 		return indexSizes()
 	})
 	cfg.observeRPC = metrics.ObserveDgraph
+	extractors, err := newExtractors(cfg)
+	if err != nil {
+		return err
+	}
 	e, err := newEmbedder(cfg)
 	if err != nil {
 		return err
@@ -105,6 +109,7 @@ func runServe(ctx context.Context, args []string) error {
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, TrustedProxies: cfg.TrustedProxies,
 		CallTimeout: cfg.CallTimeout, TenantInFlight: cfg.TenantInFlight,
 		OAuth: issuer, Metrics: metrics, MetricsToken: cfg.MetricsToken,
+		Extractors: extractors, Vocabulary: shapesVocabulary(cfg.ShapesDir),
 	})
 	if cfg.MetricsAddr != "" {
 		stop, err := serveMetrics(ctx, cfg.MetricsAddr, metrics, log)
