@@ -21,6 +21,36 @@ func (s *service) registerNoteTools(srv *mcp.Server) {
 		Scope: knowmind.ScopeRead, ReadOnly: true,
 	}, s.listProjects)
 	addTool(s, srv, tool{
+		Name:  "knowmind_start_session",
+		Title: "Start a session",
+		Description: "Call first in a session. Returns the user's profile and your projects; with project also that project's " +
+			"index (notes, top-level folders), knownValues (tags, types, categories in use) and delta: the notes others " +
+			"created, edited or trashed there since your previous knowmind_start_session with that project. " +
+			"Then: knowmind_list_notes or knowmind_recent_activity to look around, knowmind_search before you write.",
+		Scope: knowmind.ScopeRead, Idempotent: true,
+	}, s.startSession)
+	addTool(s, srv, tool{
+		Name:  "knowmind_whoami",
+		Title: "Who am I",
+		Description: "Your principal id, your ceiling (read, write or admin), the projects you reach and the engine's " +
+			"capabilities (vector: semantic, lexical or none; trash; revisions).",
+		Scope: knowmind.ScopeRead, ReadOnly: true,
+	}, s.whoami)
+	addTool(s, srv, tool{
+		Name:  "knowmind_list_notes",
+		Title: "List a folder",
+		Description: "Like ls: the shared notes directly in a folder of a project (by title, with id, tags and versionToken) " +
+			"and its direct subfolders with note counts. Pass nextCursor as cursor for the next page. Not your private memory.",
+		Scope: knowmind.ScopeRead, ReadOnly: true,
+	}, s.listNotes)
+	addTool(s, srv, tool{
+		Name:  "knowmind_recent_activity",
+		Title: "Recent activity",
+		Description: "Recently changed shared notes, newest first: who (principal, agent or human), how (tool and operation: " +
+			"created, edited, trashed), where (project, path) and when. Pass nextCursor as cursor for the next page.",
+		Scope: knowmind.ScopeRead, ReadOnly: true,
+	}, s.recentActivity)
+	addTool(s, srv, tool{
 		Name:  "knowmind_get_note",
 		Title: "Get a note",
 		Description: "A whole note by id or wiki ref ([[Title]], in project, default main): content, frontmatter, path, class, " +
