@@ -145,7 +145,7 @@ type CreateNoteInput struct {
 
 // LinkSpec is a typed link to add: to a note id, or (forward reference) to a title.
 type LinkSpec struct {
-	RelType string `json:"relType"`
+	RelType string `json:"relType,omitempty"` // default REFERENCES
 	To      string `json:"to,omitempty"`
 	ToTitle string `json:"toTitle,omitempty"`
 }

@@ -110,6 +110,21 @@ func (s *service) registerNoteTools(srv *mcp.Server) {
 		Idempotent: true,
 	}, s.linkNote)
 	addTool(s, srv, tool{
+		Name:  "knowmind_rename_note",
+		Title: "Rename a note",
+		Description: "Gives a note a new title (its \"# Title\" line) without breaking links: the old title becomes an alias, " +
+			"and [[Old title]] links in the notes you may see are rewritten to the new title, all in one step or not at " +
+			"all. Requires the versionToken of a fresh knowmind_get_note. id and edges stay.",
+		Scope: knowmind.ScopeWrite,
+	}, s.renameNote)
+	addTool(s, srv, tool{
+		Name:  "knowmind_move_note",
+		Title: "Move a note",
+		Description: "Moves a note to another folder of its project; id, title and links stay. Requires the versionToken of " +
+			"a fresh knowmind_get_note; a note of the same title in the target folder is refused (409).",
+		Scope: knowmind.ScopeWrite,
+	}, s.moveNote)
+	addTool(s, srv, tool{
 		Name:  "knowmind_remember_about_user",
 		Title: "Remember about the user",
 		Description: "Appends a lasting observation about the user (preferences, context) under a category of the user's " +
