@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -98,5 +100,39 @@ func TestNotesRenameAndMoveKeepLinks(t *testing.T) {
 	structured(t, callTool(t, c.url, c.write, "knowmind_move_note", map[string]any{"id": kunde.ID, "versionToken": c.get(kunde.ID, false).VersionToken, "path": ""}), &moved)
 	if root := c.listNotes(map[string]any{"project": "main"}); !slices.ContainsFunc(root.Notes, func(n knowmind.NoteSummary) bool { return n.ID == kunde.ID }) {
 		t.Fatalf("moved to the root: %+v", root)
+	}
+}
+
+// TestNotesRenameAllOrNothingUnderEdits: a rename racing with edits of a referring note never
+// leaves a half state: when it succeeds the referrer links the new title, and no edit based on
+// the old body overwrote the rewrite (its token went stale, 409).
+func TestNotesRenameAllOrNothingUnderEdits(t *testing.T) {
+	c := newNotesClient(t)
+	target := c.create(map[string]any{"project": "main", "body": "# Ziel\n\nx"})
+	ref := c.create(map[string]any{"project": "main", "body": "# Verweis\n\n[[Ziel]]"})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 6 {
+			cur := c.get(ref.ID, false)
+			callTool(t, c.url, c.write, "knowmind_edit_note", map[string]any{"id": ref.ID, "versionToken": cur.VersionToken,
+				"op": "append", "content": fmt.Sprintf("Zeile %d.", i)})
+		}
+	}()
+	r := callTool(t, c.url, c.write, "knowmind_rename_note", map[string]any{"id": target.ID, "versionToken": target.VersionToken, "title": "Neues Ziel"})
+	wg.Wait()
+	got := c.get(ref.ID, false).Content
+	switch {
+	case r.Error == nil:
+		if !strings.Contains(got, "[[Neues Ziel]]") || strings.Contains(got, "[[Ziel]]") {
+			t.Fatalf("rename succeeded but the referrer reads:\n%s", got)
+		}
+	case r.Error.Code == codeConflict:
+		if c.get(target.ID, false).Title != "Ziel" {
+			t.Fatal("a refused rename renamed the note")
+		}
+	default:
+		t.Fatalf("rename: %+v", r.Error)
 	}
 }
