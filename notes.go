@@ -269,6 +269,8 @@ const (
 	DefaultListNotes = 50   //
 	MaxActivity      = 50   // knowmind_recent_activity limit
 	DefaultActivity  = 20   //
+	MaxBatchNotes    = 50   // knowmind_create_notes: notes per call
+	MaxBatchLinks    = 100  // knowmind_link_many: links per call
 	MaxDeltaItems    = 100  // per kind (created, edited, trashed) in start_session's delta
 	MaxIndexedNotes  = 5000 // notes read for a project index and its knownValues
 	MaxKnownValues   = 50   // per kind in knownValues, most used first

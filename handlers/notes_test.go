@@ -422,6 +422,8 @@ func TestNoteParamLimitsMatchDomain(t *testing.T) {
 		{RenameNoteParams{}, "Title", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxTitleChars)},
 		{RenameNoteParams{}, "ID", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxIDChars)},
 		{MoveNoteParams{}, "Path", fmt.Sprintf("max=%d", knowmind.MaxNotePathChars)},
+		{CreateNotesParams{}, "Notes", fmt.Sprintf("required,min=1,max=%d,dive", knowmind.MaxBatchNotes)},
+		{LinkManyParams{}, "Links", fmt.Sprintf("required,min=1,max=%d,dive", knowmind.MaxBatchLinks)},
 	} {
 		f, ok := reflect.TypeOf(tc.params).FieldByName(tc.field)
 		if !ok || f.Tag.Get("validate") != tc.want {

@@ -125,6 +125,21 @@ func (s *service) registerNoteTools(srv *mcp.Server) {
 		Scope: knowmind.ScopeWrite,
 	}, s.moveNote)
 	addTool(s, srv, tool{
+		Name:  "knowmind_create_notes",
+		Title: "Create several notes",
+		Description: "Creates up to 50 notes in one call, each as knowmind_create_note takes it. Best-effort: results[] says " +
+			"for each item (by index) ok with its id and versionToken, or the error it alone got; retry only the failed ones.",
+		Scope: knowmind.ScopeWrite,
+	}, s.createNotes)
+	addTool(s, srv, tool{
+		Name:  "knowmind_link_many",
+		Title: "Add several links",
+		Description: "Adds up to 100 typed links in one call, each as knowmind_link_note takes it (from, to or toTitle, " +
+			"relType). Best-effort and idempotent: a link that exists is not added twice; results[] reports each by index.",
+		Scope:      knowmind.ScopeWrite,
+		Idempotent: true,
+	}, s.linkMany)
+	addTool(s, srv, tool{
 		Name:  "knowmind_remember_about_user",
 		Title: "Remember about the user",
 		Description: "Appends a lasting observation about the user (preferences, context) under a category of the user's " +
