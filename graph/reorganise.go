@@ -296,3 +296,156 @@ func (t *Tenant) MoveNote(ctx context.Context, scope knowmind.NoteScope, id, ver
 	return knowmind.NoteWriteResult{ID: n.ID, Title: n.Title, Project: n.projectHandle(), Path: path, Class: n.Class,
 		VersionToken: version, Revision: n.Revision, Links: []string{}, PendingLinks: []string{}}, nil
 }
+
+// MaxFolderNotes bounds the notes one folder move rewrites in its transaction.
+const MaxFolderNotes = 1000
+
+// folderNotesQuery reads the current notes in a folder and below it ($lo..$hi: the paths that
+// start with "from/"; "0" follows "/").
+var folderNotesQuery = `query q($p: string, $from: string, $lo: string, $hi: string) {
+  p(func: uid($p)) {
+    n: ~Note.project (first: ` + strconv.Itoa(MaxFolderNotes+1) + `) @filter(eq(Memory.status, "indexed") AND (eq(Note.path, $from) OR (ge(Note.path, $lo) AND lt(Note.path, $hi)))) {
+      ` + noteFields + `
+    }
+  }
+}`
+
+// MoveFolderResult says how many notes moved, and which.
+type MoveFolderResult struct {
+	Project string   `json:"project"`
+	From    string   `json:"from"`
+	To      string   `json:"to"`
+	Moved   int      `json:"moved"`
+	IDs     []string `json:"ids"`
+}
+
+// MoveFolder is knowmind_move_folder (and knowmind_rename_folder): every note the caller may see
+// in folder from and below it moves to the same place under to, in one transaction; ids, titles
+// and links stay. A title taken at the target is 409 and nothing moves.
+func (t *Tenant) MoveFolder(ctx context.Context, scope knowmind.NoteScope, project, from, to string, actor knowmind.Actor) (MoveFolderResult, error) {
+	from, err := knowmind.CleanNotePath("from", from)
+	if err != nil {
+		return MoveFolderResult{}, err
+	}
+	if from == "" {
+		return MoveFolderResult{}, knowmind.InvalidParam("from", "from must name a folder (the root cannot move)")
+	}
+	if to, err = knowmind.CleanNotePath("to", to); err != nil {
+		return MoveFolderResult{}, err
+	}
+	if to == from || strings.HasPrefix(to, from+"/") {
+		return MoveFolderResult{}, knowmind.InvalidParam("to", "to must not be %q or inside it", from)
+	}
+	puid, err := t.project(ctx, scope, project)
+	if err != nil {
+		return MoveFolderResult{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		res, retry, err := t.moveFolderOnce(ctx, scope, puid, from, to, actor)
+		if !retry {
+			res.Project = project
+			return res, err
+		}
+		if attempt == maxRenameAttempts {
+			return MoveFolderResult{}, knowmind.Errorf(knowmind.ECONFLICT, "notes in %q kept changing during the move; nothing moved, try again", from)
+		}
+	}
+}
+
+func (t *Tenant) moveFolderOnce(ctx context.Context, scope knowmind.NoteScope, puid, from, to string, actor knowmind.Actor) (MoveFolderResult, bool, error) {
+	var out struct {
+		P []struct {
+			N []dgNote `json:"n"`
+		}
+	}
+	if err := t.queryVars(ctx, folderNotesQuery, map[string]string{"$p": puid, "$from": from, "$lo": from + "/", "$hi": from + "0"}, &out); err != nil {
+		return MoveFolderResult{}, false, fmt.Errorf("move folder: %w", err)
+	}
+	var notes []dgNote
+	if len(out.P) > 0 {
+		for _, n := range out.P[0].N {
+			if n.visible(scope) {
+				notes = append(notes, n)
+			}
+		}
+	}
+	res := MoveFolderResult{From: from, To: to, IDs: []string{}}
+	if len(notes) == 0 {
+		return res, false, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "from", Message: fmt.Sprintf("folder %q holds no notes", from)}
+	}
+	if len(notes) > MaxFolderNotes {
+		return res, false, knowmind.Internal(knowmind.ReasonTooLarge, "more than %d notes in %q; move its subfolders one by one", MaxFolderNotes, from)
+	}
+	now := nowString()
+	var query strings.Builder
+	query.WriteString("{\n")
+	var conds, keys, vs []string
+	var set []any
+	var del strings.Builder
+	for i, n := range notes {
+		v := "n" + strconv.Itoa(i)
+		vs = append(vs, v)
+		fmt.Fprintf(&query, "  %s as var(func: uid(%s)) @filter(eq(Note.version, %q) AND eq(Memory.status, \"indexed\"))\n  m%d(func: uid(%s)) { uid }\n",
+			v, n.UID, n.Version, i, v)
+		conds = append(conds, "eq(len("+v+"), 1)")
+		path := to + strings.TrimPrefix(n.Path, from)
+		path = strings.TrimPrefix(path, "/")
+		if _, err := knowmind.CleanNotePath("to", path); err != nil {
+			return res, false, err // the moved tree would be too deep or too long there
+		}
+		key := titleKey(n.Class, n.Owner, puid, path, n.Title)
+		keys = append(keys, strconv.Quote(key))
+		node := map[string]any{"uid": "uid(" + v + ")", "Note.title_key": key,
+			"Note.version": newVersionToken(n.Revision), "Memory.updated_at": now, "Note.updated_by": actor.Principal,
+			"Note.updated_via": actor.Via, "Note.actor_kind": actorKind(actor)}
+		if path == "" {
+			fmt.Fprintf(&del, "uid(%s) <Note.path> * .\n", v)
+		} else {
+			node["Note.path"] = path
+		}
+		set = append(set, node)
+		res.IDs = append(res.IDs, n.ID)
+	}
+	fmt.Fprintf(&query, "  d as var(func: eq(Note.title_key, [%s])) @filter(NOT uid(%s))\n  dup(func: uid(d)) { Memory.id Memory.title }\n}",
+		strings.Join(keys, ", "), strings.Join(vs, ", "))
+	conds = append(conds, "eq(len(d), 0)")
+	setJSON, err := json.Marshal(set)
+	if err != nil {
+		return res, false, err
+	}
+	var resp map[string]json.RawMessage
+	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+		resp = nil
+		mu := &api.Mutation{Cond: "@if(" + strings.Join(conds, " AND ") + ")", SetJson: setJSON}
+		if del.Len() > 0 {
+			mu.DelNquads = []byte(del.String())
+		}
+		r, err := txn.Do(ctx, &api.Request{Query: query.String(), Mutations: []*api.Mutation{mu}})
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(r.Json, &resp)
+	})
+	if err != nil {
+		return res, false, fmt.Errorf("move folder: %w", err)
+	}
+	var dup []struct {
+		ID    string `json:"Memory.id"`
+		Title string `json:"Memory.title"`
+	}
+	if raw := resp["dup"]; len(raw) > 2 {
+		_ = json.Unmarshal(raw, &dup)
+	}
+	if len(dup) > 0 {
+		return res, false, &knowmind.Error{Code: knowmind.ECONFLICT,
+			Message: fmt.Sprintf("a note titled %q exists at the target: %s; nothing moved", dup[0].Title, dup[0].ID),
+			Data:    map[string]any{"existingId": dup[0].ID}}
+	}
+	for i := range notes {
+		if m := resp["m"+strconv.Itoa(i)]; len(m) <= 2 {
+			return res, true, nil
+		}
+	}
+	res.Moved = len(notes)
+	return res, false, nil
+}

@@ -136,3 +136,72 @@ func TestNotesRenameAllOrNothingUnderEdits(t *testing.T) {
 		t.Fatalf("rename: %+v", r.Error)
 	}
 }
+
+// TestNotesMoveFolderKeepsIDs: a folder moves with its subfolders in one step (ids, titles and
+// links stay), a sibling with the same prefix stays, a taken title moves nothing.
+func TestNotesMoveFolderKeepsIDs(t *testing.T) {
+	c := newNotesClient(t)
+	eins := c.create(map[string]any{"project": "main", "path": "Kunden/Alt", "body": "# Alt Eins\n\nx"})
+	zwei := c.create(map[string]any{"project": "main", "path": "Kunden/Alt", "body": "# Alt Zwei\n\nx"})
+	sub := c.create(map[string]any{"project": "main", "path": "Kunden/Alt/Sub", "body": "# Alt Sub\n\nx"})
+	bau := c.create(map[string]any{"project": "main", "path": "Kunden/Altbau", "body": "# Altbau\n\nx"})
+	c.create(map[string]any{"project": "main", "body": "# Index\n\n[[Alt Eins]]"})
+	move := func(args map[string]any) MoveFolderResult {
+		t.Helper()
+		args["project"] = "main"
+		var res MoveFolderResult
+		structured(t, callTool(t, c.url, c.write, "knowmind_move_folder", args), &res)
+		return res
+	}
+	res := move(map[string]any{"from": "Kunden/Alt", "to": "Archiv/Kunden"})
+	slices.Sort(res.IDs)
+	want := []string{eins.ID, zwei.ID, sub.ID}
+	slices.Sort(want)
+	if res.Moved != 3 || !slices.Equal(res.IDs, want) {
+		t.Fatalf("move_folder = %+v, want %v", res, want)
+	}
+	l := c.listNotes(map[string]any{"project": "main", "path": "Archiv/Kunden"})
+	if len(l.Notes) != 2 || l.Notes[0].ID != eins.ID || !slices.Equal(l.Folders, []knowmind.ValueCount{{Value: "Sub", Count: 1}}) {
+		t.Fatalf("Archiv/Kunden = %+v", l)
+	}
+	if k := c.listNotes(map[string]any{"project": "main", "path": "Kunden"}); !slices.Equal(k.Folders, []knowmind.ValueCount{{Value: "Altbau", Count: 1}}) {
+		t.Fatalf("Kunden after the move = %+v", k)
+	}
+	if got := c.get("[[Alt Eins]]", true); got.ID != eins.ID || got.Path != "Archiv/Kunden" || len(got.Links.In) != 1 {
+		t.Fatalf("[[Alt Eins]] after the move: %+v", got)
+	}
+	if got := c.get(bau.ID, false); got.Path != "Kunden/Altbau" {
+		t.Fatalf("a sibling with the same prefix moved: %+v", got)
+	}
+
+	// Rename = move to a sibling path; to the root drops the path.
+	if res := move(map[string]any{"from": "Archiv/Kunden/Sub", "to": "Archiv/Kunden/Unter"}); res.Moved != 1 || c.get(sub.ID, false).Path != "Archiv/Kunden/Unter" {
+		t.Fatalf("rename folder = %+v", res)
+	}
+	if res := move(map[string]any{"from": "Archiv/Kunden/Unter", "to": ""}); res.Moved != 1 {
+		t.Fatalf("move to root = %+v", res)
+	}
+	if root := c.listNotes(map[string]any{"project": "main"}); !slices.ContainsFunc(root.Notes, func(n knowmind.NoteSummary) bool { return n.ID == sub.ID }) {
+		t.Fatalf("root after moving Unter there: %+v", root)
+	}
+
+	// A title taken at the target: 409, nothing moved.
+	c.create(map[string]any{"project": "main", "path": "Ziel", "body": "# Alt Zwei\n\nschon da"})
+	wantRPCError(t, callTool(t, c.url, c.write, "knowmind_move_folder", map[string]any{"project": "main", "from": "Archiv/Kunden", "to": "Ziel"}), codeConflict, "")
+	if got := c.get(eins.ID, false); got.Path != "Archiv/Kunden" {
+		t.Fatalf("a refused folder move moved %+v", got)
+	}
+	for _, tc := range []struct {
+		args  map[string]any
+		code  int64
+		param string
+	}{
+		{map[string]any{"from": "", "to": "x"}, jsonrpc.CodeInvalidParams, "from"},
+		{map[string]any{"from": "Archiv", "to": "Archiv/Kunden/X"}, jsonrpc.CodeInvalidParams, "to"},
+		{map[string]any{"from": "Archiv", "to": "../x"}, jsonrpc.CodeInvalidParams, "to"},
+		{map[string]any{"from": "Fehlt", "to": "x"}, codeNotFound, ""},
+	} {
+		tc.args["project"] = "main"
+		wantRPCError(t, callTool(t, c.url, c.write, "knowmind_move_folder", tc.args), tc.code, tc.param)
+	}
+}

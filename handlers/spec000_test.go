@@ -652,7 +652,7 @@ func TestSpec000ToolsList(t *testing.T) {
 		"knowmind_remember_about_user": {false, false, false}, "knowmind_remember_about_project": {false, false, false},
 		"knowmind_start_session": {false, true, false}, "knowmind_whoami": {true, true, false},
 		"knowmind_list_notes": {true, true, false}, "knowmind_recent_activity": {true, true, false},
-		"knowmind_rename_note": {false, false, false}, "knowmind_move_note": {false, false, false},
+		"knowmind_rename_note": {false, false, false}, "knowmind_move_note": {false, false, false}, "knowmind_move_folder": {false, false, false},
 		"knowmind_create_notes": {false, false, false}, "knowmind_link_many": {false, true, false},
 	}
 	if len(tools) != len(want) {

@@ -125,6 +125,14 @@ func (s *service) registerNoteTools(srv *mcp.Server) {
 		Scope: knowmind.ScopeWrite,
 	}, s.moveNote)
 	addTool(s, srv, tool{
+		Name:  "knowmind_move_folder",
+		Title: "Move or rename a folder",
+		Description: "Moves a folder with its subfolders to a new path in the same project (renaming it is a move to a " +
+			"sibling path): every note inside moves in one step or none does; ids, titles and links stay. A note title " +
+			"already taken at the target is refused (409).",
+		Scope: knowmind.ScopeWrite,
+	}, s.moveFolder)
+	addTool(s, srv, tool{
 		Name:  "knowmind_create_notes",
 		Title: "Create several notes",
 		Description: "Creates up to 50 notes in one call, each as knowmind_create_note takes it. Best-effort: results[] says " +
