@@ -3,7 +3,7 @@ DGRAPH_VERSION := v25.2.0
 DGRAPH := bin/dgraph
 GO ?= go
 
-.PHONY: run test bench bench-locomo bench-speed dgraph build clean-data lint ui-vendor
+.PHONY: run test test-docker docker-compose bench bench-locomo bench-speed dgraph build clean-data lint ui-vendor
 
 ## run: build what is missing and start the service with its own local Dgraph
 run: $(DGRAPH) build
@@ -13,6 +13,11 @@ run: $(DGRAPH) build
 test: $(DGRAPH)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+
+## test-docker: the compose stacks on a real Docker engine (needs a running dockerd; .ci/dockerd start)
+test-docker: $(DGRAPH) bin/docker-compose
+	KNOWMIND_TEST_DOCKER=1 TESTCONTAINERS_RYUK_DISABLED=true KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) \
+		$(GO) test -count=1 -timeout 40m -v -run 'TestDockerCompose|TestComposeStackUp' ./deploy/
 
 ## bench: Go benchmarks (see README "Benchmarks" for workloads); BENCHTIME=5s for steadier rates
 BENCHTIME ?= 2s
@@ -38,6 +43,14 @@ dgraph: $(DGRAPH)
 $(DGRAPH): deploy/dgraph/go.mod deploy/dgraph/tools.go
 	cd deploy/dgraph && $(GO) build -o ../../$(DGRAPH) github.com/dgraph-io/dgraph/v25/dgraph
 	@touch $(DGRAPH)
+
+## docker-compose: build Docker Compose $(COMPOSE_VERSION) from the Go module proxy (cached; for test-docker)
+COMPOSE_VERSION := v2.40.3
+docker-compose: bin/docker-compose
+bin/docker-compose: deploy/compose/go.mod deploy/compose/tools.go
+	cd deploy/compose && $(GO) build -trimpath -ldflags="-s -w -X github.com/docker/compose/v2/internal.Version=$(COMPOSE_VERSION)" \
+		-o ../../bin/docker-compose github.com/docker/compose/v2/cmd
+	@touch bin/docker-compose
 
 ## ui-vendor: refresh the explorer's vendored cytoscape.js (minified, licence, version) from npm
 CYTOSCAPE_VERSION ?= 3.35.0

@@ -56,6 +56,11 @@ type RecallHit struct {
 	// ValidFrom and ValidTo are reported by recall_at_time (ValidTo absent: still valid).
 	ValidFrom *time.Time `json:"valid_from,omitempty"`
 	ValidTo   *time.Time `json:"valid_to,omitempty"`
+	// Entities the memory names (seed 001: entities [{type, id}]); EntityType and EntityID
+	// repeat the first one for compatibility, as the seed asks.
+	Entities   []EntityRef `json:"entities"`
+	EntityType string      `json:"entity_type,omitempty"`
+	EntityID   string      `json:"entity_id,omitempty"`
 }
 
 // RecallMaxContentChars bounds a hit's content; longer content ends in "…".

@@ -24,6 +24,10 @@ type StoreMemoryInput struct {
 	MemoryType string   `json:"memory_type,omitempty"` // default semantic
 	Tags       []string `json:"tags,omitempty"`
 	Source     string   `json:"source,omitempty"`
+	// Entities the memory is about (memory engine); ID defaults to EntitySlug(Name).
+	Entities []CandidateEntity `json:"entities,omitempty"`
+	// EntityTypes allowed for Entities; nil = the graph's shapes (see CaptureInput).
+	EntityTypes []string `json:"-"`
 }
 
 // UploadDocumentInput are knowmind_upload_document's parameters.
@@ -57,6 +61,10 @@ type StoreResult struct {
 	// ReplacedDocumentIDs (upload_document only, then never nil): documents
 	// of the same title deleted after the new one was ingested.
 	ReplacedDocumentIDs []string `json:"replaced_document_ids,omitzero"`
+	// Entities and Conflicts (store_memory with entities): what the memory names, and
+	// current memories about the same entities it contradicts (linked CONTRADICTS).
+	Entities  []EntityRef `json:"entities,omitzero"`
+	Conflicts []Conflict  `json:"conflicts,omitzero"`
 }
 
 // UpdateFactResult is the result of knowmind_update_fact.
@@ -78,6 +86,10 @@ type RecentItem struct {
 	// ValidTo is when a newer version (knowmind_update_fact) superseded this one; null while
 	// it is the current version.
 	ValidTo *time.Time `json:"valid_to"`
+	// Entities the memory names, and the first as entity_type/entity_id (seed 001).
+	Entities   []EntityRef `json:"entities"`
+	EntityType string      `json:"entity_type,omitempty"`
+	EntityID   string      `json:"entity_id,omitempty"`
 }
 
 // RecentPage is one page of knowmind_list_recent.

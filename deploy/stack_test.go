@@ -59,17 +59,29 @@ func dockerUnavailable() string {
 // /readyz, creates a token with the documented command, and logs into the
 // tenant's namespace with `knowmind tenant analyst` as an analyst would.
 //
-// Docker compose itself is not used (its Go module would pull a large
-// dependency tree into this module); restart policies and published host
-// ports are left to TestPortsOnLoopback and friends.
+// Docker compose itself is not used here (TestDockerComposeSelfHost runs the
+// real CLI); restart policies and published host ports are left to
+// TestPortsOnLoopback and friends. Runs with KNOWMIND_TEST_DOCKER=1 on the
+// local images of deploy/dockertest, like the compose tests.
 func TestComposeStackUp(t *testing.T) {
 	if reason := dockerUnavailable(); reason != "" {
 		t.Skip("Docker engine not available: " + reason + "; the compose files are checked statically by the other tests in this package")
 	}
-	if testing.Short() {
-		t.Skip("stack test skipped in -short mode (builds the image and starts Dgraph)")
+	dockerTestSkip(t)
+	if os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
+		// Ryuk's image cannot be pulled without a registry; t.Cleanup removes
+		// what this test starts.
+		t.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+	if os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" {
+		// The ports are published on loopback (below); without this,
+		// testcontainers guesses the host from the default route.
+		t.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
 	}
 	testcontainers.SkipIfProviderIsNotHealthy(t)
+	// No registry: the images are the local stand-ins deploy/dockertest
+	// builds (see TestDockerComposeSelfHost); Ratel's cannot be built.
+	ensureLocalImages(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -103,15 +115,18 @@ func TestComposeStackUp(t *testing.T) {
 		}
 	})
 
-	repoRoot, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const builtImage = "knowmind:stacktest"
-	built := false
 	started := map[string]testcontainers.Container{}
 	for _, name := range startOrder(t, c) {
 		s := c.Services[name]
+		switch {
+		case isDgraph(s):
+			s.Image = localDgraphImage
+		case s.Build != nil:
+			s.Image, s.Build = localKnowmindImage, nil
+		default:
+			t.Logf("service %s (%s) not started: its image needs a registry; checked statically", name, s.Image)
+			continue
+		}
 		req := testcontainers.ContainerRequest{
 			Image:          s.Image,
 			Cmd:            s.Command,
@@ -119,19 +134,6 @@ func TestComposeStackUp(t *testing.T) {
 			Networks:       []string{nw.Name},
 			NetworkAliases: map[string][]string{nw.Name: {name}},
 			Name:           prefix + name,
-		}
-		if s.Build != nil {
-			if built {
-				req.Image = builtImage
-			} else {
-				req.Image = ""
-				req.FromDockerfile = testcontainers.FromDockerfile{
-					Context:    filepath.Join(repoRoot, filepath.Dir(strings.TrimPrefix(composeFile, "../")), s.Build.Context),
-					Dockerfile: s.Build.Dockerfile,
-					Repo:       "knowmind", Tag: "stacktest", KeepImage: true,
-				}
-				built = true
-			}
 		}
 		for _, v := range s.Volumes {
 			parts := strings.Split(v, ":")
@@ -142,6 +144,14 @@ func TestComposeStackUp(t *testing.T) {
 		for _, p := range s.Ports {
 			parts := strings.Split(p, ":")
 			req.ExposedPorts = append(req.ExposedPorts, parts[len(parts)-1]+"/tcp")
+		}
+		// Everything the host reaches is published on 127.0.0.1 only (as the
+		// compose files do), ports the image exposes included.
+		req.HostConfigModifier = func(hc *container.HostConfig) {
+			hc.PortBindings = dockernet.PortMap{}
+			for _, p := range []string{"5080/tcp", "6080/tcp", "7080/tcp", "8080/tcp", "9080/tcp", "8765/tcp"} {
+				hc.PortBindings[dockernet.MustParsePort(p)] = []dockernet.PortBinding{{HostIP: netip.MustParseAddr("127.0.0.1")}}
+			}
 		}
 		switch {
 		case oneShot(s):

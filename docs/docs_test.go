@@ -51,6 +51,10 @@ type expectation struct {
 }
 
 var expectations = map[string]expectation{
+	"14-entity-facts.dql": {ordered: true, ids: map[string][]string{"entity": {
+		// by valid_from: the tariff's three versions (two closed) and the client and workshop facts
+		"memory_mueller_tarif_v1", "memory_mueller_kunde", "memory_mueller_tarif_v2", "memory_workshop_2026_03_12",
+		"memory_mueller_tarif_v3"}}},
 	"01-neighbourhood.dql": {ids: map[string][]string{"neighbourhood": {
 		"memory_workshop_2026_03_12", "memory_mueller_kunde", "memory_offer_2026_02", "document_qm_handbuch", "memory_quality_review_2026_03_20"}}},
 	"02-fact-timeline.dql": {ordered: true, ids: map[string][]string{"timeline": {

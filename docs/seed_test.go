@@ -38,14 +38,21 @@ type seedMemory struct {
 	chunks                                    []seedChunk
 	createdAt, validFrom, validTo             string
 	updateReason, status                      string
+	entities                                  []string // seedEntities keys
+}
+
+// seedEntities are the entities facts name (memory engine): Entity nodes
+// keyed "<type>/<id>", pointed at by Memory.entities.
+var seedEntities = []struct{ typ, id, name string }{
+	{"organisation", "mueller-gmbh", "Müller GmbH"},
 }
 
 var seedMemories = []seedMemory{
 	{id: "memory_mueller_kunde", title: "Müller GmbH (Kunde)", memoryType: "semantic", lang: "de",
-		tags: []string{"class:client", "kunde"}, createdAt: "2026-01-10T09:00:00Z",
+		tags: []string{"class:client", "kunde"}, createdAt: "2026-01-10T09:00:00Z", entities: []string{"organisation/mueller-gmbh"},
 		chunks: []seedChunk{{text: "Die Müller GmbH in Detmold ist seit 2024 Kundin. Ansprechpartnerin ist Frau Schmidt."}}},
 	{id: "memory_workshop_2026_03_12", title: "Workshop Einarbeitung Müller GmbH", memoryType: "episodic", lang: "de",
-		tags: []string{"class:workshop", "workshop"}, createdAt: "2026-03-12T15:00:00Z",
+		tags: []string{"class:workshop", "workshop"}, createdAt: "2026-03-12T15:00:00Z", entities: []string{"organisation/mueller-gmbh"},
 		chunks: []seedChunk{{text: "Im Workshop am 12.03.2026 haben wir die Einarbeitung neuer Mitarbeiter bei der Müller GmbH geplant."}}},
 	{id: "memory_offer_2026_02", title: "Angebot Schulungspaket Müller GmbH", memoryType: "procedural", lang: "de",
 		tags: []string{"angebot"}, createdAt: "2026-02-15T10:00:00Z",
@@ -54,14 +61,14 @@ var seedMemories = []seedMemory{
 		tags: []string{"protokoll", "qm"}, source: "meeting-notes", createdAt: "2026-03-20T11:00:00Z",
 		chunks: []seedChunk{{text: "The quality reviews found two open corrective actions; the QM handbook chapter on audits applies."}}},
 	// The fact chain: v1 -> v2 -> v3 (update_fact: each new version SUPERSEDES the previous).
-	{id: "memory_mueller_tarif_v1", title: "Tarif Müller GmbH bis 31.01.2026", memoryType: "semantic", lang: "de",
+	{id: "memory_mueller_tarif_v1", entities: []string{"organisation/mueller-gmbh"}, title: "Tarif Müller GmbH bis 31.01.2026", memoryType: "semantic", lang: "de",
 		tags: []string{"tarif"}, createdAt: "2025-06-01T08:00:00Z", validFrom: "2025-06-01T08:00:00Z", validTo: "2026-02-01T00:00:00Z",
 		chunks: []seedChunk{{text: "Müller GmbH läuft auf Tarif Basic mit drei Plätzen."}}},
-	{id: "memory_mueller_tarif_v2", title: "Tarif Müller GmbH ab 01.02.2026", memoryType: "semantic", lang: "de",
+	{id: "memory_mueller_tarif_v2", entities: []string{"organisation/mueller-gmbh"}, title: "Tarif Müller GmbH ab 01.02.2026", memoryType: "semantic", lang: "de",
 		tags: []string{"tarif"}, createdAt: "2026-02-01T00:00:00Z", validTo: "2026-04-01T00:00:00Z",
 		updateReason: "Upgrade auf Business",
 		chunks:       []seedChunk{{text: "Müller GmbH läuft auf Tarif Business mit fünf Plätzen."}}},
-	{id: "memory_mueller_tarif_v3", title: "Tarif Müller GmbH ab 01.04.2026", memoryType: "semantic", lang: "de",
+	{id: "memory_mueller_tarif_v3", entities: []string{"organisation/mueller-gmbh"}, title: "Tarif Müller GmbH ab 01.04.2026", memoryType: "semantic", lang: "de",
 		tags: []string{"tarif"}, createdAt: "2026-04-01T00:00:00Z",
 		updateReason: "Zwei Plätze dazu",
 		chunks:       []seedChunk{{text: "Müller GmbH läuft auf Tarif Business mit sieben Plätzen."}}},
@@ -123,6 +130,11 @@ func seed(ctx context.Context, ten *graph.Tenant) error {
 	}
 	defer emb.Close()
 	var nodes []map[string]any
+	for _, e := range seedEntities {
+		key := e.typ + "/" + e.id
+		nodes = append(nodes, map[string]any{"uid": entityBlank(key), "dgraph.type": "Entity", "Entity.key": key,
+			"Entity.type": e.typ, "Entity.id": e.id, "Entity.name": e.name, "Entity.created_at": "2025-06-01T08:00:00Z"})
+	}
 	for _, m := range seedMemories {
 		n, err := memoryNode(ctx, emb, m)
 		if err != nil {
@@ -194,6 +206,13 @@ func memoryNode(ctx context.Context, emb embed.Embedder, m seedMemory) (map[stri
 	if m.updateReason != "" {
 		n["Memory.update_reason"] = m.updateReason
 	}
+	var ents []map[string]string
+	for _, key := range m.entities {
+		ents = append(ents, map[string]string{"uid": entityBlank(key)})
+	}
+	if len(ents) > 0 {
+		n["Memory.entities"] = ents
+	}
 	if status != "indexed" {
 		n["Memory.error"] = "embedding provider unreachable"
 		return n, nil
@@ -231,6 +250,11 @@ func memoryNode(ctx context.Context, emb embed.Embedder, m seedMemory) (map[stri
 	n["Memory.chunks"] = chunks
 	n["Memory.chunk_count"] = len(chunks)
 	return n, nil
+}
+
+// entityBlank is the blank node of a seeded entity in the seed's one mutation.
+func entityBlank(key string) string {
+	return "_:entity_" + strings.NewReplacer("/", "_", "-", "_").Replace(key)
 }
 
 // supersede writes the two history edges update_fact writes between a new
@@ -271,7 +295,8 @@ func TestSeedLooksLikeWhatTheServiceWrites(t *testing.T) {
 	seededTen := seedTenant(t)
 	real := dgraphtest.NewTenant(t)
 	mem, err := real.StoreMemory(ctx, knowmind.StoreMemoryInput{Title: "Müller GmbH (Kunde)", MemoryType: "semantic",
-		Tags: []string{"class:client"}, Source: "crm", Content: "Die Müller GmbH in Detmold ist seit 2024 Kundin. Ansprechpartnerin ist Frau Schmidt."})
+		Tags: []string{"class:client"}, Source: "crm", Content: "Die Müller GmbH in Detmold ist seit 2024 Kundin. Ansprechpartnerin ist Frau Schmidt.",
+		Entities: []knowmind.CandidateEntity{{Type: "organisation", Name: "Müller GmbH"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

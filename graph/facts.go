@@ -38,6 +38,8 @@ const (
 const updateTargetQuery = `query q($id: string) {
   target(func: eq(Memory.id, $id)) {
     uid Memory.id Memory.kind Memory.memory_type Memory.tags Memory.source Memory.valid_to
+    Memory.entities { uid }
+    Memory.extractor Memory.confidence Memory.reviewed_at
     successors: count(SUPERSEDED_BY @facets(` + openFacetFilter + `))
   }
 }`
@@ -86,6 +88,9 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 	}
 	e := newEntry(target.Kind, title, content)
 	e.memoryType, e.tags, e.source, e.updateReason = target.MemoryType, target.Tags, target.Source, reason
+	for _, ent := range target.Entities { // the new version is about what the old one was about
+		e.entityUIDs = append(e.entityUIDs, ent.UID)
+	}
 	e.split()
 	if err := t.embed(ctx, e); err != nil {
 		t.c.log.Error("update fact: embedding failed", "tenant", t.Name, "target", targetID, "err", err)
@@ -147,6 +152,7 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 			"the new version could not be written; nothing was changed")
 	}
 	t.indexed(e)
+	t.supersededCapture(ctx, target)
 	return res, nil
 }
 

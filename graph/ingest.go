@@ -49,6 +49,7 @@ type entry struct {
 	texts        []string // per chunk: what is stored in Chunk.text and embedded
 	vectors      [][]float32
 	chunkUIDs    []uint64 // per chunk, once committed (0: not known)
+	entityUIDs   []string // Memory.entities (memory engine)
 }
 
 // committed records the chunk uids Dgraph assigned to the blank nodes of e.node(blank, ...),
@@ -231,6 +232,9 @@ func (e *entry) node(blank, now, status, failure string) map[string]any {
 	if len(e.tags) > 0 {
 		m["Memory.tags"] = e.tags
 	}
+	if len(e.entityUIDs) > 0 {
+		m["Memory.entities"] = uidRefs(e.entityUIDs)
+	}
 	if status != knowmind.StatusIndexed {
 		return m
 	}
@@ -384,6 +388,11 @@ type dgMemory struct {
 	ValidTo      *time.Time `json:"Memory.valid_to"`
 	UpdateReason string     `json:"Memory.update_reason"`
 	Successors   int        `json:"successors"` // open SUPERSEDED_BY edges (update_fact's target check)
+	Entities     []dgUID    `json:"Memory.entities"`
+	// Memory engine: set on facts knowmind_capture stored (ReviewedAt: via a review).
+	Extractor  string     `json:"Memory.extractor"`
+	Confidence float64    `json:"Memory.confidence"`
+	ReviewedAt *time.Time `json:"Memory.reviewed_at"`
 }
 
 func (m dgMemory) domain() knowmind.Memory {

@@ -64,6 +64,11 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 		return knowmind.StoreResult{}, err
 	}
 
+	ents, err := t.checkEntities(in.Entities, in.EntityTypes)
+	if err != nil {
+		return knowmind.StoreResult{}, err
+	}
+
 	e := newEntry(knowmind.KindMemory, title, content)
 	e.memoryType, e.tags, e.source = memoryType, tags, source
 
@@ -77,6 +82,9 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 
 	e.split()
 	if err := t.embed(ctx, e); err != nil {
+		return t.recordFailed(ctx, e, err)
+	}
+	if err := t.attachEntityUIDs(ctx, e, ents); err != nil {
 		return t.recordFailed(ctx, e, err)
 	}
 	body, err := json.Marshal(e.node("m", nowString(), knowmind.StatusIndexed, ""))
@@ -106,8 +114,12 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 		return t.unchanged(found.Same[0]), nil
 	}
 	t.indexed(e)
-	return knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusIndexed,
-		ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider()}, nil
+	res := knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusIndexed,
+		ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider()}
+	if len(ents) > 0 {
+		res.Entities, res.Conflicts = t.storedConflicts(ctx, e, ents)
+	}
+	return res, nil
 }
 
 const getMemoryQuery = `query q($id: string) {

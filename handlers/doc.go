@@ -11,7 +11,9 @@
 // protocol fixes, JSON or SSE answers), auth.go (kmt_ tokens and JWTs, 401,
 // RFC 9728 metadata), ratelimit.go, tools.go (the tool list and the
 // machinery: scope checks, tools/list filtering, tenant), params.go (argument
-// decoding, validation and input schema), errors.go, and one file per tool.
+// decoding, validation and input schema), errors.go, engine_tools.go (the
+// memory engine's toolset: extractors, the domain vocabulary in descriptions),
+// and one file per tool.
 //
 // # Adding a tool
 //

@@ -38,6 +38,9 @@ func (s *service) listRecent(ctx context.Context, p ListRecentParams) (ListRecen
 	if items == nil {
 		items = []knowmind.RecentItem{} // the spec's "items": [], never null
 	}
+	if err := attachRecentEntities(ctx, t, items); err != nil {
+		return ListRecentResult{}, err
+	}
 	res := ListRecentResult{Items: items, Count: len(items), Total: page.Total}
 	if page.NextCursor != "" {
 		res.NextCursor = &page.NextCursor

@@ -79,6 +79,8 @@ type service struct {
 	// local is the caller of every request on a transport without
 	// authentication of its own (stdio: one local user); nil over HTTP.
 	local *LocalCaller
+	// engine holds knowmind_capture's extractors (engine_tools.go).
+	engine engine
 }
 
 func newMCPServer(s *service) *mcp.Server {

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 )
 
@@ -54,7 +55,7 @@ func NewMetrics(indexSizes func() []graph.IndexSize) *Metrics {
 		}, []string{"tool"}),
 		ingests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "knowmind_ingests_total",
-			Help: "Successful ingests by tool and result (stored, or unchanged when the same content was there).",
+			Help: "Successful ingests by tool and result (stored, or unchanged when the same content was there; failed for a refused item of knowmind_store_memories).",
 		}, []string{"tool", "result"}),
 		ingestChunks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "knowmind_ingest_chunks_total",
@@ -174,6 +175,10 @@ func (s *service) observeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 var ingestTools = map[string]bool{"knowmind_store_memory": true, "knowmind_upload_document": true, "knowmind_update_fact": true}
 
 func (m *Metrics) countIngest(tool string, structured any) {
+	if tool == "knowmind_store_memories" && structured != nil {
+		m.countBatchIngest(tool, structured)
+		return
+	}
 	if !ingestTools[tool] || structured == nil {
 		return
 	}
@@ -195,6 +200,29 @@ func (m *Metrics) countIngest(tool string, structured any) {
 	}
 	m.ingests.WithLabelValues(tool, result).Inc()
 	m.ingestChunks.WithLabelValues(tool).Add(float64(r.ChunksWritten + r.IndexedChunks))
+}
+
+// countBatchIngest counts each item of knowmind_store_memories as one ingest (stored,
+// unchanged or failed).
+func (m *Metrics) countBatchIngest(tool string, structured any) {
+	raw, err := json.Marshal(structured)
+	if err != nil {
+		return
+	}
+	var r StoreMemoriesResult
+	if json.Unmarshal(raw, &r) != nil {
+		return
+	}
+	chunks := 0
+	for _, it := range r.Results {
+		result := map[string]string{knowmind.ItemIndexed: "stored", knowmind.ItemUnchanged: "unchanged"}[it.Status]
+		if result == "" {
+			result = "failed"
+		}
+		m.ingests.WithLabelValues(tool, result).Inc()
+		chunks += it.ChunksWritten
+	}
+	m.ingestChunks.WithLabelValues(tool).Add(float64(chunks))
 }
 
 // indexCollector reports the in-process recall indexes per tenant at scrape

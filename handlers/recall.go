@@ -30,6 +30,10 @@ type RecallHit struct {
 	Content  string  `json:"content"`
 	Score    float64 `json:"score"`
 	Source   string  `json:"source"`
+	// Entities the memory names and the first as entity_type/entity_id (seed 001).
+	Entities   []knowmind.EntityRef `json:"entities"`
+	EntityType string               `json:"entity_type,omitempty"`
+	EntityID   string               `json:"entity_id,omitempty"`
 }
 
 // recall searches the caller's tenant by full text (BM25), vectors and graph hops
@@ -45,12 +49,16 @@ func (s *service) recall(ctx context.Context, p RecallParams) (RecallResult, err
 		Hops:  intOr(p.Hops, knowmind.RecallDefaultHops),
 	})
 	r, err = hideNotes(ctx, t, r, err)
+	if err == nil {
+		err = t.AttachEntities(ctx, r.Hits)
+	}
 	if err != nil {
 		return RecallResult{}, err
 	}
 	out := RecallResult{Hits: make([]RecallHit, len(r.Hits)), ElapsedMS: r.ElapsedMS, Rerank: r.Rerank}
 	for i, h := range r.Hits {
-		out.Hits[i] = RecallHit{MemoryID: h.MemoryID, Kind: h.Kind, Title: h.Title, Content: h.Content, Score: h.Score, Source: h.Source}
+		out.Hits[i] = RecallHit{MemoryID: h.MemoryID, Kind: h.Kind, Title: h.Title, Content: h.Content, Score: h.Score, Source: h.Source,
+			Entities: h.Entities, EntityType: h.EntityType, EntityID: h.EntityID}
 	}
 	return out, nil
 }

@@ -33,6 +33,10 @@ type RecallAtTimeHit struct {
 	Source    string     `json:"source"`
 	ValidFrom time.Time  `json:"valid_from"`
 	ValidTo   *time.Time `json:"valid_to"`
+	// Entities the memory names and the first as entity_type/entity_id (seed 001).
+	Entities   []knowmind.EntityRef `json:"entities"`
+	EntityType string               `json:"entity_type,omitempty"`
+	EntityID   string               `json:"entity_id,omitempty"`
 }
 
 // recallAtTime recalls what was valid at as_of: memories with valid_from <= as_of and valid_to
@@ -56,13 +60,16 @@ func (s *service) recallAtTime(ctx context.Context, p RecallAtTimeParams) (Recal
 		AsOf:  &asOf,
 	})
 	r, err = hideNotes(ctx, t, r, err)
+	if err == nil {
+		err = t.AttachEntities(ctx, r.Hits)
+	}
 	if err != nil {
 		return RecallAtTimeResult{}, err
 	}
 	out := RecallAtTimeResult{Hits: make([]RecallAtTimeHit, len(r.Hits)), ElapsedMS: r.ElapsedMS, Rerank: r.Rerank}
 	for i, h := range r.Hits {
 		out.Hits[i] = RecallAtTimeHit{MemoryID: h.MemoryID, Kind: h.Kind, Title: h.Title, Content: h.Content,
-			Score: h.Score, Source: h.Source, ValidTo: h.ValidTo}
+			Score: h.Score, Source: h.Source, ValidTo: h.ValidTo, Entities: h.Entities, EntityType: h.EntityType, EntityID: h.EntityID}
 		if h.ValidFrom != nil {
 			out.Hits[i].ValidFrom = *h.ValidFrom
 		}

@@ -46,6 +46,13 @@ type Deps struct {
 	MaxBodyBytes int64
 	// BodyReadTimeout bounds the time to receive a POST body; 0 = 2 minutes.
 	BodyReadTimeout time.Duration
+	// Extractors serve knowmind_capture; the zero value offers the offline rules extractor.
+	Extractors Extractors
+	// Vocabulary reads the domain's entity types and categories (the shape files); nil =
+	// the graph client's shapes as loaded at start. Read at most every VocabularyTTL
+	// (0 = 5 minutes) for tool descriptions and capture.
+	Vocabulary    func() (entityTypes, categories []string, err error)
+	VocabularyTTL time.Duration
 }
 
 // NewRouter builds the HTTP handler.
@@ -94,7 +101,8 @@ func mountMCP(r *gin.Engine, d Deps) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{}, metrics: d.Metrics}
+	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{}, metrics: d.Metrics,
+		engine: newEngine(d.Extractors, newVocabulary(d))}
 	a := newAuthenticator(d.Graph, d.JWT, log)
 	a.oauth = d.OAuth
 	e := newEndpoint(newMCPServer(s), a, d, log)

@@ -654,6 +654,11 @@ func TestSpec000ToolsList(t *testing.T) {
 		"knowmind_list_notes": {true, true, false}, "knowmind_recent_activity": {true, true, false},
 		"knowmind_rename_note": {false, false, false}, "knowmind_move_note": {false, false, false}, "knowmind_move_folder": {false, false, false},
 		"knowmind_create_notes": {false, false, false}, "knowmind_link_many": {false, true, false},
+		"knowmind_store_memories": {false, true, false},
+		// memory engine (README, "Memory engine"); knowmind_set_capture_thresholds needs admin
+		"knowmind_capture": {false, true, false}, "knowmind_review_draft": {false, false, false},
+		"knowmind_list_drafts": {true, true, false}, "knowmind_list_entities": {true, true, false},
+		"knowmind_capture_calibration": {true, true, false},
 	}
 	if len(tools) != len(want) {
 		t.Errorf("%d tools listed, want %d", len(tools), len(want))

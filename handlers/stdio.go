@@ -66,7 +66,8 @@ func ServeStdio(ctx context.Context, d Deps, caller LocalCaller, t mcp.Transport
 			return true, nil
 		}
 	}
-	s := &service{graph: d.Graph, ready: ready, log: log, tools: map[string]*registeredTool{}, metrics: d.Metrics, local: &caller}
+	s := &service{graph: d.Graph, ready: ready, log: log, tools: map[string]*registeredTool{}, metrics: d.Metrics, local: &caller,
+		engine: newEngine(d.Extractors, newVocabulary(d))}
 	err := newMCPServer(s).Run(ctx, t)
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil

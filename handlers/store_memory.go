@@ -12,11 +12,19 @@ import (
 // content_required (and a too long one with too_large), not -32602, so its
 // precheck answers those before the SDK's schema check (see publish).
 type StoreMemoryParams struct {
-	Title      string   `json:"title,omitempty" jsonschema:"short title of the memory; titles need not be unique" validate:"max=500"`
-	Content    string   `json:"content,omitempty" jsonschema:"the full text (required, at most 1,000,000 characters)" schema:"required,maxLength=1000000"`
-	MemoryType string   `json:"memory_type,omitempty" jsonschema:"semantic, episodic, procedural or reference (default semantic)" validate:"omitempty,oneof=semantic episodic procedural reference"`
-	Tags       []string `json:"tags,omitempty" jsonschema:"keywords for filtering" validate:"max=50,dive,notblank,max=100"`
-	Source     string   `json:"source,omitempty" jsonschema:"where it comes from, free text" validate:"max=2000"`
+	Title      string        `json:"title,omitempty" jsonschema:"short title of the memory; titles need not be unique" validate:"max=500"`
+	Content    string        `json:"content,omitempty" jsonschema:"the full text (required, at most 1,000,000 characters)" schema:"required,maxLength=1000000"`
+	MemoryType string        `json:"memory_type,omitempty" jsonschema:"semantic, episodic, procedural or reference (default semantic)" validate:"omitempty,oneof=semantic episodic procedural reference"`
+	Tags       []string      `json:"tags,omitempty" jsonschema:"keywords for filtering" validate:"max=50,dive,notblank,max=100"`
+	Source     string        `json:"source,omitempty" jsonschema:"where it comes from, free text" validate:"max=2000"`
+	Entities   []EntityParam `json:"entities,omitempty" jsonschema:"what the memory is about (memory engine): type from the domain's entity types, id (slug) or name; a contradiction with a current memory about one of them is reported in conflicts" validate:"max=20,dive"`
+}
+
+// EntityParam names an entity: its type and its id or name.
+type EntityParam struct {
+	Type string `json:"type" jsonschema:"entity type, e.g. person" validate:"required,notblank,max=64"`
+	ID   string `json:"id,omitempty" jsonschema:"slug, e.g. lisa-mueller (default: made from name)" validate:"max=200"`
+	Name string `json:"name,omitempty" jsonschema:"display name, e.g. Lisa Müller" validate:"max=200"`
 }
 
 // StoreMemoryResult is the spec's result plus unchanged (true when the same
@@ -32,6 +40,9 @@ type StoreMemoryResult struct {
 	// Note says, with unchanged, that the content was already stored under
 	// another title, which was kept (title is that one).
 	Note string `json:"note,omitempty"`
+	// Entities and Conflicts: only when entities were given.
+	Entities  []knowmind.EntityRef `json:"entities,omitempty"`
+	Conflicts []knowmind.Conflict  `json:"conflicts,omitempty"`
 }
 
 // storeMemory stores a new memory in the caller's tenant (append-only,
@@ -45,14 +56,20 @@ func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMe
 	if err != nil {
 		return StoreMemoryResult{}, err
 	}
-	r, err := t.StoreMemory(ctx, knowmind.StoreMemoryInput{
-		Title: p.Title, Content: p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source,
-	})
+	in := knowmind.StoreMemoryInput{Title: p.Title, Content: p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source}
+	if len(p.Entities) > 0 {
+		in.EntityTypes, _ = s.engine.vocab.get()
+	}
+	for _, e := range p.Entities {
+		in.Entities = append(in.Entities, knowmind.CandidateEntity{Type: e.Type, ID: e.ID, Name: e.Name})
+	}
+	r, err := t.StoreMemory(ctx, in)
 	if err != nil {
 		return StoreMemoryResult{}, err
 	}
 	res := StoreMemoryResult{MemoryID: r.MemoryID, ID: r.ID, Title: r.Title, Status: r.Status,
-		ChunksWritten: r.ChunksWritten, EmbeddingProvider: r.EmbeddingProvider, Unchanged: r.Unchanged}
+		ChunksWritten: r.ChunksWritten, EmbeddingProvider: r.EmbeddingProvider, Unchanged: r.Unchanged,
+		Entities: r.Entities, Conflicts: r.Conflicts}
 	if r.Unchanged && p.Title != "" && p.Title != r.Title {
 		res.Note = fmt.Sprintf("this content is already stored as memory %s titled %q; nothing was written and that title was kept", r.ID, r.Title)
 	}

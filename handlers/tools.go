@@ -118,6 +118,16 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Idempotent: true,
 	}, s.storeMemory)
 	addTool(s, srv, tool{
+		Name:  "knowmind_store_memories",
+		Title: "Store many memories",
+		Description: "Stores up to 100 memories in one call and one transaction, each as knowmind_store_memory would " +
+			"(same checks, content already stored is returned with status unchanged). Best-effort: results has one entry " +
+			"per memory in input order, with status indexed, unchanged or failed (then error holds the code " +
+			"knowmind_store_memory would have answered); one bad memory does not stop the others.",
+		Scope:      knowmind.ScopeWrite,
+		Idempotent: true,
+	}, s.storeMemories)
+	addTool(s, srv, tool{
 		Name:  "knowmind_upload_document",
 		Title: "Upload a document",
 		Description: "Ingests a longer text as a document: split into sections (Markdown headings, paragraphs, then a size " +
@@ -142,6 +152,7 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Idempotent: true,
 	}, s.updateFact)
 	s.registerNoteTools(srv)
+	s.registerEngineTools(srv) // engine_tools.go
 }
 
 // tool is what tools/list shows of a tool and what calling it requires.
@@ -283,6 +294,7 @@ func (s *service) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 					t := s.tools[mt.Name]
 					return t == nil || (t.Scope != "" && !p.Has(t.Scope)) || !reaches(p, mt.Name)
 				})
+				s.describeEngineTools(lr.Tools) // engine_tools.go: the domain's vocabulary
 			}
 			return res, err
 		case "tools/call":

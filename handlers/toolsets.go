@@ -7,13 +7,14 @@ import "github.com/knowmind/knowmind"
 // toolsets); knowmind_health belongs to none and is always there.
 var toolsets = map[string][]string{
 	knowmind.ToolsetMemory: {"knowmind_stats", "knowmind_list_recent", "knowmind_recall", "knowmind_recall_at_time",
-		"knowmind_link", "knowmind_unlink", "knowmind_store_memory", "knowmind_upload_document", "knowmind_update_fact",
+		"knowmind_link", "knowmind_unlink", "knowmind_store_memory", "knowmind_store_memories", "knowmind_upload_document", "knowmind_update_fact",
 		"knowmind_list_relations"},
 	knowmind.ToolsetNotes: {"knowmind_start_session", "knowmind_whoami", "knowmind_list_projects", "knowmind_list_notes",
 		"knowmind_recent_activity", "knowmind_get_note", "knowmind_search", "knowmind_context", "knowmind_create_note",
 		"knowmind_create_notes", "knowmind_edit_note", "knowmind_rename_note", "knowmind_move_note", "knowmind_move_folder", "knowmind_delete_note",
 		"knowmind_link_note", "knowmind_link_many", "knowmind_remember_about_user", "knowmind_remember_about_project"},
-	knowmind.ToolsetEngine: {"knowmind_explore"},
+	knowmind.ToolsetEngine: {"knowmind_explore", "knowmind_capture", "knowmind_review_draft", "knowmind_list_drafts",
+		"knowmind_list_entities", "knowmind_capture_calibration", "knowmind_set_capture_thresholds"},
 }
 
 // toolsetOf maps a tool to its toolset ("" for knowmind_health).

@@ -9,7 +9,7 @@ package schema
 import _ "embed"
 
 // Version of the schema; recorded as Meta.schema_version in each namespace.
-const Version = 3 // 2: tuned HNSW build options; 3: notes, projects, revisions
+const Version = 4 // 2: tuned HNSW build options; 3: notes, projects, revisions; 4: memory engine (entities, drafts, calibration)
 
 // Tenant is the DQL schema of a tenant namespace (without relation predicates,
 // which come from shapes/).

@@ -66,6 +66,9 @@ type fileDecls struct {
 	file   string
 	domain string
 	decls  []decl
+	// entityTypes and categories are the memory engine's vocabulary (knowmind_capture).
+	entityTypes []string
+	categories  []string
 }
 
 // parseFile reads one shape file. It walks yaml.Node rather than decoding
@@ -135,8 +138,20 @@ func parseFile(file string, data []byte) (fileDecls, []error) {
 				continue
 			}
 			relations = v
+		case "entity_types", "categories":
+			names, problem := classList(v)
+			if problem == "" && slices.Contains(names, Any) {
+				problem = `must name types, not "*"`
+			}
+			if problem != "" {
+				fail(v.Line, "%s %s", k.Value, problem)
+			} else if k.Value == "entity_types" {
+				fd.entityTypes = names
+			} else {
+				fd.categories = names
+			}
 		default:
-			fail(k.Line, "unknown key %q (allowed: domain, description, relations)", k.Value)
+			fail(k.Line, "unknown key %q (allowed: domain, description, relations, entity_types, categories)", k.Value)
 		}
 	}
 	if _, ok := seen["domain"]; !ok {

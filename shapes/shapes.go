@@ -57,7 +57,17 @@ type Set struct {
 	relations map[string]Relation
 	names     []string
 	domains   []string
+	// entityTypes and categories: the union over all files, in load order.
+	entityTypes []string
+	categories  []string
 }
+
+// EntityTypes are the entity types the domains declare (entity_types), for
+// the memory engine's entities; Categories their memory categories.
+func (s *Set) EntityTypes() []string { return slices.Clone(s.entityTypes) }
+
+// Categories are the memory categories the domains declare (categories).
+func (s *Set) Categories() []string { return slices.Clone(s.categories) }
 
 var defaultSet = sync.OnceValues(func() (*Set, error) { return Load("") })
 
@@ -218,6 +228,18 @@ func build(files []fileDecls) (*Set, []error) {
 		s.domains = append(s.domains, d)
 	}
 	sort.Strings(s.domains)
+	for _, f := range files {
+		for _, t := range f.entityTypes {
+			if !slices.Contains(s.entityTypes, t) {
+				s.entityTypes = append(s.entityTypes, t)
+			}
+		}
+		for _, c := range f.categories {
+			if !slices.Contains(s.categories, c) {
+				s.categories = append(s.categories, c)
+			}
+		}
+	}
 	return s, nil
 }
 

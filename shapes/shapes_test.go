@@ -512,3 +512,34 @@ relations:
 		})
 	}
 }
+
+func TestEntityTypesAndCategories(t *testing.T) {
+	set, err := shapes.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := set.EntityTypes(); !slices.Equal(got, []string{"person", "organisation", "project", "place"}) {
+		t.Fatalf("entity types %v", got)
+	}
+	if got := set.Categories(); !slices.Contains(got, "decision") {
+		t.Fatalf("categories %v", got)
+	}
+	dir := t.TempDir()
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("crm.yaml", "domain: crm\nentity_types: [client, person]\nrelations: []\n")
+	set, err = shapes.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := set.EntityTypes(); !slices.Equal(got, []string{"person", "organisation", "project", "place", "client"}) {
+		t.Fatalf("merged entity types %v", got)
+	}
+	write("crm.yaml", "domain: crm\nentity_types: [\"*\"]\nrelations: []\n")
+	if _, err := shapes.Load(dir); err == nil || !strings.Contains(err.Error(), "entity_types") {
+		t.Fatalf("want an entity_types error, got %v", err)
+	}
+}

@@ -49,8 +49,12 @@ type Config struct {
 	RateBurst        int           // burst per token
 	ShutdownTimeout  time.Duration // graceful HTTP shutdown
 	LogLevel         string
-	WarmTextStats    bool // load every tenant's BM25 statistics at startup, not on its first recall
-	ExactVectors     bool // hold every tenant's chunk vectors for recall's exact vector search
+	WarmTextStats    bool          // load every tenant's BM25 statistics at startup, not on its first recall
+	ExactVectors     bool          // hold every tenant's chunk vectors for recall's exact vector search
+	Extractor        string        // knowmind_capture's default extractor: rules | llm
+	LLMURL           string        // OpenAI-compatible chat completions server for the llm extractor
+	LLMModel         string        // its model name
+	LLMTimeout       time.Duration // per request
 
 	embedder        embed.Embedder                                  // built from the fields above by newEmbedder
 	reranker        graph.Reranker                                  // from RerankerDir (serve only); nil = none
@@ -117,6 +121,10 @@ func parseServeFlags(args []string) (Config, error) {
 		"load every tenant's BM25 statistics (and vectors) in the background at startup instead of on its first recall (env KNOWMIND_WARM_TEXT_STATS)")
 	fs.BoolVar(&c.ExactVectors, "exact-vectors", boolOr(envOr("exact-vectors", ""), true),
 		"hold every tenant's chunk vectors in the service (4·dim bytes a chunk) so recall finds vector candidates exactly; off: Dgraph's approximate HNSW only (env KNOWMIND_EXACT_VECTORS)")
+	fs.StringVar(&c.Extractor, "extractor", envOr("extractor", "rules"), "knowmind_capture's default extractor: rules (offline) or llm (env KNOWMIND_EXTRACTOR)")
+	fs.StringVar(&c.LLMURL, "llm-url", envOr("llm-url", ""), "base URL of an OpenAI-compatible chat completions server for the llm extractor; key in KNOWMIND_LLM_API_KEY (env KNOWMIND_LLM_URL)")
+	fs.StringVar(&c.LLMModel, "llm-model", envOr("llm-model", ""), "model name for the llm extractor (env KNOWMIND_LLM_MODEL)")
+	fs.DurationVar(&c.LLMTimeout, "llm-timeout", 60*time.Second, "per-request timeout of the llm extractor")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -52,6 +52,10 @@ func runServe(ctx context.Context, args []string) error {
 		return indexSizes()
 	})
 	cfg.observeRPC = metrics.ObserveDgraph
+	extractors, err := newExtractors(cfg)
+	if err != nil {
+		return err
+	}
 	e, err := newEmbedder(cfg)
 	if err != nil {
 		return err
@@ -104,6 +108,7 @@ func runServe(ctx context.Context, args []string) error {
 		AllowedOrigins: cfg.AllowedOrigins, PublicURL: cfg.PublicURL, JWT: jwtCfg,
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
 		OAuth: issuer, Metrics: metrics, MetricsToken: cfg.MetricsToken,
+		Extractors: extractors, Vocabulary: shapesVocabulary(cfg.ShapesDir),
 	})
 	if cfg.MetricsAddr != "" {
 		stop, err := serveMetrics(ctx, cfg.MetricsAddr, metrics, log)

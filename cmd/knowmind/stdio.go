@@ -55,6 +55,10 @@ func runStdio(ctx context.Context, args []string) error {
 			caller.Principal.Scopes = append(caller.Principal.Scopes, sc)
 		}
 	}
+	extractors, err := newExtractors(cfg)
+	if err != nil {
+		return err
+	}
 	e, err := newEmbedder(cfg)
 	if err != nil {
 		return err
@@ -80,5 +84,6 @@ func runStdio(ctx context.Context, args []string) error {
 		caller.Verify = verify
 	}
 	log.Info("knowmind stdio", "tenant", caller.Principal.Tenant, "scopes", caller.Principal.Scopes)
-	return handlers.ServeStdio(ctx, handlers.Deps{Graph: b.client, Logger: log}, caller, &mcp.StdioTransport{})
+	return handlers.ServeStdio(ctx, handlers.Deps{Graph: b.client, Logger: log,
+		Extractors: extractors, Vocabulary: shapesVocabulary(cfg.ShapesDir)}, caller, &mcp.StdioTransport{})
 }

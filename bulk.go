@@ -1,0 +1,99 @@
+package knowmind
+
+import "time"
+
+// The bulk path: knowmind import / export (one JSONL schema, below) and
+// knowmind_store_memories. The file format is documented in docs/bulk.md;
+// these types are its lines.
+
+// Record types of the JSONL format, one JSON object per line.
+const (
+	RecordHeader   = "header"   // optional first line of an export; ignored on import
+	RecordMemory   = "memory"   // a memory (kind memory)
+	RecordDocument = "document" // a document (kind document, chunked)
+	RecordRelation = "relation" // a typed edge between two memories by id
+)
+
+// BulkFormat and BulkFormatVersion name the JSONL format in an export's header line.
+const (
+	BulkFormat        = "knowmind-jsonl"
+	BulkFormatVersion = 1
+)
+
+// Bounds of the bulk path.
+const (
+	// MaxStoreMemoriesItems bounds one knowmind_store_memories call.
+	MaxStoreMemoriesItems = 100
+	// ImportBatchSize is how many records knowmind import writes per
+	// transaction by default (its --batch flag), each batch committed with
+	// the import's cursor.
+	ImportBatchSize = 200
+	// MaxImportBatchSize bounds --batch: a transaction of more memories with
+	// their vectors gets slow to commit and retry.
+	MaxImportBatchSize = 2000
+	// MaxRecordBytes bounds one JSONL line (content is at most
+	// MaxContentChars characters of up to 4 bytes, plus the other fields).
+	MaxRecordBytes = 4*MaxContentChars + 1<<20
+)
+
+// Record is one line of the JSONL format. Type says which fields apply:
+// memory and document use ID to UpdateReason (Content required; ID, Status
+// and the times optional), relation uses From, To, RelType and the times.
+type Record struct {
+	Type string `json:"type"`
+
+	// memory, document
+	ID           string     `json:"id,omitempty"`
+	Title        string     `json:"title,omitempty"`
+	Content      string     `json:"content,omitempty"`
+	MemoryType   string     `json:"memory_type,omitempty"`
+	Tags         []string   `json:"tags,omitempty"`
+	Source       string     `json:"source,omitempty"`
+	Status       string     `json:"status,omitempty"` // indexed (default) or failed
+	UpdatedAt    *time.Time `json:"updated_at,omitempty"`
+	UpdateReason string     `json:"update_reason,omitempty"`
+
+	// relation
+	From    string `json:"from,omitempty"`
+	To      string `json:"to,omitempty"`
+	RelType string `json:"rel_type,omitempty"`
+	EdgeID  string `json:"edge_id,omitempty"` // informational: import derives it (graph.EdgeID)
+
+	// both: when the record was written and the interval it is valid in
+	// (valid_to absent = current).
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+	ValidFrom *time.Time `json:"valid_from,omitempty"`
+	ValidTo   *time.Time `json:"valid_to,omitempty"`
+
+	// header
+	Format     string     `json:"format,omitempty"`
+	Version    int        `json:"version,omitempty"`
+	Tenant     string     `json:"tenant,omitempty"`
+	ExportedAt *time.Time `json:"exported_at,omitempty"`
+}
+
+// BatchCursor names an import (Key, derived from its source) and how many of
+// its items are done once a batch commits; the bulk write commits it in the
+// batch's transaction. The zero value commits none.
+type BatchCursor struct {
+	Key  string
+	Done int
+}
+
+// Outcomes of one item of a bulk write.
+const (
+	ItemIndexed   = "indexed"   // written, searchable
+	ItemStored    = "stored"    // written as given (a failed record, a relation)
+	ItemUnchanged = "unchanged" // already there (same id and content, or same content): nothing written
+	ItemFailed    = "failed"    // not written; Err says why
+)
+
+// ItemResult is the outcome of one record or memory of a bulk write, in
+// input order.
+type ItemResult struct {
+	Status        string
+	ID            string // the memory's id (new or existing); for a relation the edge id
+	Title         string
+	ChunksWritten int
+	Err           error // *Error where the cause is the input
+}

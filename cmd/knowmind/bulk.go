@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/bulk"
+)
+
+func init() {
+	register("import", "import FILE|DIR --tenant NAME [--batch N]: load JSONL or a Markdown folder (Obsidian vault), resumable", runImport)
+	register("export", "export --tenant NAME [--out FILE]: write a tenant as JSONL (history and relations included)", runExport)
+}
+
+// runImport takes serve's flags (to reach the same Dgraph, with the same
+// embedder) plus the path, --tenant and --batch. The tenant is created if it
+// does not exist. Progress goes to stderr; refused records are listed at the
+// end and make the exit status 1, after everything else was written.
+func runImport(ctx context.Context, args []string) error {
+	const usage = "usage: knowmind import FILE.jsonl|DIR --tenant NAME [--batch N] [serve flags]"
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return errors.New(usage)
+	}
+	path := args[0]
+	tenant, rest := takeStringFlag(args[1:], "tenant", "")
+	batchFlag, rest := takeStringFlag(rest, "batch", strconv.Itoa(knowmind.ImportBatchSize))
+	batch, err := strconv.Atoi(batchFlag)
+	if err != nil || batch < 1 || batch > knowmind.MaxImportBatchSize {
+		return fmt.Errorf("--batch %q: want 1 to %d", batchFlag, knowmind.MaxImportBatchSize)
+	}
+	if tenant == "" {
+		return errors.New("import: --tenant is required\n" + usage)
+	}
+	src, unresolved, err := openSource(path)
+	if err != nil {
+		return err
+	}
+	cfg, err := parseServeFlags(rest)
+	if err != nil {
+		return err
+	}
+	// The import holds no copy of the vectors it writes; a running service loads them itself.
+	cfg.ExactVectors = false
+	log := newLogger(cfg.LogLevel)
+	e, err := newEmbedder(cfg)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	cfg.embedder = e
+	b, err := openBackend(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	t, err := b.client.Tenant(ctx, tenant, true)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "importing %s into tenant %s: %d records, batches of %d, embedder %s\n", src.Name(), tenant, src.Total(), batch, e.ID())
+	sum, err := bulk.Import(ctx, src, t, bulk.Options{Batch: batch, Progress: func(p bulk.Progress) {
+		printImportProgress(tenant, p)
+	}})
+	fmt.Fprintln(os.Stderr)
+	if sum.Resumed > 0 {
+		fmt.Fprintf(os.Stderr, "resumed after %d records committed by an earlier run\n", sum.Resumed)
+	}
+	fmt.Fprintf(os.Stderr, "written %d, unchanged %d, refused %d in %s (%.0f records/s)\n",
+		sum.Written, sum.Unchanged, sum.Failed, sum.Elapsed.Round(100*time.Millisecond), sum.Rate())
+	if entries := sum.Entries - min(sum.Resumed, sum.Entries); entries > 0 && sum.EntriesTook > 0 {
+		relations := sum.Done - sum.Resumed - entries
+		fmt.Fprintf(os.Stderr, "memories and documents: %d in %s (%.0f/s); relations: %d in %s\n",
+			entries, sum.EntriesTook.Round(100*time.Millisecond), float64(entries)/sum.EntriesTook.Seconds(),
+			relations, (sum.Elapsed - sum.EntriesTook).Round(100*time.Millisecond))
+	}
+	if unresolved > 0 {
+		fmt.Fprintf(os.Stderr, "%d wiki links name no note of the folder (not imported)\n", unresolved)
+	}
+	for _, f := range sum.Failures {
+		id := ""
+		if f.ID != "" {
+			id = " (" + f.ID + ")"
+		}
+		fmt.Fprintf(os.Stderr, "refused %s%s: %v\n", f.Where, id, f.Err)
+	}
+	if sum.Failed > len(sum.Failures) {
+		fmt.Fprintf(os.Stderr, "… and %d more refused\n", sum.Failed-len(sum.Failures))
+	}
+	if err != nil {
+		return fmt.Errorf("import stopped: %w (run the same command again to resume)", err)
+	}
+	if sum.Failed > 0 {
+		return fmt.Errorf("import: %d records refused", sum.Failed)
+	}
+	return nil
+}
+
+// openSource opens a folder or a .md file as Markdown, anything else as JSONL.
+func openSource(path string) (bulk.Source, int, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if info.IsDir() || strings.EqualFold(filepath.Ext(path), ".md") {
+		src, err := bulk.OpenMarkdown(path)
+		if err != nil {
+			return nil, 0, err
+		}
+		return src, src.UnresolvedLinks(), nil
+	}
+	src, err := bulk.OpenJSONL(path)
+	return src, 0, err
+}
+
+// printImportProgress draws one line on stderr: a bar, records, rate and ETA.
+func printImportProgress(label string, p bulk.Progress) {
+	const width = 30
+	frac := 1.0
+	if p.Total > 0 {
+		frac = float64(p.Done) / float64(p.Total)
+	}
+	n := int(frac * width)
+	eta := "-"
+	if d := p.ETA(); d > 0 {
+		eta = d.Round(time.Second).String()
+	}
+	fmt.Fprintf(os.Stderr, "\r%s [%s%s] %d/%d records %.0f/s ETA %s  ", label, strings.Repeat("=", n), strings.Repeat(" ", width-n),
+		p.Done, p.Total, p.Rate(), eta)
+}
+
+// runExport takes serve's flags plus --tenant and --out (default stdout).
+func runExport(ctx context.Context, args []string) error {
+	tenant, rest := takeStringFlag(args, "tenant", "")
+	out, rest := takeStringFlag(rest, "out", "")
+	if tenant == "" {
+		return errors.New("usage: knowmind export --tenant NAME [--out FILE] [serve flags]")
+	}
+	cfg, err := parseServeFlags(rest)
+	if err != nil {
+		return err
+	}
+	// Reading needs no embedder; export tenants whatever embedder wrote them.
+	cfg.skipTenantCheck = true
+	cfg.ExactVectors = false
+	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel))
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	t, err := b.client.Tenant(ctx, tenant, false)
+	if err != nil {
+		return err
+	}
+	f := os.Stdout
+	if out != "" {
+		// Written next to the target and renamed at the end: a failed export leaves no partial file.
+		if f, err = os.CreateTemp(filepath.Dir(out), ".export-*.jsonl"); err != nil {
+			return err
+		}
+		defer os.Remove(f.Name())
+		defer f.Close()
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	jw, err := bulk.NewWriter(w, tenant)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := t.Export(ctx, jw.Write); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if out != "" {
+		if err := f.Close(); err != nil {
+			return err
+		}
+		if err := os.Rename(f.Name(), out); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "exported %d records of tenant %s in %s\n", jw.Records(), tenant, time.Since(start).Round(100*time.Millisecond))
+	return nil
+}

@@ -1,0 +1,142 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/shapes"
+)
+
+// Export reads a tenant as JSONL records (knowmind export): every memory and document, every
+// version and status (not notes: their projects, paths and revisions have no records yet), then
+// every relation edge between them as it was linked (the materialised inverses are
+// not written: import restores them), closed ones included, with their validity. Vectors are not
+// exported; an import embeds the content again with its embedder.
+
+// exportPage is how many memories one export query reads.
+const exportPage = 500
+
+// exportMemoriesQuery pages through the memories in uid order.
+const exportMemoriesQuery = `query q($after: string, $n: int) {
+  m(func: eq(Memory.kind, ["memory", "document"]), first: $n, after: $after) {
+    uid Memory.id Memory.kind Memory.title Memory.content Memory.memory_type Memory.tags Memory.source
+    Memory.status Memory.created_at Memory.updated_at Memory.valid_from Memory.valid_to Memory.update_reason
+  }
+}`
+
+// exportEdgesQuery pages through the memories with their outgoing edges over every relation
+// predicate, each with the facets link writes.
+var exportEdgesQuery = template.Must(template.New("exportEdges").Parse(`query q($after: string, $n: int) {
+  m(func: eq(Memory.kind, ["memory", "document"]), first: $n, after: $after) {
+    uid Memory.id
+{{- range .}}
+    <{{.}}> @filter(eq(Memory.kind, ["memory", "document"])) @facets(created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse) { Memory.id }
+{{- end}}
+  }
+}`))
+
+// Export calls emit with every record of the tenant: memories and documents in uid order, then
+// relations. It stops at the first error emit returns.
+func (t *Tenant) Export(ctx context.Context, emit func(knowmind.Record) error) error {
+	err := t.pageMemories(ctx, exportMemoriesQuery, func(raw json.RawMessage) error {
+		var m dgMemory
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return err
+		}
+		created, validFrom, updated := m.CreatedAt, m.ValidFrom, m.UpdatedAt
+		return emit(knowmind.Record{
+			Type: m.Kind, ID: m.ID, Title: m.Title, Content: m.Content, MemoryType: m.MemoryType,
+			Tags: m.Tags, Source: m.Source, Status: m.Status, UpdateReason: m.UpdateReason,
+			CreatedAt: &created, UpdatedAt: &updated, ValidFrom: &validFrom, ValidTo: m.ValidTo,
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("export memories: %w", err)
+	}
+	rels := make([]string, 0, len(t.c.cfg.Relations))
+	for _, r := range t.c.cfg.Relations {
+		if shapes.ValidName(r) == nil { // never splice anything else into DQL
+			rels = append(rels, r)
+		}
+	}
+	var q strings.Builder
+	if err := exportEdgesQuery.Execute(&q, rels); err != nil {
+		return err
+	}
+	err = t.pageMemories(ctx, q.String(), func(raw json.RawMessage) error {
+		var node map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &node); err != nil {
+			return err
+		}
+		var from string
+		if err := json.Unmarshal(node["Memory.id"], &from); err != nil {
+			return err
+		}
+		for _, rel := range rels {
+			edges, ok := node[rel]
+			if !ok {
+				continue
+			}
+			var out []struct {
+				edgeFacets
+				PeerID string `json:"Memory.id"`
+			}
+			if err := json.Unmarshal(edges, &out); err != nil {
+				return fmt.Errorf("decode %s: %w", rel, err)
+			}
+			for _, e := range out {
+				if e.Inverse || e.PeerID == "" {
+					continue // the materialised direction, or a peer that is no memory
+				}
+				created := createdOr(&e.edgeFacets, time.Time{})
+				validFrom := created
+				if e.ValidFrom != nil {
+					validFrom = *e.ValidFrom
+				}
+				if err := emit(knowmind.Record{Type: knowmind.RecordRelation, From: from, To: e.PeerID, RelType: rel,
+					EdgeID: EdgeID(from, rel, e.PeerID), CreatedAt: &created, ValidFrom: &validFrom, ValidTo: e.ValidTo}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("export relations: %w", err)
+	}
+	return nil
+}
+
+// pageMemories runs q (a block m with $after and $n) page by page and calls each with every node.
+func (t *Tenant) pageMemories(ctx context.Context, q string, each func(json.RawMessage) error) error {
+	after := "0x0"
+	for {
+		var out struct {
+			M []json.RawMessage `json:"m"`
+		}
+		if err := t.queryVars(ctx, q, map[string]string{"$after": after, "$n": strconv.Itoa(exportPage)}, &out); err != nil {
+			return err
+		}
+		for _, raw := range out.M {
+			if err := each(raw); err != nil {
+				return err
+			}
+		}
+		if len(out.M) < exportPage {
+			return nil
+		}
+		var last struct {
+			UID string `json:"uid"`
+		}
+		if err := json.Unmarshal(out.M[len(out.M)-1], &last); err != nil {
+			return err
+		}
+		after = last.UID
+	}
+}

@@ -1,0 +1,88 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/knowmind/knowmind"
+)
+
+// StoreMemoriesParams are knowmind_store_memories' parameters: up to
+// knowmind.MaxStoreMemoriesItems memories, each with knowmind_store_memory's
+// fields. Only the list is checked up front; each item is checked on its own
+// and a bad one fails alone in results (best-effort), so item limits are not
+// schema constraints.
+type StoreMemoriesParams struct {
+	Memories []StoreMemoriesItem `json:"memories" jsonschema:"the memories to store, 1 to 100; each as knowmind_store_memory takes it" validate:"required,min=1,max=100"`
+}
+
+// StoreMemoriesItem is one memory of knowmind_store_memories.
+type StoreMemoriesItem struct {
+	Title      string   `json:"title,omitempty" jsonschema:"short title, at most 500 characters"`
+	Content    string   `json:"content,omitempty" jsonschema:"the full text (required, at most 1,000,000 characters)"`
+	MemoryType string   `json:"memory_type,omitempty" jsonschema:"semantic, episodic, procedural or reference (default semantic)"`
+	Tags       []string `json:"tags,omitempty" jsonschema:"keywords, at most 50 of at most 100 characters"`
+	Source     string   `json:"source,omitempty" jsonschema:"where it comes from, at most 2000 characters"`
+}
+
+// StoreMemoriesResult has one entry per memory, in input order, and the counts.
+type StoreMemoriesResult struct {
+	Results           []StoreMemoriesItemResult `json:"results"`
+	Stored            int                       `json:"stored"`
+	Unchanged         int                       `json:"unchanged"`
+	Failed            int                       `json:"failed"`
+	EmbeddingProvider string                    `json:"embedding_provider"`
+}
+
+// StoreMemoriesItemResult is one memory's outcome: status indexed, unchanged
+// (the same content was stored already; id is that memory's) or failed with
+// the error knowmind_store_memory would have answered.
+type StoreMemoriesItemResult struct {
+	Index         int        `json:"index"`
+	Status        string     `json:"status"`
+	ID            string     `json:"id,omitempty"`
+	Title         string     `json:"title,omitempty"`
+	ChunksWritten int        `json:"chunks_written"`
+	Error         *ItemError `json:"error,omitempty"`
+}
+
+// ItemError is a failed item's JSON-RPC error (code, message, data), as errors.go maps it.
+type ItemError struct {
+	Code    int64          `json:"code"`
+	Message string         `json:"message"`
+	Data    map[string]any `json:"data,omitempty"`
+}
+
+// storeMemories stores many memories in the caller's tenant in one transaction, best-effort
+// (see graph.Tenant.StoreMemories).
+func (s *service) storeMemories(ctx context.Context, p StoreMemoriesParams) (StoreMemoriesResult, error) {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return StoreMemoriesResult{}, err
+	}
+	ins := make([]knowmind.StoreMemoryInput, len(p.Memories))
+	for i, m := range p.Memories {
+		ins[i] = knowmind.StoreMemoryInput{Title: m.Title, Content: m.Content, MemoryType: m.MemoryType, Tags: m.Tags, Source: m.Source}
+	}
+	items, err := t.StoreMemories(ctx, ins)
+	if items == nil {
+		return StoreMemoriesResult{}, err
+	}
+	res := StoreMemoriesResult{Results: make([]StoreMemoriesItemResult, len(items)), EmbeddingProvider: t.Provider()}
+	for i, it := range items {
+		r := StoreMemoriesItemResult{Index: i, Status: it.Status, ID: it.ID, Title: it.Title, ChunksWritten: it.ChunksWritten}
+		switch it.Status {
+		case knowmind.ItemIndexed:
+			res.Stored++
+		case knowmind.ItemUnchanged:
+			res.Unchanged++
+		default:
+			res.Failed++
+			e := rpcError(ctx, s.log, it.Err)
+			r.Error = &ItemError{Code: e.Code, Message: e.Message}
+			_ = json.Unmarshal(e.Data, &r.Error.Data)
+		}
+		res.Results[i] = r
+	}
+	return res, nil
+}
