@@ -26,7 +26,8 @@ The token is printed once; only its SHA-256 is stored. A new tenant gets its
 Dgraph namespace on the first token. Revocation takes effect on the next request.
 --projects limits the token to these notes projects (default: all; see knowmind project).
 --toolsets limits the MCP tools it sees and calls: memory (recall, store, link, ...), notes
-(start_session, notes, search, ...), engine (explore); default: all.`
+(start_session, notes, search, ...), engine (explore, capture,
+drafts, entities); default: all.`
 
 // runToken takes serve's flags and environment, so it reaches the same Dgraph
 // (a running `knowmind serve` with the same --data-dir, or an external one).
