@@ -153,6 +153,15 @@ func (s *service) registerEngineTools(srv *mcp.Server) {
 		Description: "Closes an open goal as done (default) or cancelled; it no longer fires or comes due. Closing a closed goal is 409.",
 		Scope:       knowmind.ScopeWrite,
 	}, s.closeGoal)
+	addTool(s, srv, tool{
+		Name:  "knowmind_briefing",
+		Title: "Briefing",
+		Description: "What to know now, as an extractive structured briefing (mode extractive: every item quotes a stored goal, " +
+			"draft or memory and cites its ids; no model writes it): sections due goals, fired goals, open conflicts, open drafts " +
+			"and current memories (newest first) — since a time, about an entity, within a token budget (default 1,500).",
+		Scope:    knowmind.ScopeRead,
+		ReadOnly: true,
+	}, s.briefing)
 	for name := range s.engine.described {
 		s.engine.described[name] = strings.TrimSuffix(s.tools[name].Description, vocab)
 	}
