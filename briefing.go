@@ -95,7 +95,7 @@ type BriefingInput struct {
 // BuildBriefing makes the extractive briefing.
 func BuildBriefing(in BriefingInput) Briefing {
 	b := Briefing{Mode: BriefingExtractive, GeneratedAt: in.Now, Since: in.Since, Entity: in.Entity, MaxTokens: in.MaxTokens,
-		Note: "extractive briefing: every item quotes a stored goal, draft or memory and cites its ids; no language model wrote it",
+		Note:     "extractive briefing: every item quotes a stored goal, draft or memory and cites its ids; no language model wrote it",
 		Sections: []BriefingSection{}}
 	budget := in.MaxTokens
 	var md strings.Builder
