@@ -659,6 +659,9 @@ func TestSpec000ToolsList(t *testing.T) {
 		"knowmind_capture": {false, true, false}, "knowmind_review_draft": {false, false, false},
 		"knowmind_list_drafts": {true, true, false}, "knowmind_list_entities": {true, true, false},
 		"knowmind_capture_calibration": {true, true, false},
+		// prospective memory and briefing (docs/seed-001-names.md)
+		"knowmind_set_goal": {false, false, false}, "knowmind_list_goals": {true, true, false},
+		"knowmind_close_goal": {false, false, false}, "knowmind_briefing": {true, true, false},
 	}
 	if len(tools) != len(want) {
 		t.Errorf("%d tools listed, want %d", len(tools), len(want))
