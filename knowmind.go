@@ -49,7 +49,7 @@ type Principal struct {
 
 // Toolsets group the MCP tools so an agent sees only what it needs (handlers/toolsets.go lists
 // their tools): memory is the seed-000 memory service, notes the notes knowledge base, engine
-// the graph explorer and the memory engine (capture, drafts, entities).
+// the graph explorer and the memory engine (capture, drafts, entities, goals, briefing).
 const (
 	ToolsetMemory = "memory"
 	ToolsetNotes  = "notes"
