@@ -188,7 +188,7 @@ type Conflict struct {
 type CaptureResult struct {
 	Stored     []CapturedFact `json:"stored"`
 	Drafts     []CapturedFact `json:"drafts"`
-	PMMatches  []any          `json:"pm_matches"` // goals fired (seed 001 part 2); always empty here
+	PMMatches  []GoalMatch    `json:"pm_matches"` // event goals the stored facts fired (knowmind_set_goal)
 	Conflicts  []Conflict     `json:"conflicts"`
 	Dropped    int            `json:"dropped"`
 	Extractor  string         `json:"extractor"`

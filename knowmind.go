@@ -8,6 +8,7 @@ package knowmind
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -41,6 +42,39 @@ type Principal struct {
 	// Projects limits the notes projects the principal reaches (knowmind token create
 	// --projects); nil reaches all of the tenant's projects.
 	Projects []string
+	// Toolsets limits the MCP tools the principal sees and calls (knowmind token create
+	// --toolsets); nil reaches every toolset.
+	Toolsets []string
+}
+
+// Toolsets group the MCP tools so an agent sees only what it needs (handlers/toolsets.go lists
+// their tools): memory is the seed-000 memory service, notes the notes knowledge base, engine
+// the graph explorer and the memory engine (capture, drafts, entities, goals, briefing).
+const (
+	ToolsetMemory = "memory"
+	ToolsetNotes  = "notes"
+	ToolsetEngine = "engine"
+)
+
+// AllToolsets are the toolsets a token may name.
+var AllToolsets = []string{ToolsetMemory, ToolsetNotes, ToolsetEngine}
+
+// ReachesToolset reports whether the principal may use the tools of toolset.
+func (p Principal) ReachesToolset(toolset string) bool {
+	return p.Toolsets == nil || slices.Contains(p.Toolsets, toolset)
+}
+
+// CheckToolsets refuses an empty list or an unknown toolset name.
+func CheckToolsets(list []string) error {
+	if len(list) == 0 {
+		return InvalidParam("toolsets", "a toolset-limited token needs at least one toolset (%s)", strings.Join(AllToolsets, ", "))
+	}
+	for _, t := range list {
+		if !slices.Contains(AllToolsets, t) {
+			return InvalidParam("toolsets", "unknown toolset %q (%s)", t, strings.Join(AllToolsets, ", "))
+		}
+	}
+	return nil
 }
 
 // Has reports whether the principal holds scope s. admin implies write and read,

@@ -145,7 +145,7 @@ type CreateNoteInput struct {
 
 // LinkSpec is a typed link to add: to a note id, or (forward reference) to a title.
 type LinkSpec struct {
-	RelType string `json:"relType"`
+	RelType string `json:"relType,omitempty"` // default REFERENCES
 	To      string `json:"to,omitempty"`
 	ToTitle string `json:"toTitle,omitempty"`
 }
@@ -260,4 +260,120 @@ func ValidProjectHandle(h string) error {
 // the context bundle's budget.
 func ApproxTokens(s string) int {
 	return (utf8.RuneCountInString(s) + 3) / 4
+}
+
+// Limits of the bootstrap and navigation tools (knowmind_start_session, knowmind_list_notes,
+// knowmind_recent_activity).
+const (
+	MaxListNotes     = 100  // knowmind_list_notes limit
+	DefaultListNotes = 50   //
+	MaxActivity      = 50   // knowmind_recent_activity limit
+	DefaultActivity  = 20   //
+	MaxBatchNotes    = 50   // knowmind_create_notes: notes per call
+	MaxBatchLinks    = 100  // knowmind_link_many: links per call
+	MaxDeltaItems    = 100  // per kind (created, edited, trashed) in start_session's delta
+	MaxIndexedNotes  = 5000 // notes read for a project index and its knownValues
+	MaxKnownValues   = 50   // per kind in knownValues, most used first
+	ActivityCreated  = "created"
+	ActivityEdited   = "edited"
+	ActivityTrashed  = "trashed"
+	VectorSemantic   = "semantic" // Capabilities.Vector: a learned embedding model
+	VectorLexical    = "lexical"  // the hash embedder: character n-grams, no meaning
+	VectorNone       = "none"     // no embedder: full text only
+)
+
+// Capabilities say what the engine behind the tools can do.
+type Capabilities struct {
+	Vector    string `json:"vector"` // VectorSemantic, VectorLexical or VectorNone
+	Trash     bool   `json:"trash"`
+	Revisions bool   `json:"revisions"`
+}
+
+// ProfileEntry is one category of the caller's private user profile.
+type ProfileEntry struct {
+	ID       string `json:"id"`
+	Category string `json:"category"`
+	Content  string `json:"content"`
+}
+
+// ValueCount is a value in use and how many notes use it.
+type ValueCount struct {
+	Value string `json:"value"`
+	Count int    `json:"count"`
+}
+
+// KnownValues are the categories, tags and types in use, most used first.
+type KnownValues struct {
+	Categories []ValueCount `json:"categories"`
+	Tags       []ValueCount `json:"tags"`
+	Types      []ValueCount `json:"types"`
+}
+
+// ProjectIndex is start_session's compact view of one project.
+type ProjectIndex struct {
+	Project string `json:"project"`
+	Notes   int    `json:"notes"`
+	// Folders are the top-level folders with the number of notes in them and below.
+	Folders   []ValueCount `json:"folders"`
+	Truncated bool         `json:"truncated"` // more than MaxIndexedNotes notes: counts are of the first ones
+}
+
+// ActivityItem is one note's latest change: who, how, where and when.
+type ActivityItem struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Project   string    `json:"project,omitempty"`
+	Path      string    `json:"path"`
+	Operation string    `json:"operation"` // ActivityCreated, ActivityEdited, ActivityTrashed
+	By        string    `json:"by"`
+	Via       string    `json:"via"`
+	ActorKind string    `json:"actorKind"`
+	At        time.Time `json:"updated_at"`
+	Revision  int       `json:"revision"`
+}
+
+// SessionDelta is what others changed in a project since the caller's previous start_session.
+type SessionDelta struct {
+	Since      *time.Time     `json:"since"` // null on the first visit
+	FirstVisit bool           `json:"firstVisit"`
+	Created    []ActivityItem `json:"created"`
+	Edited     []ActivityItem `json:"edited"`
+	Trashed    []ActivityItem `json:"trashed"`
+	Truncated  bool           `json:"truncated"`
+}
+
+// Session is knowmind_start_session's answer.
+type Session struct {
+	Principal   string         `json:"principal"`
+	Profile     []ProfileEntry `json:"profile"`
+	Projects    []Project      `json:"projects"`
+	Index       *ProjectIndex  `json:"index,omitempty"`
+	Delta       *SessionDelta  `json:"delta,omitempty"`
+	KnownValues *KnownValues   `json:"knownValues,omitempty"`
+}
+
+// NoteSummary is a note in a listing.
+type NoteSummary struct {
+	ID           string    `json:"id"`
+	Title        string    `json:"title"`
+	Path         string    `json:"path"`
+	Type         string    `json:"type,omitempty"`
+	Tags         []string  `json:"tags"`
+	VersionToken string    `json:"versionToken"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// NoteListing is one page of knowmind_list_notes.
+type NoteListing struct {
+	Project    string        `json:"project"`
+	Path       string        `json:"path"`
+	Folders    []ValueCount  `json:"folders"` // direct subfolders with their notes (and below)
+	Notes      []NoteSummary `json:"notes"`
+	NextCursor *string       `json:"nextCursor"`
+}
+
+// ActivityPage is one page of knowmind_recent_activity.
+type ActivityPage struct {
+	Items      []ActivityItem `json:"items"`
+	NextCursor *string        `json:"nextCursor"`
 }

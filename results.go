@@ -85,6 +85,8 @@ type UpdateFactResult struct {
 	OldMemoryID    string `json:"old_memory_id"`
 	NewMemoryID    string `json:"new_memory_id"`
 	SupersedesEdge string `json:"supersedes_edge"`
+	// PMMatches: goals the new version fired (knowmind_set_goal); only when some did.
+	PMMatches []GoalMatch `json:"pm_matches,omitempty"`
 }
 
 // RecentItem is one entry of knowmind_list_recent.

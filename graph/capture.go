@@ -28,7 +28,7 @@ import (
 // existing memory stays current (never silently superseded).
 func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowmind.Extractor) (knowmind.CaptureResult, error) {
 	res := knowmind.CaptureResult{Stored: []knowmind.CapturedFact{}, Drafts: []knowmind.CapturedFact{},
-		PMMatches: []any{}, Conflicts: []knowmind.Conflict{}, Extractor: ex.Name()}
+		PMMatches: []knowmind.GoalMatch{}, Conflicts: []knowmind.Conflict{}, Extractor: ex.Name()}
 	text := strings.TrimSpace(in.Text)
 	if text == "" {
 		return res, knowmind.Internal(knowmind.ReasonContentRequired, "text is required and must not be empty")

@@ -104,6 +104,7 @@ type Tenant struct {
 	session   api.DgraphClient // what dg sends through (passwordFallback)
 	c         *Client          // embedder, shapes, logger
 	text      textIndex        // BM25 corpus statistics for recall (textindex.go)
+	goals     goalCache        // open event goals for matching writes (goals.go)
 }
 
 // DG returns the namespace-scoped Dgraph client.

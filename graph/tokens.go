@@ -42,6 +42,7 @@ type Token struct {
 	Name       string           `json:"name"`
 	Scopes     []knowmind.Scope `json:"scopes"`
 	Projects   []string         `json:"projects,omitempty"` // notes projects it reaches; nil = all
+	Toolsets   []string         `json:"toolsets,omitempty"` // MCP toolsets it reaches; nil = all
 	CreatedAt  time.Time        `json:"created_at"`
 	LastUsedAt *time.Time       `json:"last_used_at,omitempty"`
 	ExpiresAt  *time.Time       `json:"expires_at,omitempty"`
@@ -51,7 +52,7 @@ type Token struct {
 // Principal is what a verified token authorises.
 func (t Token) Principal() knowmind.Principal {
 	return knowmind.Principal{Tenant: t.Tenant, Scopes: slices.Clone(t.Scopes), TokenID: "tok:" + t.ID,
-		Projects: slices.Clone(t.Projects)}
+		Projects: slices.Clone(t.Projects), Toolsets: slices.Clone(t.Toolsets)}
 }
 
 // tokenNode is Token as Dgraph returns it.
@@ -62,6 +63,7 @@ type tokenNode struct {
 	Name       string     `json:"Token.name"`
 	Scopes     []string   `json:"Token.scopes"`
 	Projects   []string   `json:"Token.projects"`
+	Toolsets   []string   `json:"Token.toolsets"`
 	CreatedAt  time.Time  `json:"Token.created_at"`
 	LastUsedAt *time.Time `json:"Token.last_used_at"`
 	ExpiresAt  *time.Time `json:"Token.expires_at"`
@@ -69,7 +71,7 @@ type tokenNode struct {
 }
 
 func (n tokenNode) token() Token {
-	t := Token{ID: n.UID, Tenant: n.Tenant, Name: n.Name, Projects: n.Projects, CreatedAt: n.CreatedAt,
+	t := Token{ID: n.UID, Tenant: n.Tenant, Name: n.Name, Projects: n.Projects, Toolsets: n.Toolsets, CreatedAt: n.CreatedAt,
 		LastUsedAt: n.LastUsedAt, ExpiresAt: n.ExpiresAt, RevokedAt: n.RevokedAt}
 	for _, s := range n.Scopes {
 		if sc, ok := knowmind.ParseScope(s); ok {
@@ -80,7 +82,7 @@ func (n tokenNode) token() Token {
 	return t
 }
 
-const tokenFields = `uid Token.hash Token.tenant Token.name Token.scopes Token.projects Token.created_at Token.last_used_at Token.expires_at Token.revoked_at`
+const tokenFields = `uid Token.hash Token.tenant Token.name Token.scopes Token.projects Token.toolsets Token.created_at Token.last_used_at Token.expires_at Token.revoked_at`
 
 // HashToken is the stored form of a token: hex SHA-256 of the whole string.
 // A fast hash is right here: the token carries 256 random bits, so there is
@@ -118,6 +120,17 @@ func (c *Client) CreateToken(ctx context.Context, tenant string, scopes []knowmi
 // CreateProjectToken is CreateToken for a token limited to some notes projects of the tenant
 // (nil: all). The projects must exist.
 func (c *Client) CreateProjectToken(ctx context.Context, tenant string, scopes []knowmind.Scope, projects []string, name string, expiresAt *time.Time) (string, Token, error) {
+	return c.CreateLimitedToken(ctx, tenant, scopes, projects, nil, name, expiresAt)
+}
+
+// CreateLimitedToken is CreateProjectToken for a token that also reaches only some toolsets
+// (nil: all; see knowmind.AllToolsets).
+func (c *Client) CreateLimitedToken(ctx context.Context, tenant string, scopes []knowmind.Scope, projects, toolsets []string, name string, expiresAt *time.Time) (string, Token, error) {
+	if toolsets != nil {
+		if err := knowmind.CheckToolsets(toolsets); err != nil {
+			return "", Token{}, err
+		}
+	}
 	if err := ValidTenantName(tenant); err != nil {
 		return "", Token{}, err
 	}
@@ -166,6 +179,9 @@ func (c *Client) CreateProjectToken(ctx context.Context, tenant string, scopes [
 	if len(projects) > 0 {
 		node["Token.projects"] = projects
 	}
+	if len(toolsets) > 0 {
+		node["Token.toolsets"] = toolsets
+	}
 	if expiresAt != nil {
 		node["Token.expires_at"] = expiresAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -174,7 +190,7 @@ func (c *Client) CreateProjectToken(ctx context.Context, tenant string, scopes [
 	if err != nil {
 		return "", Token{}, fmt.Errorf("create token: %w", err)
 	}
-	tok := tokenNode{UID: resp.Uids["t"], Tenant: tenant, Name: name, Scopes: scopeNames, Projects: projects, CreatedAt: now, ExpiresAt: expiresAt}.token()
+	tok := tokenNode{UID: resp.Uids["t"], Tenant: tenant, Name: name, Scopes: scopeNames, Projects: projects, Toolsets: toolsets, CreatedAt: now, ExpiresAt: expiresAt}.token()
 	c.log.Info("token created", "id", tok.ID, "tenant", tenant, "name", name, "scopes", scopeNames)
 	return secret, tok, nil
 }

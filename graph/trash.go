@@ -56,7 +56,7 @@ func (t *Tenant) TrashNote(ctx context.Context, scope knowmind.NoteScope, id, ve
 	}
 	now := nowString()
 	set, _ := json.Marshal(map[string]any{"uid": "uid(n)", "Memory.status": knowmind.StatusTrashed, "Note.trashed_at": now,
-		"Note.updated_by": actor.Principal, "Note.updated_via": actor.Via, "Note.version": newVersionToken(n.Revision)})
+		"Memory.updated_at": now, "Note.updated_by": actor.Principal, "Note.updated_via": actor.Via, "Note.version": newVersionToken(n.Revision)})
 	var out struct{ Matched []struct{ UID string } }
 	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		out.Matched = nil

@@ -130,6 +130,38 @@ func (s *service) registerEngineTools(srv *mcp.Server) {
 		Idempotent:  true,
 		Destructive: true, // replaces the thresholds set before
 	}, s.setCaptureThresholds)
+	addTool(s, srv, tool{
+		Name:  "knowmind_set_goal",
+		Title: "Set a goal",
+		Description: "Prospective memory: remembers something to do or watch for. A time goal (due_at) comes due and shows in " +
+			"knowmind_list_goals and knowmind_briefing; an event goal (trigger: words that must all appear, an entity the memory " +
+			"names, one of some tags, a category — every part given must match) fires when knowmind_store_memory, " +
+			"knowmind_store_memories, knowmind_capture, knowmind_upload_document or knowmind_update_fact stores a matching memory: " +
+			"that write answers the goal in pm_matches and the goal records the match. expires_at stops it.",
+		Scope: knowmind.ScopeWrite,
+	}, s.setGoal)
+	addTool(s, srv, tool{
+		Name:        "knowmind_list_goals",
+		Title:       "List goals",
+		Description: "Goals (open by default, or done, cancelled, all): due time goals first, then newest first; each with due, expired, fired_count and the matched memory ids.",
+		Scope:       knowmind.ScopeRead,
+		ReadOnly:    true,
+	}, s.listGoals)
+	addTool(s, srv, tool{
+		Name:        "knowmind_close_goal",
+		Title:       "Close a goal",
+		Description: "Closes an open goal as done (default) or cancelled; it no longer fires or comes due. Closing a closed goal is 409.",
+		Scope:       knowmind.ScopeWrite,
+	}, s.closeGoal)
+	addTool(s, srv, tool{
+		Name:  "knowmind_briefing",
+		Title: "Briefing",
+		Description: "What to know now, as an extractive structured briefing (mode extractive: every item quotes a stored goal, " +
+			"draft or memory and cites its ids; no model writes it): sections due goals, fired goals, open conflicts, open drafts " +
+			"and current memories (newest first) — since a time, about an entity, within a token budget (default 1,500).",
+		Scope:    knowmind.ScopeRead,
+		ReadOnly: true,
+	}, s.briefing)
 	for name := range s.engine.described {
 		s.engine.described[name] = strings.TrimSuffix(s.tools[name].Description, vocab)
 	}

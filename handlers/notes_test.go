@@ -414,6 +414,16 @@ func TestNoteParamLimitsMatchDomain(t *testing.T) {
 		{RememberAboutProjectParams{}, "Observation", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxObservationChars)},
 		{LinkNoteParams{}, "ToTitle", fmt.Sprintf("max=%d", knowmind.MaxTitleChars)},
 		{GetNoteParams{}, "ID", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxIDChars)},
+		{ListNotesParams{}, "Limit", fmt.Sprintf("omitnil,min=1,max=%d", knowmind.MaxListNotes)},
+		{ListNotesParams{}, "Path", fmt.Sprintf("max=%d", knowmind.MaxNotePathChars)},
+		{ListNotesParams{}, "Project", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxProjectHandle)},
+		{RecentActivityParams{}, "Limit", fmt.Sprintf("omitnil,min=1,max=%d", knowmind.MaxActivity)},
+		{StartSessionParams{}, "Project", fmt.Sprintf("max=%d", knowmind.MaxProjectHandle)},
+		{RenameNoteParams{}, "Title", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxTitleChars)},
+		{RenameNoteParams{}, "ID", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxIDChars)},
+		{MoveNoteParams{}, "Path", fmt.Sprintf("max=%d", knowmind.MaxNotePathChars)},
+		{CreateNotesParams{}, "Notes", fmt.Sprintf("required,min=1,max=%d,dive", knowmind.MaxBatchNotes)},
+		{LinkManyParams{}, "Links", fmt.Sprintf("required,min=1,max=%d,dive", knowmind.MaxBatchLinks)},
 	} {
 		f, ok := reflect.TypeOf(tc.params).FieldByName(tc.field)
 		if !ok || f.Tag.Get("validate") != tc.want {

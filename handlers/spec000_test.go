@@ -650,11 +650,18 @@ func TestSpec000ToolsList(t *testing.T) {
 		"knowmind_create_note": {false, false, false}, "knowmind_edit_note": {false, false, true},
 		"knowmind_delete_note": {false, true, true}, "knowmind_link_note": {false, true, false},
 		"knowmind_remember_about_user": {false, false, false}, "knowmind_remember_about_project": {false, false, false},
+		"knowmind_start_session": {false, true, false}, "knowmind_whoami": {true, true, false},
+		"knowmind_list_notes": {true, true, false}, "knowmind_recent_activity": {true, true, false},
+		"knowmind_rename_note": {false, false, false}, "knowmind_move_note": {false, false, false}, "knowmind_move_folder": {false, false, false},
+		"knowmind_create_notes": {false, false, false}, "knowmind_link_many": {false, true, false},
 		"knowmind_store_memories": {false, true, false},
 		// memory engine (README, "Memory engine"); knowmind_set_capture_thresholds needs admin
 		"knowmind_capture": {false, true, false}, "knowmind_review_draft": {false, false, false},
 		"knowmind_list_drafts": {true, true, false}, "knowmind_list_entities": {true, true, false},
 		"knowmind_capture_calibration": {true, true, false},
+		// prospective memory and briefing (docs/seed-001-names.md)
+		"knowmind_set_goal": {false, false, false}, "knowmind_list_goals": {true, true, false},
+		"knowmind_close_goal": {false, false, false}, "knowmind_briefing": {true, true, false},
 	}
 	if len(tools) != len(want) {
 		t.Errorf("%d tools listed, want %d", len(tools), len(want))

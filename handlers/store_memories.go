@@ -32,6 +32,8 @@ type StoreMemoriesResult struct {
 	Unchanged         int                       `json:"unchanged"`
 	Failed            int                       `json:"failed"`
 	EmbeddingProvider string                    `json:"embedding_provider"`
+	// PMMatches: event goals the stored memories fired (knowmind_set_goal); only when some did.
+	PMMatches []knowmind.GoalMatch `json:"pm_matches,omitempty"`
 }
 
 // StoreMemoriesItemResult is one memory's outcome: status indexed, unchanged
@@ -84,5 +86,13 @@ func (s *service) storeMemories(ctx context.Context, p StoreMemoriesParams) (Sto
 		}
 		res.Results[i] = r
 	}
+	var mems []knowmind.WrittenMemory
+	for i, it := range items {
+		if it.Status == knowmind.ItemIndexed {
+			m := p.Memories[i]
+			mems = append(mems, knowmind.WrittenMemory{ID: it.ID, Text: m.Title + "\n" + m.Content, Tags: m.Tags})
+		}
+	}
+	res.PMMatches = s.matchGoals(ctx, t, mems)
 	return res, nil
 }

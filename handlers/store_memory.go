@@ -43,6 +43,8 @@ type StoreMemoryResult struct {
 	// Entities and Conflicts: only when entities were given.
 	Entities  []knowmind.EntityRef `json:"entities,omitempty"`
 	Conflicts []knowmind.Conflict  `json:"conflicts,omitempty"`
+	// PMMatches: event goals this memory fired (knowmind_set_goal); only when some did.
+	PMMatches []knowmind.GoalMatch `json:"pm_matches,omitempty"`
 }
 
 // storeMemory stores a new memory in the caller's tenant (append-only,
@@ -72,6 +74,9 @@ func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMe
 		Entities: r.Entities, Conflicts: r.Conflicts}
 	if r.Unchanged && p.Title != "" && p.Title != r.Title {
 		res.Note = fmt.Sprintf("this content is already stored as memory %s titled %q; nothing was written and that title was kept", r.ID, r.Title)
+	}
+	if !r.Unchanged {
+		res.PMMatches = s.matchGoals(ctx, t, []knowmind.WrittenMemory{{ID: r.ID, Text: p.Title + "\n" + p.Content, Tags: p.Tags, Entities: r.Entities}})
 	}
 	return res, nil
 }

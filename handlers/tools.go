@@ -353,7 +353,7 @@ func (s *service) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 				p, _ := s.principal(req.GetExtra())
 				lr.Tools = slices.DeleteFunc(lr.Tools, func(mt *mcp.Tool) bool {
 					t := s.tools[mt.Name]
-					return t == nil || (t.Scope != "" && !p.Has(t.Scope))
+					return t == nil || (t.Scope != "" && !p.Has(t.Scope)) || !reaches(p, mt.Name)
 				})
 				s.describeEngineTools(lr.Tools) // engine_tools.go: the domain's vocabulary
 			}
@@ -481,6 +481,11 @@ func (s *service) callContext(ctx context.Context, req *mcp.CallToolRequest, t t
 		return ctx, rpcError(ctx, s.log, knowmind.Errorf(knowmind.EUNAUTHORIZED, "bearer token missing or invalid"))
 	}
 	ctx = context.WithValue(ctx, callKey{}, ci)
+	if !reaches(ci.principal, t.Name) {
+		e := rpcError(ctx, s.log, knowmind.Errorf(knowmind.ESCOPE, "tool %s is outside this token's toolsets", t.Name))
+		e.Code = codeScope
+		return ctx, e
+	}
 	if t.Scope != "" && !ci.principal.Has(t.Scope) {
 		code := t.ScopeError
 		if code == 0 {

@@ -21,6 +21,36 @@ func (s *service) registerNoteTools(srv *mcp.Server) {
 		Scope: knowmind.ScopeRead, ReadOnly: true,
 	}, s.listProjects)
 	addTool(s, srv, tool{
+		Name:  "knowmind_start_session",
+		Title: "Start a session",
+		Description: "Call first in a session. Returns the user's profile and your projects; with project also that project's " +
+			"index (notes, top-level folders), knownValues (tags, types, categories in use) and delta: the notes others " +
+			"created, edited or trashed there since your previous knowmind_start_session with that project. " +
+			"Then: knowmind_list_notes or knowmind_recent_activity to look around, knowmind_search before you write.",
+		Scope: knowmind.ScopeRead, Idempotent: true,
+	}, s.startSession)
+	addTool(s, srv, tool{
+		Name:  "knowmind_whoami",
+		Title: "Who am I",
+		Description: "Your principal id, your ceiling (read, write or admin), the projects you reach and the engine's " +
+			"capabilities (vector: semantic, lexical or none; trash; revisions).",
+		Scope: knowmind.ScopeRead, ReadOnly: true,
+	}, s.whoami)
+	addTool(s, srv, tool{
+		Name:  "knowmind_list_notes",
+		Title: "List a folder",
+		Description: "Like ls: the shared notes directly in a folder of a project (by title, with id, tags and versionToken) " +
+			"and its direct subfolders with note counts. Pass nextCursor as cursor for the next page. Not your private memory.",
+		Scope: knowmind.ScopeRead, ReadOnly: true,
+	}, s.listNotes)
+	addTool(s, srv, tool{
+		Name:  "knowmind_recent_activity",
+		Title: "Recent activity",
+		Description: "Recently changed shared notes, newest first: who (principal, agent or human), how (tool and operation: " +
+			"created, edited, trashed), where (project, path) and when. Pass nextCursor as cursor for the next page.",
+		Scope: knowmind.ScopeRead, ReadOnly: true,
+	}, s.recentActivity)
+	addTool(s, srv, tool{
 		Name:  "knowmind_get_note",
 		Title: "Get a note",
 		Description: "A whole note by id or wiki ref ([[Title]], in project, default main): content, frontmatter, path, class, " +
@@ -79,6 +109,44 @@ func (s *service) registerNoteTools(srv *mcp.Server) {
 		Scope:      knowmind.ScopeWrite,
 		Idempotent: true,
 	}, s.linkNote)
+	addTool(s, srv, tool{
+		Name:  "knowmind_rename_note",
+		Title: "Rename a note",
+		Description: "Gives a note a new title (its \"# Title\" line) without breaking links: the old title becomes an alias, " +
+			"and [[Old title]] links in the notes you may see are rewritten to the new title, all in one step or not at " +
+			"all. Requires the versionToken of a fresh knowmind_get_note. id and edges stay.",
+		Scope: knowmind.ScopeWrite,
+	}, s.renameNote)
+	addTool(s, srv, tool{
+		Name:  "knowmind_move_note",
+		Title: "Move a note",
+		Description: "Moves a note to another folder of its project; id, title and links stay. Requires the versionToken of " +
+			"a fresh knowmind_get_note; a note of the same title in the target folder is refused (409).",
+		Scope: knowmind.ScopeWrite,
+	}, s.moveNote)
+	addTool(s, srv, tool{
+		Name:  "knowmind_move_folder",
+		Title: "Move or rename a folder",
+		Description: "Moves a folder with its subfolders to a new path in the same project (renaming it is a move to a " +
+			"sibling path): every note inside moves in one step or none does; ids, titles and links stay. A note title " +
+			"already taken at the target is refused (409).",
+		Scope: knowmind.ScopeWrite,
+	}, s.moveFolder)
+	addTool(s, srv, tool{
+		Name:  "knowmind_create_notes",
+		Title: "Create several notes",
+		Description: "Creates up to 50 notes in one call, each as knowmind_create_note takes it. Best-effort: results[] says " +
+			"for each item (by index) ok with its id and versionToken, or the error it alone got; retry only the failed ones.",
+		Scope: knowmind.ScopeWrite,
+	}, s.createNotes)
+	addTool(s, srv, tool{
+		Name:  "knowmind_link_many",
+		Title: "Add several links",
+		Description: "Adds up to 100 typed links in one call, each as knowmind_link_note takes it (from, to or toTitle, " +
+			"relType). Best-effort and idempotent: a link that exists is not added twice; results[] reports each by index.",
+		Scope:      knowmind.ScopeWrite,
+		Idempotent: true,
+	}, s.linkMany)
 	addTool(s, srv, tool{
 		Name:  "knowmind_remember_about_user",
 		Title: "Remember about the user",

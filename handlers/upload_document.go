@@ -27,6 +27,8 @@ type UploadDocumentResult struct {
 	EmbeddingProvider   string   `json:"embedding_provider"`
 	ReplacedDocumentIDs []string `json:"replaced_document_ids"`
 	Unchanged           bool     `json:"unchanged,omitempty"`
+	// PMMatches: event goals the document fired (knowmind_set_goal); only when some did.
+	PMMatches []knowmind.GoalMatch `json:"pm_matches,omitempty"`
 }
 
 // uploadDocument ingests a document in the caller's tenant, upserted per
@@ -48,9 +50,13 @@ func (s *service) uploadDocument(ctx context.Context, p UploadDocumentParams) (U
 	if replaced == nil {
 		replaced = []string{} // the spec's array, never null
 	}
-	return UploadDocumentResult{MemoryID: r.MemoryID, ID: r.ID, Title: r.Title, Status: r.Status,
+	res := UploadDocumentResult{MemoryID: r.MemoryID, ID: r.ID, Title: r.Title, Status: r.Status,
 		ChunksWritten: r.ChunksWritten, EmbeddingProvider: r.EmbeddingProvider,
-		ReplacedDocumentIDs: replaced, Unchanged: r.Unchanged}, nil
+		ReplacedDocumentIDs: replaced, Unchanged: r.Unchanged}
+	if !r.Unchanged {
+		res.PMMatches = s.matchGoals(ctx, t, []knowmind.WrittenMemory{{ID: r.ID, Text: p.Title + "\n" + p.Content}})
+	}
+	return res, nil
 }
 
 func (p UploadDocumentParams) precheck() error { return checkContent(p.Content) }

@@ -233,3 +233,53 @@ func truncate(s string, n int) string {
 	}
 	return string([]rune(s)[:n]) + "…"
 }
+
+// RewriteWikiLinks points the [[links]] to oldTitle (case-insensitive, outside code fences) at
+// newTitle, keeping a "#section" suffix and a "|label", and reports how many it rewrote.
+func RewriteWikiLinks(body, oldTitle, newTitle string) (string, int) {
+	lines := strings.Split(body, "\n")
+	fenced, n := false, 0
+	old := strings.ToLower(strings.TrimSpace(oldTitle))
+	for i, line := range lines {
+		if isFence(line) {
+			fenced = !fenced
+			continue
+		}
+		if fenced || !strings.Contains(line, "[[") {
+			continue
+		}
+		lines[i] = wikiLink.ReplaceAllStringFunc(line, func(m string) string {
+			inner := m[2 : len(m)-2]
+			target, label, hasLabel := strings.Cut(inner, "|")
+			title, section, hasSection := strings.Cut(target, "#")
+			if strings.ToLower(strings.TrimSpace(title)) != old {
+				return m
+			}
+			n++
+			out := "[[" + newTitle
+			if hasSection {
+				out += "#" + section
+			}
+			if hasLabel {
+				out += "|" + label
+			}
+			return out + "]]"
+		})
+	}
+	return strings.Join(lines, "\n"), n
+}
+
+// SetTitle replaces the text of the body's leading "# H1" line with title.
+func SetTitle(body, title string) string {
+	lines := strings.Split(body, "\n")
+	for i, line := range lines {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if level, _, ok := atx(line); ok && level == 1 {
+			lines[i] = "# " + title
+		}
+		break
+	}
+	return strings.Join(lines, "\n")
+}

@@ -100,3 +100,15 @@ func TestEditOperations(t *testing.T) {
 		})
 	}
 }
+
+func TestRewriteWikiLinks(t *testing.T) {
+	body := "# Plan\n\nSiehe [[Alter Titel]], [[alter titel#Kosten|die Kosten]] und [[Anderes]].\n\n```\n[[Alter Titel]]\n```"
+	got, n := RewriteWikiLinks(body, "Alter Titel", "Neuer Titel")
+	want := "# Plan\n\nSiehe [[Neuer Titel]], [[Neuer Titel#Kosten|die Kosten]] und [[Anderes]].\n\n```\n[[Alter Titel]]\n```"
+	if got != want || n != 2 {
+		t.Fatalf("rewrote %d:\n%s", n, got)
+	}
+	if got := SetTitle("\n# Alt\n\nText # Alt", "Neu"); got != "\n# Neu\n\nText # Alt" {
+		t.Fatalf("SetTitle: %q", got)
+	}
+}

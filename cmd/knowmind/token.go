@@ -14,17 +14,20 @@ import (
 )
 
 func init() {
-	register("token", "token create --tenant NAME --scopes read,write [--projects a,b] [--name N] [--expires 720h] | token list [--tenant NAME] | token revoke ID", runToken)
+	register("token", "token create --tenant NAME --scopes read,write [--projects a,b] [--toolsets memory,notes,engine] [--name N] [--expires 720h] | token list [--tenant NAME] | token revoke ID", runToken)
 }
 
 const tokenUsage = `usage:
-  knowmind token create --tenant NAME --scopes read[,write,admin] [--projects a,b] [--name NAME] [--expires DURATION] [serve flags]
+  knowmind token create --tenant NAME --scopes read[,write,admin] [--projects a,b] [--toolsets memory,notes,engine] [--name NAME] [--expires DURATION] [serve flags]
   knowmind token list [--tenant NAME] [serve flags]
   knowmind token revoke ID [serve flags]
 
 The token is printed once; only its SHA-256 is stored. A new tenant gets its
 Dgraph namespace on the first token. Revocation takes effect on the next request.
---projects limits the token to these notes projects (default: all; see knowmind project).`
+--projects limits the token to these notes projects (default: all; see knowmind project).
+--toolsets limits the MCP tools it sees and calls: memory (recall, store, link, ...), notes
+(start_session, notes, search, ...), engine (explore, capture,
+drafts, entities); default: all.`
 
 // runToken takes serve's flags and environment, so it reaches the same Dgraph
 // (a running `knowmind serve` with the same --data-dir, or an external one).
@@ -39,6 +42,7 @@ func runToken(ctx context.Context, args []string) error {
 	name, args := takeStringFlag(args, "name", "")
 	expires, args := takeStringFlag(args, "expires", "")
 	projects, args := takeStringFlag(args, "projects", "")
+	toolsets, args := takeStringFlag(args, "toolsets", "")
 	var id string
 	if sub == "revoke" {
 		// The id may stand before or after the serve flags.
@@ -96,13 +100,17 @@ func runToken(ctx context.Context, args []string) error {
 		if projects != "" {
 			projectList = splitList(projects)
 		}
-		secret, tok, err := b.client.CreateProjectToken(ctx, tenant, scopeList, projectList, name, expiresAt)
+		var toolsetList []string
+		if toolsets != "" {
+			toolsetList = splitList(toolsets)
+		}
+		secret, tok, err := b.client.CreateLimitedToken(ctx, tenant, scopeList, projectList, toolsetList, name, expiresAt)
 		if err != nil {
 			return err
 		}
 		fmt.Println(secret)
-		fmt.Fprintf(os.Stderr, "token %s for tenant %q, scopes %s%s%s — shown once, store it now\n",
-			tok.ID, tok.Tenant, joinScopes(tok.Scopes), projectsNote(tok.Projects), expiryNote(tok.ExpiresAt))
+		fmt.Fprintf(os.Stderr, "token %s for tenant %q, scopes %s%s%s%s — shown once, store it now\n",
+			tok.ID, tok.Tenant, joinScopes(tok.Scopes), projectsNote(tok.Projects), toolsetsNote(tok.Toolsets), expiryNote(tok.ExpiresAt))
 	case "list":
 		toks, err := b.client.ListTokens(ctx, tenant)
 		if err != nil {
@@ -162,4 +170,11 @@ func projectsNote(p []string) string {
 		return ", all projects"
 	}
 	return ", projects " + strings.Join(p, ",")
+}
+
+func toolsetsNote(toolsets []string) string {
+	if len(toolsets) == 0 {
+		return ", all toolsets"
+	}
+	return ", toolsets " + strings.Join(toolsets, ",")
 }

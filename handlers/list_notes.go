@@ -1,0 +1,33 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
+)
+
+// ListNotesParams are knowmind_list_notes' parameters.
+type ListNotesParams struct {
+	Project string `json:"project" jsonschema:"project handle, verbatim from knowmind_list_projects" validate:"required,notblank,max=64"`
+	Path    string `json:"path,omitempty" jsonschema:"folder to list, e.g. Kunden/Müller (default: the project's root)" validate:"max=300"`
+	Tag     string `json:"tag,omitempty" jsonschema:"only notes with this tag" validate:"max=100"`
+	Limit   *int   `json:"limit,omitempty" jsonschema:"notes per page, 1 to 100 (default 50)" validate:"omitnil,min=1,max=100"`
+	Cursor  string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page" validate:"max=2000"`
+}
+
+// ListNotesResult is one page: the folder's notes by title and its direct subfolders.
+type ListNotesResult = knowmind.NoteListing
+
+func (s *service) listNotes(ctx context.Context, p ListNotesParams) (ListNotesResult, error) {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return ListNotesResult{}, err
+	}
+	scope, err := noteScope(ctx)
+	if err != nil {
+		return ListNotesResult{}, err
+	}
+	return t.ListNotes(ctx, scope, graph.ListNotesQuery{Project: p.Project, Path: p.Path, Tag: p.Tag,
+		Limit: intOr(p.Limit, knowmind.DefaultListNotes), Cursor: p.Cursor})
+}
