@@ -144,7 +144,11 @@ func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, v
 			v, rw.n.ID, rw.n.Version, i, i, v)
 		conds = append(conds, "eq(len("+v+"), 1)")
 		fmt.Fprintf(&del, "uid(%s) <Memory.chunks> uid(c%d) .\nuid(c%d) * * .\n", v, i, i)
-		rw.e = t.noteEntry(ctx, rw.n.ID, rw.title, rw.body)
+		e, err := t.noteEntry(ctx, rw.n.ID, rw.title, rw.body)
+		if err != nil {
+			return RenameResult{}, false, err
+		}
+		rw.e = e
 		revision := rw.n.Revision + 1
 		version := newVersionToken(revision)
 		node := map[string]any{
