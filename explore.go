@@ -16,6 +16,8 @@ const (
 	ExploreMaxChunkChars   = 2_000
 	// ExploreMaxVersions bounds the version chain read in each direction.
 	ExploreMaxVersions = 100
+	// ExploreMaxEntities bounds the centre's entities listed.
+	ExploreMaxEntities = 100
 )
 
 // ExploreQuery asks for one memory's neighbourhood. AsOf nil shows what is
@@ -35,6 +37,9 @@ type ExploreResult struct {
 	// ExploreMaxContentChars (ContentTruncated).
 	Memory           Memory `json:"memory"`
 	ContentTruncated bool   `json:"content_truncated,omitempty"`
+	// Entities are the entities the centre names (Memory.entities), in key
+	// order; [] when none.
+	Entities []ExploreEntity `json:"entities"`
 	// IngestError says why a failed ingest failed (status "failed").
 	IngestError string `json:"ingest_error,omitempty"`
 	// RequestedID is the memory_id asked for when the centre is another
@@ -52,6 +57,13 @@ type ExploreResult struct {
 	Edges     []ExploreEdge `json:"edges"`
 	AsOf      *time.Time    `json:"as_of,omitempty"`
 	Truncated bool          `json:"truncated"`
+}
+
+// ExploreEntity is an entity the centre names: its type, id (slug) and name.
+type ExploreEntity struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
 }
 
 // ExploreChunk is one section of a document.

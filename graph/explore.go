@@ -39,19 +39,20 @@ var versionChainQuery = fmt.Sprintf(`query q($id: string) {
   }
 }`, knowmind.ExploreMaxVersions)
 
-// exploreMemoryQuery reads the centre with its error and its first chunks
-// in order (German text is stored as Chunk.text@de).
+// exploreMemoryQuery reads the centre with its error, its entities and its
+// first chunks in order (German text is stored as Chunk.text@de).
 var exploreMemoryQuery = fmt.Sprintf(`query q($id: string) {
   m(func: eq(Memory.id, $id), first: 1) {
     uid Memory.id Memory.kind Memory.title Memory.content Memory.memory_type Memory.tags
     Memory.source Memory.status Memory.created_at Memory.updated_at
     Memory.valid_from Memory.valid_to Memory.update_reason Memory.error
     chunks: count(Memory.chunks)
+    ents: Memory.entities (orderasc: Entity.key, first: %d) { Entity.type Entity.id Entity.name }
     sections: Memory.chunks (orderasc: Chunk.position, first: %d) {
       Chunk.position Chunk.heading de: Chunk.text@de en: Chunk.text
     }
   }
-}`, knowmind.ExploreMaxChunks)
+}`, knowmind.ExploreMaxEntities, knowmind.ExploreMaxChunks)
 
 // exploreHopQuery reads every relation edge of a frontier of nodes (uids
 // from Dgraph, checked against uidPattern), filtered by the facets: open
@@ -163,13 +164,14 @@ func (t *Tenant) versionChain(ctx context.Context, id string) ([]knowmind.Explor
 	return chain, nil
 }
 
-// exploreMemory fills res.Memory, res.Chunks and res.IngestError from the
+// exploreMemory fills res.Memory, res.Entities, res.Chunks and res.IngestError from the
 // memory id and returns its uid.
 func (t *Tenant) exploreMemory(ctx context.Context, id string, res *knowmind.ExploreResult) (string, error) {
 	var out struct {
 		M []struct {
 			dgMemory
-			Error    string `json:"Memory.error"`
+			Error    string     `json:"Memory.error"`
+			Ents     []dgEntity `json:"ents"`
 			Sections []struct {
 				Position int    `json:"Chunk.position"`
 				Heading  string `json:"Chunk.heading"`
@@ -187,6 +189,10 @@ func (t *Tenant) exploreMemory(ctx context.Context, id string, res *knowmind.Exp
 	res.Memory = m.domain()
 	res.Memory.Content, res.ContentTruncated = cutRunes(res.Memory.Content, knowmind.ExploreMaxContentChars)
 	res.IngestError = m.Error
+	res.Entities = make([]knowmind.ExploreEntity, 0, len(m.Ents))
+	for _, e := range m.Ents {
+		res.Entities = append(res.Entities, knowmind.ExploreEntity{Type: e.Type, ID: e.ID, Name: e.Name})
+	}
 	if m.Kind == knowmind.KindDocument {
 		for _, s := range m.Sections {
 			text, _ := cutRunes(s.text(), knowmind.ExploreMaxChunkChars)

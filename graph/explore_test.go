@@ -38,7 +38,13 @@ func seedExploreGraph(t *testing.T, ten *graph.Tenant) exploreGraph {
 		}
 	}
 	var g exploreGraph
-	g.client = store("Müller GmbH", "Kunde Müller GmbH, Maschinenbau in Göttingen.", "class:client")
+	cr, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Title: "Müller GmbH",
+		Content: "Kunde Müller GmbH, Maschinenbau in Göttingen.", Tags: []string{"class:client"},
+		Entities: []knowmind.CandidateEntity{{Type: "organisation", Name: "Müller GmbH"}, {Type: "place", Name: "Göttingen"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.client = cr.MemoryID
 	g.workshop = store("Workshop Qualitätssicherung", "Zweitägiger Workshop für die Müller GmbH.")
 	g.address = store("Adresse Müller GmbH", "Hauptstraße 1, 37073 Göttingen")
 	doc, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Rahmenvertrag Müller",
@@ -113,6 +119,14 @@ func TestExplore(t *testing.T) {
 		}
 		if want := graph.EdgeID(g.workshop, "FOR_CLIENT", g.client); r.Edges[0].ID != want {
 			t.Fatalf("edge id %s, want the id link returned (%s)", r.Edges[0].ID, want)
+		}
+		want := []knowmind.ExploreEntity{{Type: "organisation", ID: knowmind.EntitySlug("Müller GmbH"), Name: "Müller GmbH"},
+			{Type: "place", ID: knowmind.EntitySlug("Göttingen"), Name: "Göttingen"}}
+		if !slices.Equal(r.Entities, want) {
+			t.Fatalf("entities = %+v, want %+v (key order)", r.Entities, want)
+		}
+		if w := explore(g.workshop, 1, nil); w.Entities == nil || len(w.Entities) != 0 {
+			t.Fatalf("a memory naming no entity: entities %#v, want []", w.Entities)
 		}
 	})
 

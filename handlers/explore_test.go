@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,8 +33,20 @@ func TestExplore(t *testing.T) {
 		res.Edges[0].InverseType != "HAS_WORKSHOP" || res.Edges[0].ID != link.EdgeID {
 		t.Fatalf("edges: %+v, want workshop FOR_CLIENT client with the link's id %s", res.Edges, link.EdgeID)
 	}
-	if res.Chunks == nil || res.Truncated {
-		t.Fatalf("chunks must be [] and nothing cut: %+v", res)
+	if res.Chunks == nil || res.Truncated || res.Entities == nil || len(res.Entities) != 0 {
+		t.Fatalf("chunks and entities must be [] and nothing cut: %+v", res)
+	}
+
+	// The entities store_memory was given come back with their names.
+	var stored StoreMemoryResult
+	structured(t, callTool(t, url, writeToken, "knowmind_store_memory", map[string]any{
+		"title": "Ansprechpartnerin Müller GmbH", "content": "Lisa Müller leitet den Einkauf der Müller GmbH.",
+		"entities": []any{map[string]any{"type": "person", "name": "Lisa Müller"},
+			map[string]any{"type": "organisation", "name": "Müller GmbH"}}}), &stored)
+	structured(t, callTool(t, url, readToken, "knowmind_explore", map[string]any{"memory_id": stored.MemoryID}), &res)
+	if want := []knowmind.ExploreEntity{{Type: "organisation", ID: "mueller-gmbh", Name: "Müller GmbH"},
+		{Type: "person", ID: "lisa-mueller", Name: "Lisa Müller"}}; !slices.Equal(res.Entities, want) {
+		t.Fatalf("entities %+v, want %+v", res.Entities, want)
 	}
 
 	for _, tc := range []struct {

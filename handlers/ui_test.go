@@ -81,11 +81,12 @@ func chromiumPath() string {
 	return ""
 }
 
-// uiGraph seeds what the browser test looks at: a client, a workshop for
-// it, and the client's address, updated once ("umgezogen").
+// uiGraph seeds what the browser test looks at: a client (stored through
+// knowmind_store_memory at url with two entities), a workshop for it, and the
+// client's address, updated once ("umgezogen").
 type uiGraph struct{ client, workshop, address, newAddress, contract, failed string }
 
-func seedUIGraph(t *testing.T, tenant string) uiGraph {
+func seedUIGraph(t *testing.T, tenant, url, writeToken string) uiGraph {
 	t.Helper()
 	ctx := context.Background()
 	ten, err := dgraphtest.Shared(t).Client.Tenant(ctx, tenant, false)
@@ -105,7 +106,11 @@ func seedUIGraph(t *testing.T, tenant string) uiGraph {
 		}
 	}
 	var g uiGraph
-	g.client = store("Müller GmbH", "Kunde Müller GmbH, Maschinenbau in Göttingen.", "class:client", "kunde")
+	var client StoreMemoryResult
+	structured(t, callTool(t, url, writeToken, "knowmind_store_memory", map[string]any{
+		"title": "Müller GmbH", "content": "Kunde Müller GmbH, Maschinenbau in Göttingen.", "tags": []string{"class:client", "kunde"},
+		"entities": []any{map[string]any{"type": "organisation", "name": "Müller GmbH"}, map[string]any{"type": "place", "name": "Göttingen"}}}), &client)
+	g.client = client.MemoryID
 	g.workshop = store("Workshop Qualitätssicherung", "Zweitägiger Workshop für die Müller GmbH im März.")
 	g.address = store("Adresse Müller GmbH", "Hauptstraße 1, 37073 Göttingen")
 	link(g.workshop, g.client, "FOR_CLIENT")
@@ -157,8 +162,8 @@ func TestUIBrowser(t *testing.T) {
 	tenant := dgraphtest.TenantName(t)
 	writeToken := newToken(t, tenant, knowmind.ScopeRead, knowmind.ScopeWrite)
 	readToken := newToken(t, tenant, knowmind.ScopeRead)
-	g := seedUIGraph(t, tenant)
 	srv := newTestServer(t, nil)
+	g := seedUIGraph(t, tenant, srv.URL+"/api/mcp/v1", writeToken)
 
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(browser),
@@ -364,6 +369,10 @@ func TestUIBrowser(t *testing.T) {
 	}
 	if tags := text("#d-tags"); !strings.Contains(tags, "class:client") {
 		t.Fatalf("tags %q", tags)
+	}
+	ents := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#d-entities li')].map(li => li.dataset.type + '/' + li.dataset.id + ' ' + li.textContent)`)
+	if !slices.Equal(ents, []string{"organisation/mueller-gmbh organisation: Müller GmbH", "place/goettingen place: Göttingen"}) {
+		t.Fatalf("entities shown next to the tags: %q", ents)
 	}
 	shot("07-read-only")
 

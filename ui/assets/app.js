@@ -144,7 +144,7 @@
     sessionStorage.removeItem(TOKEN_KEY);
     Object.assign(state, { token: null, tools: new Set(), selected: null, shown: null, asOf: null, range: null, query: '' });
     if (state.cy) { state.cy.destroy(); state.cy = null; }
-    for (const id of ['hits', 'recent', 'd-tags', 'd-chunks', 'd-versions', 'd-edges', 'write-slot']) $(id).replaceChildren();
+    for (const id of ['hits', 'recent', 'd-tags', 'd-entities', 'd-chunks', 'd-versions', 'd-edges', 'write-slot']) $(id).replaceChildren();
     $('details').hidden = true;
     $('query').value = '';
     $('search-status').textContent = '';
@@ -370,6 +370,8 @@
     req.hidden = !note;
     req.textContent = note;
     $('d-tags').replaceChildren(...(m.tags || []).map((t) => el('li', { text: t })));
+    $('d-entities').replaceChildren(...(res.entities || []).map((e) => el('li', {
+      'data-type': e.type, 'data-id': e.id, title: e.type + '/' + e.id, text: e.type + ': ' + (e.name || e.id) })));
     $('d-content').textContent = m.content + (res.content_truncated ? '\n[… cut; the chunks show the rest]' : '');
     $('d-chunks-box').hidden = res.chunks.length === 0;
     $('d-chunks').replaceChildren(...res.chunks.map((c) => el('li', null,
