@@ -248,7 +248,10 @@ func (s *stack) up(step string) {
 				if c.State != "exited" {
 					waiting = append(waiting, c.Service+":"+c.State)
 				}
-			case c.Health == "unhealthy" || c.State == "exited" || c.State == "dead":
+			// "unhealthy" is waited out, not fatal: after an alpha was killed the
+			// service's /readyz said so (503) until its next healthchecks see the
+			// alpha back; the deadline still bounds a service that never recovers.
+			case c.State == "exited" || c.State == "dead":
 				s.t.Fatalf("service %s: state %s health %q\n%s", c.Service, c.State, c.Health, s.logs())
 			case c.State != "running" || c.Health != "healthy":
 				waiting = append(waiting, c.Service+":"+c.State+"/"+c.Health)
@@ -446,6 +449,13 @@ func TestDockerComposeClusterAlphaKill(t *testing.T) {
 		len(acked), ackAfterKill, failed, time.Since(killedAt).Round(time.Second))
 	if killedAt.IsZero() || ackAfterKill < 10 {
 		t.Fatalf("the cluster took only %d writes after losing %s; two of three alphas must keep serving", ackAfterKill, victim)
+	}
+	// The service moves a request whose alpha is gone to the next one
+	// (graph/failover.go): before it recognised a killed container's name
+	// failing to resolve, 15–20 of 50 writes failed here; with it, none did.
+	// A fifth leaves room for the raft election after the leader's death.
+	if failed*5 > failed+len(acked) {
+		t.Fatalf("%d of %d writes failed after %s was killed; the service should fail over to the other alphas", failed, failed+len(acked), victim)
 	}
 
 	check := func(when string) {
