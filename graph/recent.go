@@ -49,6 +49,32 @@ func (c recentCursor) String() string {
 	return base64.RawURLEncoding.EncodeToString([]byte(c.at.UTC().Format(time.RFC3339Nano) + "|" + strconv.Itoa(c.seen)))
 }
 
+// cutPage cuts one page of k rows from rows, which a query returned newest first
+// from the cursor's time on (k + c.seen + 1 of them): it skips the rows at
+// the cursor's time that earlier pages showed, and returns the cursor of the
+// next page ("" when none). Rows sharing a time stay paged correctly because
+// the cursor counts how many of them were shown.
+func cutPage[T any](c recentCursor, rows []T, k int, at func(T) time.Time) ([]T, string) {
+	for skipped := 0; skipped < c.seen && len(rows) > 0 && at(rows[0]).Equal(c.at); skipped++ {
+		rows = rows[1:]
+	}
+	if len(rows) <= k {
+		return rows, ""
+	}
+	rows = rows[:k]
+	last := at(rows[k-1])
+	next := recentCursor{at: last}
+	if last.Equal(c.at) {
+		next.seen = c.seen
+	}
+	for _, r := range rows {
+		if at(r).Equal(last) {
+			next.seen++
+		}
+	}
+	return rows, next.String()
+}
+
 func parseRecentCursor(s string) (recentCursor, error) {
 	bad := knowmind.InvalidParam("cursor", "cursor is not one list_recent returned")
 	raw, err := base64.RawURLEncoding.DecodeString(s)
@@ -108,31 +134,12 @@ func (t *Tenant) ListRecentPage(ctx context.Context, k int, cursor string) (know
 	if len(out.Total) > 0 {
 		page.Total = out.Total[0].Count
 	}
-	rows := out.Items
-	for skipped := 0; skipped < cur.seen && len(rows) > 0 && rows[0].CreatedAt.Equal(cur.at); skipped++ {
-		rows = rows[1:]
-	}
-	more := len(rows) > k
-	if more {
-		rows = rows[:k]
-	}
+	rows, next := cutPage(cur, out.Items, k, func(m dgMemory) time.Time { return m.CreatedAt })
 	for _, m := range rows {
 		page.Items = append(page.Items, knowmind.RecentItem{ID: m.ID, Title: m.Title, Status: m.Status, IndexedChunks: m.Chunks,
 			CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Kind: m.Kind, ValidTo: m.ValidTo})
 	}
-	if more {
-		last := rows[len(rows)-1].CreatedAt
-		next := recentCursor{at: last}
-		if last.Equal(cur.at) {
-			next.seen = cur.seen
-		}
-		for _, m := range rows {
-			if m.CreatedAt.Equal(last) {
-				next.seen++
-			}
-		}
-		page.NextCursor = next.String()
-	}
+	page.NextCursor = next
 	return page, nil
 }
 

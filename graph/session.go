@@ -482,30 +482,12 @@ func (t *Tenant) RecentActivity(ctx context.Context, scope knowmind.NoteScope, p
 	if err := t.queryVars(ctx, q, vars, &out); err != nil {
 		return page, fmt.Errorf("recent activity: %w", err)
 	}
-	rows := out.Items
-	for skipped := 0; skipped < cur.seen && len(rows) > 0 && rows[0].UpdatedAt.Equal(cur.at); skipped++ {
-		rows = rows[1:]
-	}
-	more := len(rows) > k
-	if more {
-		rows = rows[:k]
-	}
+	rows, next := cutPage(cur, out.Items, k, func(a dgActivity) time.Time { return a.UpdatedAt })
 	for _, a := range rows {
 		page.Items = append(page.Items, a.item())
 	}
-	if more {
-		last := rows[len(rows)-1].UpdatedAt
-		next := recentCursor{at: last}
-		if last.Equal(cur.at) {
-			next.seen = cur.seen
-		}
-		for _, a := range rows {
-			if a.UpdatedAt.Equal(last) {
-				next.seen++
-			}
-		}
-		s := next.String()
-		page.NextCursor = &s
+	if next != "" {
+		page.NextCursor = &next
 	}
 	return page, nil
 }
