@@ -26,23 +26,6 @@ import (
 	"github.com/knowmind/knowmind/shapes"
 )
 
-func init() {
-	register("bench", "recall benchmarks: bench locomo --data FILE | bench speed --n 10000", runBench)
-}
-
-func runBench(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		return fmt.Errorf("usage: knowmind bench locomo --data FILE | knowmind bench speed [--n N]")
-	}
-	switch args[0] {
-	case "locomo":
-		return runBenchLocomo(ctx, args[1:])
-	case "speed":
-		return runBenchSpeed(ctx, args[1:])
-	}
-	return fmt.Errorf("unknown benchmark %q (want locomo or speed)", args[0])
-}
-
 // benchFlags are the flags every benchmark shares: where Dgraph is and which embedder.
 type benchFlags struct {
 	dgraph, dgraphPassword, dgraphBin string
