@@ -12,6 +12,10 @@ const (
 	// RecallMaxQueryChars bounds the query text (the spec gives no limit; this keeps a query
 	// embeddable and its full-text part small).
 	RecallMaxQueryChars = 4000
+	// RecallMinScore is the tools' default floor: hits scoring below it are left out, so a
+	// question the workspace does not answer returns few hits or none rather than the least
+	// bad ones. What a score means: README, section Recall.
+	RecallMinScore = 0.1
 )
 
 // RecallQuery is one recall. AsOf nil asks for what is current (knowmind_recall: superseded
@@ -22,6 +26,9 @@ type RecallQuery struct {
 	K     int // 1..RecallMaxK; handlers apply the default
 	Hops  int // 0..RecallMaxHops; handlers apply the default (0 is a valid value)
 	AsOf  *time.Time
+	// MinScore leaves out hits scoring below it (0..1; 0 keeps every hit). The tools pass
+	// RecallMinScore unless the caller asks for another.
+	MinScore float64
 }
 
 // RecallHit is one memory or document a recall returns.
@@ -33,7 +40,8 @@ type RecallHit struct {
 	// document the text of its best-matching chunk (its first chunk when it was reached only
 	// through the graph): a document can be a million characters, a chunk is what matched.
 	Content string `json:"content"`
-	// Score lies in 0..1 and never increases down the list.
+	// Score lies in 0..1 and never increases down the list. It is absolute, not relative to
+	// the best hit: how much of the query the memory holds (README, section Recall).
 	Score  float64 `json:"score"`
 	Source string  `json:"source,omitempty"`
 	// ValidFrom and ValidTo are reported by recall_at_time (ValidTo absent: still valid).

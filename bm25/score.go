@@ -95,3 +95,25 @@ func Score(query []string, docs []Doc, st Stats, p Params) []Scored {
 	})
 	return out
 }
+
+// Ideal is the BM25 score of the ideal answer to query under st: a document of average length
+// that holds every distinct query term once. A query term the corpus does not hold counts as a
+// term seen once (the same clamp Score applies), so a query about something the corpus never
+// mentions has a high ideal that its candidates fall far short of. Score divided by Ideal is
+// the share of the query's information a document holds (about 0..1; a short document or a
+// repeated term can pass 1 a little): an absolute measure, comparable across queries, where
+// the best candidate's score is not.
+func Ideal(query []string, st Stats) float64 {
+	n := max(st.Docs, 1)
+	seen := make(map[string]bool, len(query))
+	var s float64
+	for _, t := range query {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		// tf 1 at average length: (k1+1)·1/(1+k1) = 1 for any k1, so the term adds its IDF.
+		s += IDF(n, min(max(st.DF[t], 1), n))
+	}
+	return s
+}

@@ -396,6 +396,19 @@ func (t *Tenant) vectorWeight() float64 {
 	return 1
 }
 
+// vectorUnrelated is the cosine an unrelated text typically has with a query under the
+// embedder, which maps to a vector score of 0 (rank.Signals.VectorUnrelated). For the hash
+// embedder it was measured on LoCoMo: question against a random turn, median 0.11, 90th
+// percentile 0.22 (docs/recall.md). For model embedders it is unknown here (no model can be
+// downloaded to measure; under e5-style models unrelated texts score 0.7 and more), so the
+// weakest vector candidate stands in, as before.
+func (t *Tenant) vectorUnrelated() float64 {
+	if emb := t.c.cfg.Embedder; emb != nil && emb.Provider() == "knowmind-hash" {
+		return 0.1
+	}
+	return -1
+}
+
 // Reranker is what recall needs from a cross-encoder (implemented by package rerank): one
 // relevance probability (0..1) per passage, in the passages' order.
 type Reranker interface {
@@ -446,6 +459,9 @@ func ValidateRecall(q knowmind.RecallQuery) error {
 	if q.Hops < 0 || q.Hops > knowmind.RecallMaxHops {
 		return knowmind.InvalidParam("hops", "hops must be between 0 and %d", knowmind.RecallMaxHops)
 	}
+	if !(q.MinScore >= 0 && q.MinScore <= 1) {
+		return knowmind.InvalidParam("min_score", "min_score must be between 0 and 1")
+	}
 	return nil
 }
 
@@ -480,7 +496,7 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 		if a.NoTextScore {
 			text = [2]textSide{}
 		}
-		fused := fuse(&out, text, t.text.tokens.analyze, t.vectorWeight(), adjacent, q.Hops)
+		fused := fuse(&out, text, t.text.tokens.analyze, t.vectorWeight(), t.vectorUnrelated(), adjacent, q.Hops)
 		rr := t.c.cfg.Reranker
 		depth := q.K
 		if rr != nil && !a.NoRerank {
@@ -501,6 +517,13 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 				res.Hits = hits[:min(q.K, len(hits))]
 			} else {
 				res.Hits, res.Rerank = reranked[:min(q.K, len(reranked))], rr.Name()
+			}
+		}
+		// Scores fall down the list: the hits at or above the floor are a prefix.
+		for i, h := range res.Hits {
+			if h.Score < q.MinScore {
+				res.Hits = res.Hits[:i]
+				break
 			}
 		}
 	}
@@ -726,12 +749,13 @@ func parseHops(raw []byte, hops int) (map[string][]string, error) {
 	return adjacent, nil
 }
 
-// fuse scores the text candidates with BM25 (per language corpus, the tenant's statistics;
-// both are IDF-weighted sums over the same query, so their scales are alike), takes the vector
-// candidates' exact cosines, and hands both with the graph to rank.Fuse.
+// fuse scores the text candidates with BM25 (per language corpus, the tenant's statistics) as a
+// share of the query's ideal score in that corpus (bm25.Ideal: absolute, comparable across
+// queries and languages), takes the vector candidates' exact cosines, and hands both with the
+// graph to rank.Fuse.
 func fuse(out *recallResponse, text [2]textSide, analyze func(uid, lang, text string) []string,
-	vectorWeight float64, adjacent map[string][]string, hops int) []rank.Hit {
-	sig := rank.Signals{VectorWeight: vectorWeight, Adjacent: adjacent, Hops: hops}
+	vectorWeight, vectorUnrelated float64, adjacent map[string][]string, hops int) []rank.Hit {
+	sig := rank.Signals{VectorWeight: vectorWeight, VectorUnrelated: vectorUnrelated, Adjacent: adjacent, Hops: hops}
 	for _, c := range out.Vec {
 		if len(c.M) > 0 {
 			sig.Vector = append(sig.Vector, rank.Chunk{ID: c.UID, Memory: c.M[0].UID, Score: c.Score})
@@ -757,9 +781,10 @@ func fuse(out *recallResponse, text [2]textSide, analyze func(uid, lang, text st
 			memoryOf[c.UID] = c.M[0].UID
 			docs = append(docs, bm25.Doc{ID: c.UID, Tokens: analyze(c.UID, side.lang, body)})
 		}
+		ideal := bm25.Ideal(side.terms, side.stats)
 		for _, s := range bm25.Score(side.terms, docs, side.stats, bm25.Params{}) {
-			if s.Score > 0 {
-				sig.Text = append(sig.Text, rank.Chunk{ID: s.ID, Memory: memoryOf[s.ID], Score: s.Score})
+			if s.Score > 0 && ideal > 0 {
+				sig.Text = append(sig.Text, rank.Chunk{ID: s.ID, Memory: memoryOf[s.ID], Score: s.Score / ideal})
 			}
 		}
 	}

@@ -234,6 +234,8 @@ func TestRecallValidation(t *testing.T) {
 		{"hops -1", knowmind.RecallQuery{Query: "x", K: 5, Hops: -1}, "hops"},
 		{"hops 4", knowmind.RecallQuery{Query: "x", K: 5, Hops: 4}, "hops"},
 		{"query too long", knowmind.RecallQuery{Query: strings.Repeat("x", knowmind.RecallMaxQueryChars+1), K: 5}, "query"},
+		{"min_score 1.5", knowmind.RecallQuery{Query: "x", K: 5, MinScore: 1.5}, "min_score"},
+		{"min_score -0.1", knowmind.RecallQuery{Query: "x", K: 5, MinScore: -0.1}, "min_score"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ten.Recall(context.Background(), tc.q)
@@ -426,4 +428,60 @@ func TestRecallRerank(t *testing.T) {
 	if res := f.recallAblated(q, graph.Ablation{NoRerank: true}); res.Rerank != "none" || res.Hits[0].MemoryID != strong {
 		t.Fatalf("not reranked = %+v, want the fused order (%s first) and rerank none", res, strong)
 	}
+}
+
+// Scores are absolute (issue 24): a question the workspace does not answer scores below the
+// documented floor (knowmind.RecallMinScore), so the tools' default floor leaves no hit; a
+// question it answers still scores high, with the right memory first.
+func TestRecallScoresAreAbsolute(t *testing.T) {
+	f := newRecallFixture(t)
+	audit := f.store("Internes Audit ISO 9001", "Das interne Audit nach ISO 9001 führt die QM-Beauftragte Petra Schulz jährlich im Oktober durch.")
+	reklamation := f.store("Reklamationsprozess", "Kundenreklamationen werden binnen 48 Stunden im 8D-Report erfasst und an die Qualitätssicherung gemeldet.")
+	for _, s := range []string{
+		"Prüfmittel werden halbjährlich kalibriert; die Kalibrierscheine liegen im QM-Handbuch.",
+		"Lieferantenbewertung: Liefertreue, Qualität und Preis werden jedes Quartal bewertet.",
+		"Korrekturmaßnahmen werden im CAPA-System verfolgt und nach drei Monaten auf Wirksamkeit geprüft.",
+		"Die Managementbewertung findet einmal im Jahr mit der Geschäftsführung statt.",
+		"Fehlerquote der Montagelinie 2: Zielwert unter 0,5 Prozent.",
+		"Schulungsnachweise zur Qualitätsrichtlinie werden in der Personalakte abgelegt.",
+	} {
+		f.store("", s)
+	}
+	for _, q := range []string{"Wetter morgen in Tokio", "Wie wird das Wetter morgen in Tokio?"} {
+		res := f.recall(knowmind.RecallQuery{Query: q, K: 10, Hops: 2})
+		t.Logf("%q: %+v", q, scoresOf(res))
+		for _, h := range res.Hits {
+			if h.Score >= knowmind.RecallMinScore {
+				t.Fatalf("off-topic %q: %q scores %v, at or above the floor %v", q, h.Title, h.Score, knowmind.RecallMinScore)
+			}
+		}
+		if res := f.recall(knowmind.RecallQuery{Query: q, K: 10, Hops: 2, MinScore: knowmind.RecallMinScore}); len(res.Hits) != 0 {
+			t.Fatalf("off-topic %q with the floor: %+v, want no hit", q, res.Hits)
+		}
+	}
+	for q, want := range map[string]string{
+		"Wer führt das interne Audit nach ISO 9001 durch?": audit,
+		"Wie schnell werden Kundenreklamationen erfasst?":  reklamation,
+	} {
+		res := f.recall(knowmind.RecallQuery{Query: q, K: 10, Hops: 2, MinScore: knowmind.RecallMinScore})
+		t.Logf("%q: %+v", q, scoresOf(res))
+		if len(res.Hits) == 0 || res.Hits[0].MemoryID != want || res.Hits[0].Score < 0.5 {
+			t.Fatalf("on-topic %q: %+v, want %s first scoring 0.5 or more", q, res.Hits, want)
+		}
+	}
+	// min_score is a floor for the caller too.
+	res := f.recall(knowmind.RecallQuery{Query: "Wer führt das interne Audit nach ISO 9001 durch?", K: 10, MinScore: 0.99})
+	for _, h := range res.Hits {
+		if h.Score < 0.99 {
+			t.Fatalf("min_score 0.99 let %+v through", h)
+		}
+	}
+}
+
+func scoresOf(res knowmind.RecallResult) []string {
+	out := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		out[i] = fmt.Sprintf("%.3f %s", h.Score, h.Title)
+	}
+	return out
 }

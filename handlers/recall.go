@@ -11,6 +11,8 @@ type RecallParams struct {
 	Query string `json:"query" jsonschema:"natural-language question" validate:"required,notblank,max=4000"`
 	K     *int   `json:"k,omitempty" jsonschema:"number of hits, 1 to 25 (default 5)" validate:"omitnil,min=1,max=25"`
 	Hops  *int   `json:"hops,omitempty" jsonschema:"depth of graph hops over the memories' relations, 0 to 3 (default 2)" validate:"omitnil,min=0,max=3"`
+	// MinScore is not in the spec: an optional extra that only narrows the answer.
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out hits scoring below this, 0 to 1 (default 0.1; 0 keeps every hit)" validate:"omitnil,min=0,max=1"`
 }
 
 // RecallResult holds the hits, best first, with scores in 0..1, the time the recall took and
@@ -44,9 +46,10 @@ func (s *service) recall(ctx context.Context, p RecallParams) (RecallResult, err
 		return RecallResult{}, err
 	}
 	r, err := t.Recall(ctx, knowmind.RecallQuery{
-		Query: p.Query,
-		K:     intOr(p.K, knowmind.RecallDefaultK),
-		Hops:  intOr(p.Hops, knowmind.RecallDefaultHops),
+		Query:    p.Query,
+		K:        intOr(p.K, knowmind.RecallDefaultK),
+		Hops:     intOr(p.Hops, knowmind.RecallDefaultHops),
+		MinScore: floatOr(p.MinScore, knowmind.RecallMinScore),
 	})
 	r, err = hideNotes(ctx, t, r, err)
 	if err == nil {

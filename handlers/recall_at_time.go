@@ -13,6 +13,8 @@ type RecallAtTimeParams struct {
 	Query string `json:"query" jsonschema:"natural-language question" validate:"required,notblank,max=4000"`
 	AsOf  string `json:"as_of,omitempty" jsonschema:"point in time, ISO 8601, e.g. 2026-03-14T00:00:00Z or 2026-03-14 (default now; without a zone UTC)"`
 	K     *int   `json:"k,omitempty" jsonschema:"number of hits, 1 to 25 (default 5)" validate:"omitnil,min=1,max=25"`
+	// MinScore is not in the spec: an optional extra that only narrows the answer.
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out hits scoring below this, 0 to 1 (default 0.1; 0 keeps every hit)" validate:"omitnil,min=0,max=1"`
 }
 
 // RecallAtTimeResult is RecallResult with each hit's validity: valid_from, and valid_to as in
@@ -54,10 +56,11 @@ func (s *service) recallAtTime(ctx context.Context, p RecallAtTimeParams) (Recal
 		return RecallAtTimeResult{}, err
 	}
 	r, err := t.Recall(ctx, knowmind.RecallQuery{
-		Query: p.Query,
-		K:     intOr(p.K, knowmind.RecallDefaultK),
-		Hops:  knowmind.RecallDefaultHops,
-		AsOf:  &asOf,
+		Query:    p.Query,
+		K:        intOr(p.K, knowmind.RecallDefaultK),
+		Hops:     knowmind.RecallDefaultHops,
+		AsOf:     &asOf,
+		MinScore: floatOr(p.MinScore, knowmind.RecallMinScore),
 	})
 	r, err = hideNotes(ctx, t, r, err)
 	if err == nil {

@@ -76,6 +76,17 @@ func TestRecallToolGermanStemming(t *testing.T) {
 		top.Source != "handbook" || top.ValidFrom != nil || top.ValidTo != nil {
 		t.Fatalf("top hit = %+v: want the spec's fields, no validity in plain recall", top)
 	}
+	// Scores are absolute: a question nothing here answers gets no hit above the default floor,
+	// and min_score 0 shows that every candidate scored below it.
+	if ids := c.recall("knowmind_recall", map[string]any{"query": "Wetter morgen in Tokio"}); len(ids) != 0 {
+		t.Fatalf("off-topic recall = %+v, want no hit", c.lastRecalled.Hits)
+	}
+	c.recall("knowmind_recall", map[string]any{"query": "Wetter morgen in Tokio", "min_score": 0})
+	for _, h := range c.lastRecalled.Hits {
+		if h.Score >= knowmind.RecallMinScore {
+			t.Fatalf("off-topic hit %+v at or above the floor %v", h, knowmind.RecallMinScore)
+		}
+	}
 }
 
 func TestRecallToolHops(t *testing.T) {
@@ -184,6 +195,9 @@ func TestRecallToolsValidation(t *testing.T) {
 		{"knowmind_recall_at_time", map[string]any{"query": "x", "as_of": "2026-13-01T00:00:00Z"}, "as_of"},
 		{"knowmind_recall_at_time", map[string]any{"query": "x", "k": 0}, "k"},
 		{"knowmind_recall_at_time", map[string]any{"query": "x", "k": 26}, "k"},
+		{"knowmind_recall", map[string]any{"query": "x", "min_score": 1.5}, "min_score"},
+		{"knowmind_recall", map[string]any{"query": "x", "min_score": -0.5}, "min_score"},
+		{"knowmind_recall_at_time", map[string]any{"query": "x", "min_score": 2}, "min_score"},
 	} {
 		t.Run(tc.tool+" "+tc.param, func(t *testing.T) {
 			wantRPCError(t, callTool(t, c.url, c.read, tc.tool, tc.args), jsonrpc.CodeInvalidParams, tc.param)

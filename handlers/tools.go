@@ -54,9 +54,11 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Description: "Hybrid recall over the workspace's knowledge: full text (BM25, German and English analysis), vectors and " +
 			"graph hops over the memories' relations, fused into one ranking. Returns the k best memories or document " +
 			"sections with a score in 0..1, best first. Superseded versions never appear; use knowmind_recall_at_time for the past. " +
-			"What a score means depends on rerank in the answer: with a cross-encoder it is that model's relevance " +
-			"probability; with rerank \"none\" it is relative to this answer's candidates (the best match scores near 1 " +
-			"even when nothing is relevant), so it orders hits but is no confidence.",
+			"Scores are absolute, not relative to the best hit: with rerank \"none\" a score is how much of the query the " +
+			"memory holds (its words weighted by how rare they are in the workspace, blended with vector similarity), " +
+			"1 = every query word, about 0 = nothing; a graph neighbour scores half the hit that reached it per hop; with " +
+			"a cross-encoder it is that model's relevance probability. Hits below min_score (default 0.1) are left out, so " +
+			"a question the workspace does not answer returns few hits or none; fewer than k hits is normal.",
 		Scope:    knowmind.ScopeRead,
 		ReadOnly: true,
 	}, s.recall)
@@ -65,7 +67,8 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Title: "Recall at a point in time",
 		Description: "Point-in-time recall (bi-temporal): only memories valid at as_of (valid_from <= as_of and valid_to " +
 			"unset or later), over relations valid then, each hit with valid_from and valid_to. " +
-			"Answers \"what did the knowledge base know on March 14?\"",
+			"Answers \"what did the knowledge base know on March 14?\" Scores as in knowmind_recall (absolute; hits below " +
+			"min_score, default 0.1, are left out).",
 		Scope:    knowmind.ScopeRead,
 		ReadOnly: true,
 	}, s.recallAtTime)
@@ -530,6 +533,13 @@ func requestIDFrom(ctx context.Context) string {
 }
 
 // intOr is the value of an optional integer parameter, or its default.
+func floatOr(p *float64, def float64) float64 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
 func intOr(p *int, def int) int {
 	if p == nil {
 		return def

@@ -16,11 +16,17 @@ type Chunk struct {
 
 // Signals is what one recall gathered, for Fuse.
 type Signals struct {
-	// Text holds the full-text candidates scored by BM25 (only those with a positive score
-	// count), Vector the vector candidates scored by their exact cosine; any order.
+	// Text holds the full-text candidates scored by their BM25 as a share of the query's ideal
+	// score (bm25.Ideal: 1 = holds every query term once at average length; only positive
+	// scores count; above 1 counts as 1), Vector the vector candidates scored by their exact
+	// cosine; any order.
 	Text, Vector []Chunk
 	// VectorWeight is the vector signal's weight in the fusion; the text signal weighs 1.
 	VectorWeight float64
+	// VectorUnrelated is the cosine an unrelated text typically has with a query under the
+	// embedder in use: it maps to 0, cosine 1 to 1. Negative means unknown: the weakest vector
+	// candidate stands in (relative, as candidates go).
+	VectorUnrelated float64
 	// Adjacent lists each memory's graph neighbours (both edge directions); Hops is how far
 	// Fuse follows them.
 	Adjacent map[string][]string
@@ -31,9 +37,10 @@ type Signals struct {
 //
 //  1. Each signal's chunks are ordered by score (ties by chunk id for text, input order for
 //     vectors) and folded to memories: a memory takes its best chunk's score (Fold).
-//  2. Relative score fusion (Relative): each list scaled to 0..1 — BM25 by the best BM25
-//     score, cosine between the weakest and the best candidate — and combined as the weighted
-//     mean, so 1.0 means best in both.
+//  2. Score fusion (Relative): each signal on its own absolute scale 0..1 — text as the share
+//     of the query's ideal BM25, cosine between an unrelated text's (VectorUnrelated) and 1 —
+//     and combined as the weighted mean. Nothing is scaled by the best candidate, so the top
+//     hit of a query nothing in the corpus answers scores low, not 1.
 //  3. Graph (Expand): a neighbour reached over h edges from a hit scored s scores s·HopDecay^h,
 //     strictly below the hit; a memory keeps the best of its own and its graph score.
 //
@@ -55,7 +62,7 @@ func Fuse(s Signals) []Hit {
 
 	lists := make([]Scored, 0, 2)
 	if len(textMems) > 0 {
-		l := Scored{Weight: 1, IDs: textMems}
+		l := Scored{Weight: 1, IDs: textMems, Top: 1}
 		for _, m := range textMems {
 			l.Scores = append(l.Scores, textScore[textBest[m]])
 		}
@@ -66,7 +73,11 @@ func Fuse(s Signals) []Hit {
 		for _, m := range vecMems {
 			l.Scores = append(l.Scores, vecScore[vecBest[m]])
 		}
-		l.Floor = l.Scores[len(l.Scores)-1]
+		if s.VectorUnrelated >= 0 {
+			l.Floor, l.Top = s.VectorUnrelated, 1
+		} else {
+			l.Floor = l.Scores[len(l.Scores)-1]
+		}
 		lists = append(lists, l)
 	}
 	hits := Expand(Relative(lists...), s.Adjacent, s.Hops)

@@ -11,20 +11,22 @@ import (
 // and represents each direct hit by the chunk of the signal that ranks it higher.
 func TestFuse(t *testing.T) {
 	hits := Fuse(Signals{
-		// BM25: memory A's chunks a1 (4) and a2 (8), B's b1 (2); an orphan chunk is dropped.
-		Text: []Chunk{{"a1", "A", 4}, {"b1", "B", 2}, {"a2", "A", 8}, {"x", "", 9}},
-		// Cosine: B best, then A; the weakest candidate (C) is the floor.
-		Vector:       []Chunk{{"c1", "C", 0.2}, {"b2", "B", 0.8}, {"a1", "A", 0.5}},
-		VectorWeight: 1,
-		Adjacent:     map[string][]string{"B": {"N"}, "N": {"M"}},
-		Hops:         1,
+		// BM25 shares of the ideal: memory A's chunks a1 (0.4) and a2 (0.8), B's b1 (0.2); an
+		// orphan chunk is dropped.
+		Text: []Chunk{{"a1", "A", 0.4}, {"b1", "B", 0.2}, {"a2", "A", 0.8}, {"x", "", 0.9}},
+		// Cosine: B best, then A; an unrelated text scores 0.2 (C is one).
+		Vector:          []Chunk{{"c1", "C", 0.2}, {"b2", "B", 0.8}, {"a1", "A", 0.5}},
+		VectorWeight:    1,
+		VectorUnrelated: 0.2,
+		Adjacent:        map[string][]string{"B": {"N"}, "N": {"M"}},
+		Hops:            1,
 	})
-	// A: text 8/8=1, vector (0.5-0.2)/0.6=0.5 → 0.75; B: text 2/8=0.25, vector 1 → 0.625;
-	// C: 0; N: B's 0.625·0.5; M is two hops away.
+	// A: text 0.8, vector (0.5-0.2)/0.8=0.375 → 0.5875; B: text 0.2, vector 0.75 → 0.475;
+	// C: 0; N: B's 0.475·0.5; M is two hops away.
 	want := []struct {
 		id, chunk, via string
 		score          float64
-	}{{"A", "a2", "", 0.75}, {"B", "b2", "", 0.625}, {"N", "", "B", 0.3125}, {"C", "c1", "", 0}}
+	}{{"A", "a2", "", 0.5875}, {"B", "b2", "", 0.475}, {"N", "", "B", 0.2375}, {"C", "c1", "", 0}}
 	if len(hits) != len(want) {
 		t.Fatalf("hits = %+v", hits)
 	}
@@ -53,12 +55,36 @@ func TestFuse(t *testing.T) {
 // A direct hit that scores higher through the graph is shown as a neighbour: it loses its chunk.
 func TestFuseGraphOverridesWeakDirectHit(t *testing.T) {
 	hits := Fuse(Signals{
-		Text:     []Chunk{{"a", "A", 10}, {"b", "B", 1}},
+		Text:     []Chunk{{"a", "A", 1}, {"b", "B", 0.1}},
 		Adjacent: map[string][]string{"A": {"B"}},
 		Hops:     1,
 	})
 	if hits[1].ID != "B" || hits[1].Via != "A" || hits[1].Chunk != "" || hits[1].Score != 0.5 {
 		t.Fatalf("B = %+v, want reached from A at 0.5 without a chunk", hits[1])
+	}
+}
+
+// Scores are absolute: nothing rescales the best hit to 1. A query the corpus barely answers
+// (a little of its text, cosines near an unrelated text's) scores low at the top, a full match
+// high; a text share above 1 counts as 1; with VectorUnrelated unknown the weakest candidate
+// stands in.
+func TestFuseScoresAreAbsolute(t *testing.T) {
+	weak := Fuse(Signals{
+		Text:            []Chunk{{"a", "A", 0.12}, {"b", "B", 0.05}},
+		Vector:          []Chunk{{"a", "A", 0.16}, {"c", "C", 0.12}},
+		VectorWeight:    0.25,
+		VectorUnrelated: 0.1,
+	})
+	if weak[0].ID != "A" || weak[0].Score > 0.15 {
+		t.Fatalf("off-topic top hit = %+v, want A far below 1", weak[0])
+	}
+	full := Fuse(Signals{Text: []Chunk{{"a", "A", 1.4}}, Vector: []Chunk{{"a", "A", 1}}, VectorWeight: 0.25, VectorUnrelated: 0.1})
+	if full[0].Score != 1 {
+		t.Fatalf("full match = %+v, want 1", full[0])
+	}
+	rel := Fuse(Signals{Vector: []Chunk{{"a", "A", 0.3}, {"b", "B", 0.2}}, VectorWeight: 1, VectorUnrelated: -1})
+	if rel[0].Score != 1 || rel[1].Score != 0 {
+		t.Fatalf("relative vector scale = %+v", rel)
 	}
 }
 

@@ -133,20 +133,22 @@ func Expand(direct []Hit, adjacent map[string][]string, hops int) []Hit {
 }
 
 // Scored is one signal's candidates, best first, with their raw scores (BM25, cosine), for
-// Relative. Floor is the score that maps to 0: 0 for BM25 (no match), the weakest candidate's
-// cosine for vectors (unrelated texts do not have cosine 0 under most models).
+// Relative. Floor is the score that maps to 0 (0 for BM25: no match; for cosine what an
+// unrelated text scores, which is not 0 under most models), Top the score that maps to 1 (0:
+// the best candidate's, a relative scale); scores outside map to 0 and 1.
 type Scored struct {
 	Weight float64
 	IDs    []string
 	Scores []float64
 	Floor  float64
+	Top    float64
 }
 
 // Relative fuses signals by their scores rather than their ranks ("relative score fusion"):
-// each signal's scores are scaled to 0..1 between its Floor and its best candidate, and a
-// memory scores the weighted mean over all signals (a signal that does not hold it adds 0),
-// so 1 means best in every signal. Unlike RRF it keeps score gaps: a clear winner stands out,
-// and weak candidates of one signal score near 0 instead of near half.
+// each signal's scores are scaled to 0..1 between its Floor and its Top (the best candidate's
+// score when Top is 0), and a memory scores the weighted mean over all signals (a signal that
+// does not hold it adds 0). Unlike RRF it keeps score gaps: a clear winner stands out, and weak
+// candidates of one signal score near 0 instead of near half.
 func Relative(lists ...Scored) []Hit {
 	var total float64
 	score := map[string]float64{}
@@ -156,9 +158,12 @@ func Relative(lists ...Scored) []Hit {
 			continue
 		}
 		total += l.Weight
-		top := l.Scores[0]
-		for _, s := range l.Scores {
-			top = max(top, s)
+		top := l.Top
+		if top == 0 {
+			top = l.Scores[0]
+			for _, s := range l.Scores {
+				top = max(top, s)
+			}
 		}
 		span := top - l.Floor
 		for r, id := range l.IDs {

@@ -40,7 +40,7 @@ func TestRelative(t *testing.T) {
 		}
 	}
 	// Best in every signal scores exactly 1; a single signal's best too.
-	if top := Relative(Scored{1, []string{"X"}, []float64{3}, 0}, Scored{1, []string{"X"}, []float64{0.2}, 0.2}); top[0].Score != 1 {
+	if top := Relative(Scored{Weight: 1, IDs: []string{"X"}, Scores: []float64{3}}, Scored{Weight: 1, IDs: []string{"X"}, Scores: []float64{0.2}, Floor: 0.2}); top[0].Score != 1 {
 		t.Fatalf("top = %+v", top)
 	}
 	// Weights: a weak second signal moves little.

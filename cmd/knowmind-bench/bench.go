@@ -199,11 +199,16 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	bf.register(fs)
 	data := fs.String("data", "", "LoCoMo-format JSON file (e.g. ../shared/data/locomo/locomo-dev.json)")
 	link := fs.Bool("link-turns", true, "link consecutive turns of a session with RELATES_TO (LoCoMo has no relations of its own)")
+	only := fs.String("only", "", "run only the rankings whose name matches this regular expression (the summary compares those)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *data == "" {
 		return fmt.Errorf("--data is required")
+	}
+	onlyRe, err := regexp.Compile(*only)
+	if err != nil {
+		return fmt.Errorf("--only: %w", err)
 	}
 	convs, err := locomo.Load(*data)
 	if err != nil {
@@ -296,7 +301,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	ranker := func(hops int, sig graph.Ablation) locomo.Ranker {
 		return func(ctx context.Context, conv *locomo.Conversation, q locomo.Question) ([]string, error) {
 			ct := tenants[conv.SampleID]
-			res, err := ct.ten.RecallAblated(ctx, knowmind.RecallQuery{Query: q.Text, K: 10, Hops: hops}, sig)
+			res, err := ct.ten.RecallAblated(ctx, knowmind.RecallQuery{Query: q.Text, K: 10, Hops: hops, MinScore: knowmind.RecallMinScore}, sig)
 			if err != nil {
 				return nil, err
 			}
@@ -328,6 +333,9 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	w := os.Stdout
 	fmt.Fprintf(w, "# LoCoMo retrieval, %s, %d conversations, embedder %s\n\n", filepath.Base(*data), len(convs), b.embedder.ID())
 	for _, r := range runs {
+		if !onlyRe.MatchString(r.name) {
+			continue
+		}
 		start := time.Now()
 		rep, err := locomo.Evaluate(ctx, convs, r.rank)
 		if err != nil {
