@@ -105,3 +105,24 @@ func TestScoreStaleStatsStayFinite(t *testing.T) {
 		}
 	}
 }
+
+// Ideal is the score of a document of average length holding each query term once: such a
+// document scores exactly Ideal, one with half the terms (by IDF) half of it, and a term the
+// corpus lacks still counts (as a term seen once).
+func TestIdeal(t *testing.T) {
+	st := Stats{Docs: 10, TotalLen: 40, DF: map[string]int64{"a": 1, "b": 5}}
+	ideal := Ideal([]string{"a", "b", "a"}, st)
+	if want := IDF(10, 1) + IDF(10, 5); math.Abs(ideal-want) > 1e-12 {
+		t.Fatalf("Ideal = %v, want %v", ideal, want)
+	}
+	got := Score([]string{"a", "b"}, []Doc{{ID: "full", Tokens: []string{"a", "b", "x", "y"}}}, st, Params{})
+	if math.Abs(got[0].Score-ideal) > 1e-12 {
+		t.Fatalf("average-length doc with every term once = %v, want Ideal %v", got[0].Score, ideal)
+	}
+	if withMissing := Ideal([]string{"a", "b", "zzz"}, st); math.Abs(withMissing-ideal-IDF(10, 1)) > 1e-12 {
+		t.Fatalf("a term the corpus lacks must count as seen once: %v", withMissing)
+	}
+	if Ideal(nil, st) != 0 {
+		t.Fatal("empty query")
+	}
+}
