@@ -48,17 +48,33 @@ func IDF(docs, df int64) float64 {
 // corpus looks smaller than the candidate list) are clamped so that scores stay finite and
 // positive for matching terms.
 func Score(query []string, docs []Doc, st Stats, p Params) []Scored {
+	var terms []Weighted
+	seen := make(map[string]bool, len(query))
+	for _, t := range query {
+		if !seen[t] {
+			seen[t] = true
+			terms = append(terms, Weighted{Term: t, Weight: 1})
+		}
+	}
+	return ScoreWeighted(terms, docs, st, p)
+}
+
+// Weighted is a query term with its weight (Score gives every term 1; an expanded query gives
+// the added terms less).
+type Weighted struct {
+	Term   string
+	Weight float64
+}
+
+// ScoreWeighted is Score with a weight per (distinct) term: each term's BM25 contribution is
+// multiplied by its weight.
+func ScoreWeighted(terms []Weighted, docs []Doc, st Stats, p Params) []Scored {
 	if p == (Params{}) {
 		p = DefaultParams
 	}
-	// Distinct query terms, each with its column in the per-doc tf counts.
-	column := make(map[string]int, len(query))
-	var terms []string
-	for _, t := range query {
-		if _, seen := column[t]; !seen {
-			column[t] = len(terms)
-			terms = append(terms, t)
-		}
+	column := make(map[string]int, len(terms))
+	for i, t := range terms {
+		column[t.Term] = i
 	}
 
 	n := max(st.Docs, int64(len(docs)), 1)
@@ -82,8 +98,8 @@ func Score(query []string, docs []Doc, st Stats, p Params) []Scored {
 			if f == 0 {
 				continue
 			}
-			df := min(max(st.DF[terms[c]], 1), n)
-			s += IDF(n, df) * float64(f) * (p.K1 + 1) / (float64(f) + norm)
+			df := min(max(st.DF[terms[c].Term], 1), n)
+			s += terms[c].Weight * IDF(n, df) * float64(f) * (p.K1 + 1) / (float64(f) + norm)
 		}
 		out[i] = Scored{ID: d.ID, Score: s}
 	}

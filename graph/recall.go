@@ -22,7 +22,9 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/prf"
 	"github.com/knowmind/knowmind/rank"
+	"github.com/knowmind/knowmind/timeq"
 )
 
 // Candidate budgets. Dgraph cannot rank full-text matches and its HNSW search is approximate,
@@ -442,7 +444,26 @@ type Ablation struct {
 	// Dgraph's HNSW and the full-text pools only (as with Config.NoExactVectors), to show what
 	// the exact search adds.
 	NoExactVectors bool
+	// NoSupport turns off the evidence of neighbouring hits (rank.Signals.Support).
+	NoSupport bool
+	// NoTitle scores the chunks' text without their memory's title.
+	NoTitle bool
+	// NoFeedback turns off pseudo-relevance feedback (package prf).
+	NoFeedback bool
+	// NoTime ignores the time a question names (package timeq).
+	NoTime bool
 }
+
+// The time a question names (timeq.Parse) is a further signal of weight timeWeight; a memory's
+// time matches fully inside the named span, half at timeSlack outside it. Measured on LoCoMo
+// (docs/recall.md).
+const (
+	timeWeight = 0.5
+	timeSlack  = 72 * time.Hour
+)
+
+// graphSupport is the weight of neighbouring hits' evidence (rank.Signals.Support).
+const graphSupport = 1.0
 
 // ValidateRecall checks a recall's parameters, naming the one at fault (-32602).
 func ValidateRecall(q knowmind.RecallQuery) error {
@@ -496,7 +517,26 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 		if a.NoTextScore {
 			text = [2]textSide{}
 		}
-		fused := fuse(&out, text, t.text.tokens.analyze, t.vectorWeight(), t.vectorUnrelated(), adjacent, q.Hops)
+		sig := rank.Signals{VectorWeight: t.vectorWeight(), VectorUnrelated: t.vectorUnrelated(),
+			Adjacent: adjacent, Hops: q.Hops, Support: graphSupport}
+		if a.NoSupport {
+			sig.Support = 0
+		}
+		if span, ok := timeq.Parse(q.Query); ok && !a.NoTime {
+			// The time the question names against each memory's time (valid_from: when it
+			// was stored, or the occurred_at capture was given).
+			sig.Time, sig.TimeWeight = map[string]float64{}, timeWeight
+			for _, m := range out.Mem {
+				if m.ValidFrom != nil {
+					sig.Time[m.UID] = span.Match(*m.ValidFrom, timeSlack)
+				}
+			}
+		}
+		in := fuseInput{text: text, analyze: t.text.tokens.analyze, titles: !a.NoTitle, sig: sig}
+		if !a.NoFeedback {
+			in.stats = func(lang string, terms []string) bm25.Stats { return t.text.ix.Stats(t.Name, lang, terms...) }
+		}
+		fused := fuse(&out, in)
 		rr := t.c.cfg.Reranker
 		depth := q.K
 		if rr != nil && !a.NoRerank {
@@ -749,19 +789,45 @@ func parseHops(raw []byte, hops int) (map[string][]string, error) {
 	return adjacent, nil
 }
 
+// fuseInput is what fuse needs besides the DQL answer.
+type fuseInput struct {
+	text    [2]textSide
+	analyze func(uid, lang, text string) []string // cached bm25.Analyze
+	// stats looks up corpus statistics for more terms (the feedback's); nil turns feedback off.
+	stats  func(lang string, terms []string) bm25.Stats
+	titles bool // score each chunk with its memory's title
+	sig    rank.Signals
+}
+
+// Pseudo-relevance feedback (package prf): the best feedbackDocs text candidates of the first
+// pass give up to feedbackTerms words (each in at least feedbackMinDocs of them) that score the
+// candidates again as a further signal of weight feedbackWeight. Measured on LoCoMo
+// (docs/recall.md).
+const (
+	feedbackDocs    = 5
+	feedbackTerms   = 10
+	feedbackMinDocs = 2
+	feedbackWeight  = 0.5
+)
+
 // fuse scores the text candidates with BM25 (per language corpus, the tenant's statistics) as a
 // share of the query's ideal score in that corpus (bm25.Ideal: absolute, comparable across
 // queries and languages), takes the vector candidates' exact cosines, and hands both with the
 // graph to rank.Fuse.
-func fuse(out *recallResponse, text [2]textSide, analyze func(uid, lang, text string) []string,
-	vectorWeight, vectorUnrelated float64, adjacent map[string][]string, hops int) []rank.Hit {
-	sig := rank.Signals{VectorWeight: vectorWeight, VectorUnrelated: vectorUnrelated, Adjacent: adjacent, Hops: hops}
+func fuse(out *recallResponse, in fuseInput) []rank.Hit {
+	sig := in.sig
 	for _, c := range out.Vec {
 		if len(c.M) > 0 {
 			sig.Vector = append(sig.Vector, rank.Chunk{ID: c.UID, Memory: c.M[0].UID, Score: c.Score})
 		}
 	}
-	for i, side := range text {
+	titleOf := map[string]string{}
+	if in.titles {
+		for _, m := range out.Mem {
+			titleOf[m.UID] = m.Title
+		}
+	}
+	for i, side := range in.text {
 		if side.match == "" {
 			continue
 		}
@@ -779,16 +845,65 @@ func fuse(out *recallResponse, text [2]textSide, analyze func(uid, lang, text st
 				continue
 			}
 			memoryOf[c.UID] = c.M[0].UID
-			docs = append(docs, bm25.Doc{ID: c.UID, Tokens: analyze(c.UID, side.lang, body)})
+			tokens := in.analyze(c.UID, side.lang, body)
+			if title := titleOf[c.M[0].UID]; title != "" {
+				// The memory's title is part of every chunk's text for scoring (who said it,
+				// what the document is about): a query naming it favours its chunks.
+				tokens = slices.Concat(in.analyze("title/"+side.lang+"/"+c.M[0].UID, side.lang, title), tokens)
+			}
+			docs = append(docs, bm25.Doc{ID: c.UID, Tokens: tokens})
 		}
 		ideal := bm25.Ideal(side.terms, side.stats)
-		for _, s := range bm25.Score(side.terms, docs, side.stats, bm25.Params{}) {
+		scored := bm25.Score(side.terms, docs, side.stats, bm25.Params{})
+		for _, s := range scored {
 			if s.Score > 0 && ideal > 0 {
 				sig.Text = append(sig.Text, rank.Chunk{ID: s.ID, Memory: memoryOf[s.ID], Score: s.Score / ideal})
 			}
 		}
+		if in.stats != nil && ideal > 0 {
+			sig.Feedback = append(sig.Feedback, feedback(side, docs, scored, memoryOf, ideal, in.stats)...)
+		}
+	}
+	if len(sig.Feedback) > 0 {
+		sig.FeedbackWeight = feedbackWeight
 	}
 	return rank.Fuse(sig)
+}
+
+// feedback scores docs against the terms the best first-pass candidates (scored, best first)
+// add to the query, as shares of the expansion's ideal score.
+func feedback(side textSide, docs []bm25.Doc, scored []bm25.Scored, memoryOf map[string]string, ideal float64,
+	stats func(lang string, terms []string) bm25.Stats) []rank.Chunk {
+	tokens := make(map[string][]string, len(docs))
+	for _, d := range docs {
+		tokens[d.ID] = d.Tokens
+	}
+	var fb []prf.Feedback
+	for _, s := range scored[:min(len(scored), feedbackDocs)] {
+		if s.Score > 0 {
+			fb = append(fb, prf.Feedback{Tokens: tokens[s.ID], Score: s.Score / ideal})
+		}
+	}
+	if len(fb) < feedbackMinDocs {
+		return nil
+	}
+	st := stats(side.lang, prf.Candidates(side.terms, fb))
+	terms := prf.Expand(side.terms, fb, st, prf.Params{Terms: feedbackTerms, Weight: 1, MinDocs: feedbackMinDocs})
+	if len(terms) == 0 {
+		return nil
+	}
+	var expIdeal float64
+	n := max(st.Docs, 1)
+	for _, t := range terms {
+		expIdeal += t.Weight * bm25.IDF(n, min(max(st.DF[t.Term], 1), n))
+	}
+	var out []rank.Chunk
+	for _, s := range bm25.ScoreWeighted(terms, docs, st, bm25.Params{}) {
+		if s.Score > 0 {
+			out = append(out, rank.Chunk{ID: s.ID, Memory: memoryOf[s.ID], Score: s.Score / expIdeal})
+		}
+	}
+	return out
 }
 
 // hits turns the first k fused memories into the tool's result; from[i] is the fused entry

@@ -23,6 +23,15 @@ type Signals struct {
 	Text, Vector []Chunk
 	// VectorWeight is the vector signal's weight in the fusion; the text signal weighs 1.
 	VectorWeight float64
+	// Feedback holds the text candidates scored against the expanded query's added terms
+	// (pseudo-relevance feedback), on the text signal's scale, with its weight; nil = off.
+	Feedback       []Chunk
+	FeedbackWeight float64
+	// Time maps memories to how well their time matches the time the query names (0..1; nil
+	// when it names none), with its weight. It only counts for memories a text or vector
+	// signal found: a date alone makes no hit.
+	Time       map[string]float64
+	TimeWeight float64
 	// VectorUnrelated is the cosine an unrelated text typically has with a query under the
 	// embedder in use: it maps to 0, cosine 1 to 1. Negative means unknown: the weakest vector
 	// candidate stands in (relative, as candidates go).
@@ -31,6 +40,12 @@ type Signals struct {
 	// Fuse follows them.
 	Adjacent map[string][]string
 	Hops     int
+	// Support weighs the evidence of neighbouring hits (0 = off, 1 = full): a memory next to
+	// hits (one edge away, either direction) gains as if each neighbouring direct hit scored s
+	// were a further piece of evidence s·HopDecay (noisy-or), so a memory that several hits
+	// point at, or a weak hit between strong ones, rises. A memory reached only through the
+	// graph still stays below the hit that reached it.
+	Support float64
 }
 
 // Fuse ranks the memories of one recall:
@@ -68,6 +83,20 @@ func Fuse(s Signals) []Hit {
 		}
 		lists = append(lists, l)
 	}
+	if fb := slices.Clone(s.Feedback); len(fb) > 0 && s.FeedbackWeight > 0 {
+		slices.SortStableFunc(fb, func(a, b Chunk) int {
+			if c := cmp.Compare(b.Score, a.Score); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.ID, b.ID)
+		})
+		mems, best, score := foldChunks(fb)
+		l := Scored{Weight: s.FeedbackWeight, IDs: mems, Top: 1}
+		for _, m := range mems {
+			l.Scores = append(l.Scores, score[best[m]])
+		}
+		lists = append(lists, l)
+	}
 	if len(vecMems) > 0 {
 		l := Scored{Weight: s.VectorWeight, IDs: vecMems}
 		for _, m := range vecMems {
@@ -80,7 +109,24 @@ func Fuse(s Signals) []Hit {
 		}
 		lists = append(lists, l)
 	}
-	hits := Expand(Relative(lists...), s.Adjacent, s.Hops)
+	if len(s.Time) > 0 && s.TimeWeight > 0 {
+		l := Scored{Weight: s.TimeWeight, Top: 1}
+		seen := map[string]bool{}
+		for _, m := range slices.Concat(textMems, vecMems) {
+			if v := s.Time[m]; v > 0 && !seen[m] {
+				seen[m] = true
+				l.IDs, l.Scores = append(l.IDs, m), append(l.Scores, v)
+			}
+		}
+		if len(l.IDs) > 0 {
+			lists = append(lists, l)
+		}
+	}
+	direct := Relative(lists...)
+	hits := Expand(direct, s.Adjacent, s.Hops)
+	if s.Support > 0 && s.Hops > 0 {
+		hits = Support(hits, direct, s.Adjacent, s.Support)
+	}
 
 	textRank, vecRank := indexOf(textMems), indexOf(vecMems)
 	for i, h := range hits {
@@ -97,6 +143,53 @@ func Fuse(s Signals) []Hit {
 		}
 	}
 	return hits
+}
+
+// Support adds the evidence of neighbouring direct hits to each of hits (see Signals.Support)
+// and reorders them, best first (ties keep their order). direct are the direct hits with their
+// own scores; adjacent is read in both directions.
+func Support(hits, direct []Hit, adjacent map[string][]string, weight float64) []Hit {
+	own := make(map[string]float64, len(direct))
+	for _, h := range direct {
+		own[h.ID] = h.Score
+	}
+	// Undirected one-edge neighbourhoods among the memories at hand.
+	near := map[string][]string{}
+	for from, tos := range adjacent {
+		for _, to := range tos {
+			near[from] = append(near[from], to)
+			near[to] = append(near[to], from)
+		}
+	}
+	score := make(map[string]float64, len(hits))
+	for _, h := range hits {
+		score[h.ID] = h.Score
+	}
+	out := slices.Clone(hits)
+	for i, h := range out {
+		miss, seen := 1.0, map[string]bool{h.ID: true, h.Via: true}
+		for _, o := range near[h.ID] {
+			if seen[o] {
+				continue
+			}
+			seen[o] = true
+			if s, ok := own[o]; ok {
+				miss *= 1 - s*HopDecay
+			}
+		}
+		e := weight * (1 - miss)
+		if e <= 0 {
+			continue
+		}
+		v := 1 - (1-h.Score)*(1-e)
+		if h.Via != "" {
+			// Strictly below the hit that reached it.
+			v = min(v, math.Nextafter(score[h.Via], 0))
+		}
+		out[i].Score = max(h.Score, v)
+	}
+	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	return out
 }
 
 // foldChunks folds chunks (best first) to memories, with each memory's best chunk and the

@@ -104,3 +104,37 @@ func TestRerank(t *testing.T) {
 		t.Fatalf("final = %v", final)
 	}
 }
+
+// Support: a hit next to other hits rises (noisy-or of their evidence, HopDecay each); a memory
+// reached only through the graph and supported by several hits stays below its origin.
+func TestSupport(t *testing.T) {
+	base := Signals{
+		Text:     []Chunk{{"a", "A", 0.6}, {"b", "B", 0.5}, {"c", "C", 0.4}, {"d", "D", 0.45}},
+		Adjacent: map[string][]string{"A": {"C", "N"}, "B": {"C", "N"}, "D": {"N"}},
+		Hops:     1,
+	}
+	off := Fuse(base)
+	base.Support = 1
+	on := Fuse(base)
+	if got := ids(off); !slices.Equal(got[:4], []string{"A", "B", "D", "C"}) {
+		t.Fatalf("without support: %v", got)
+	}
+	// C: 1-(1-0.4)(1-0.3)(1-0.25) = 0.685 > A's 0.6 + A's support from C? A's neighbours: C
+	// (0.2) and N (not a direct hit): 1-(0.4)(0.8) = 0.68. C's support comes from A and B.
+	score := map[string]float64{}
+	for _, h := range on {
+		score[h.ID] = h.Score
+	}
+	if math.Abs(score["C"]-0.685) > 1e-9 || math.Abs(score["A"]-0.68) > 1e-9 {
+		t.Fatalf("supported scores = %v", score)
+	}
+	// N is reached from A (0.3) and supported by B and D, but stays strictly below A.
+	if score["N"] >= score["A"] || score["N"] <= 0.3 {
+		t.Fatalf("N = %v, want above its path score 0.3 and below A %v", score["N"], score["A"])
+	}
+	for i := 1; i < len(on); i++ {
+		if on[i].Score > on[i-1].Score {
+			t.Fatalf("not sorted: %+v", on)
+		}
+	}
+}

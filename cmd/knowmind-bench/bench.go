@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dgraph-io/dgo/v240/protos/api"
+
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bench/locomo"
 	"github.com/knowmind/knowmind/bm25"
@@ -199,6 +201,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	bf.register(fs)
 	data := fs.String("data", "", "LoCoMo-format JSON file (e.g. ../shared/data/locomo/locomo-dev.json)")
 	link := fs.Bool("link-turns", true, "link consecutive turns of a session with RELATES_TO (LoCoMo has no relations of its own)")
+	sessionTimes := fs.Bool("session-times", true, "give each turn its session's date as its time (Memory.valid_from, what capture's occurred_at sets), for the time signal")
 	only := fs.String("only", "", "run only the rankings whose name matches this regular expression (the summary compares those)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -293,6 +296,13 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(os.Stderr, "loaded %s: %d turns (%.0fs so far)\n", c.SampleID, len(c.Turns), time.Since(loadStart).Seconds())
 	}
+	if *sessionTimes {
+		for ci := range convs {
+			if err := setSessionTimes(ctx, tenants[convs[ci].SampleID].ten, &convs[ci]); err != nil {
+				return err
+			}
+		}
+	}
 	if turns > 0 {
 		fmt.Fprintf(os.Stderr, "loaded %d turns of %d conversations in %.0fs (%.1f turns/s, %d repeated texts stored once, %d stores retried)\n",
 			turns, len(convs), time.Since(loadStart).Seconds(), float64(turns)/time.Since(loadStart).Seconds(), dups, retried.Load())
@@ -321,6 +331,11 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"vector only", ranker(0, graph.Ablation{NoText: true, NoRerank: true})},
 		{"text+vector", ranker(0, graph.Ablation{NoRerank: true})},
 		{"text+vector+graph (hops=1)", ranker(1, graph.Ablation{NoRerank: true})},
+		{"text+vector+graph (hops=2) without support, titles, feedback", ranker(2, graph.Ablation{NoRerank: true, NoSupport: true, NoTitle: true, NoFeedback: true})},
+		{"text+vector+graph (hops=2) without neighbour support", ranker(2, graph.Ablation{NoRerank: true, NoSupport: true})},
+		{"text+vector+graph (hops=2) without titles in BM25", ranker(2, graph.Ablation{NoRerank: true, NoTitle: true})},
+		{"text+vector+graph (hops=2) without feedback", ranker(2, graph.Ablation{NoRerank: true, NoFeedback: true})},
+		{"text+vector+graph (hops=2) without time", ranker(2, graph.Ablation{NoRerank: true, NoTime: true})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, graph.Ablation{NoRerank: true})},
 	}
 	if b.client.RerankerName() != "none" {
@@ -377,6 +392,45 @@ func writeFusionGain(w io.Writer, runs []locomo.Named) {
 		fmt.Fprintf(w, "- %s: R@10 %+.3f vs text only, %+.3f vs vector only; MRR %+.3f / %+.3f\n", r.Name,
 			m.Any[2]-text.Overall.Any[2], m.Any[2]-vector.Overall.Any[2], m.MRR-text.Overall.MRR, m.MRR-vector.Overall.MRR)
 	}
+}
+
+// setSessionTimes sets each turn's time (Memory.valid_from) to its session's date, as capture
+// does with occurred_at: StoreMemory stamps the time of storing. Turns already at their
+// session's date are left alone.
+func setSessionTimes(ctx context.Context, ten *graph.Tenant, c *locomo.Conversation) error {
+	when := map[string]time.Time{}
+	for _, t := range c.Turns {
+		d, err := time.Parse("3:04 pm on 2 January, 2006", t.SessionDate)
+		if err != nil {
+			return fmt.Errorf("%s %s: session date %q: %w", c.SampleID, t.DiaID, t.SessionDate, err)
+		}
+		when[t.DiaID] = d
+	}
+	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Memory.status, "indexed")) { uid Memory.source Memory.valid_from } }`)
+	if err != nil {
+		return err
+	}
+	var out struct {
+		M []struct {
+			UID       string    `json:"uid"`
+			Source    string    `json:"Memory.source"`
+			ValidFrom time.Time `json:"Memory.valid_from"`
+		} `json:"m"`
+	}
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		return err
+	}
+	var nq strings.Builder
+	for _, m := range out.M {
+		if d, ok := when[m.Source]; ok && !d.Equal(m.ValidFrom) {
+			fmt.Fprintf(&nq, "<%s> <Memory.valid_from> %q .\n", m.UID, d.UTC().Format(time.RFC3339))
+		}
+	}
+	if nq.Len() == 0 {
+		return nil
+	}
+	_, err = ten.DG().NewTxn().Mutate(ctx, &api.Mutation{SetNquads: []byte(nq.String()), CommitNow: true})
+	return err
 }
 
 // storedSources maps memory id → source of every indexed memory of the tenant (empty for a new
