@@ -448,8 +448,9 @@ type Ablation struct {
 	NoSupport bool
 	// NoTitle scores the chunks' text without their memory's title.
 	NoTitle bool
-	// NoFeedback turns off pseudo-relevance feedback (package prf).
-	NoFeedback bool
+	// WithFeedback turns on pseudo-relevance feedback (package prf), which is off by default:
+	// on LoCoMo it lowered MRR (docs/recall.md).
+	WithFeedback bool
 	// NoTime ignores the time a question names (package timeq).
 	NoTime bool
 }
@@ -533,7 +534,7 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			}
 		}
 		in := fuseInput{text: text, analyze: t.text.tokens.analyze, titles: !a.NoTitle, sig: sig}
-		if !a.NoFeedback {
+		if a.WithFeedback {
 			in.stats = func(lang string, terms []string) bm25.Stats { return t.text.ix.Stats(t.Name, lang, terms...) }
 		}
 		fused := fuse(&out, in)
@@ -805,9 +806,9 @@ type fuseInput struct {
 // (docs/recall.md).
 const (
 	feedbackDocs    = 5
-	feedbackTerms   = 10
+	feedbackTerms   = 5
 	feedbackMinDocs = 2
-	feedbackWeight  = 0.5
+	feedbackWeight  = 0.15
 )
 
 // fuse scores the text candidates with BM25 (per language corpus, the tenant's statistics) as a

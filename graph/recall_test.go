@@ -485,3 +485,31 @@ func scoresOf(res knowmind.RecallResult) []string {
 	}
 	return out
 }
+
+// The time a question names (timeq) ranks memories whose time (valid_from: when stored, or
+// capture's occurred_at) falls into it above those of other times.
+func TestRecallTimeNamedInQuestion(t *testing.T) {
+	f := newRecallFixture(t)
+	march := f.store("Teammeeting", "Im Teammeeting wurde das Budget für den Relaunch besprochen.")
+	may := f.store("Teammeeting", "Im Teammeeting wurde das Budget für den Relaunch erneut besprochen.")
+	for id, when := range map[string]string{march: "2026-03-14T10:00:00Z", may: "2026-05-02T10:00:00Z"} {
+		up := &api.Request{
+			Query:     fmt.Sprintf(`{ m as var(func: eq(Memory.id, %q)) }`, id),
+			Mutations: []*api.Mutation{{SetNquads: []byte(fmt.Sprintf(`uid(m) <Memory.valid_from> %q .`, when))}},
+			CommitNow: true,
+		}
+		if _, err := f.ten.DG().NewTxn().Do(f.ctx, up); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for q, want := range map[string]string{
+		"Was wurde am 14. März 2026 im Teammeeting zum Budget besprochen?": march,
+		"Budget im Teammeeting im Mai 2026":                                may,
+		"Teammeeting Budget 2026-05-02":                                    may,
+	} {
+		res := f.recall(knowmind.RecallQuery{Query: q, K: 2})
+		if ids := hitIDs(res); len(ids) != 2 || ids[0] != want {
+			t.Fatalf("%q: %v, want %s first", q, scoresOf(res), want)
+		}
+	}
+}

@@ -331,10 +331,10 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"vector only", ranker(0, graph.Ablation{NoText: true, NoRerank: true})},
 		{"text+vector", ranker(0, graph.Ablation{NoRerank: true})},
 		{"text+vector+graph (hops=1)", ranker(1, graph.Ablation{NoRerank: true})},
-		{"text+vector+graph (hops=2) without support, titles, feedback", ranker(2, graph.Ablation{NoRerank: true, NoSupport: true, NoTitle: true, NoFeedback: true})},
+		{"text+vector+graph (hops=2) without support, titles, time", ranker(2, graph.Ablation{NoRerank: true, NoSupport: true, NoTitle: true, NoTime: true})},
 		{"text+vector+graph (hops=2) without neighbour support", ranker(2, graph.Ablation{NoRerank: true, NoSupport: true})},
 		{"text+vector+graph (hops=2) without titles in BM25", ranker(2, graph.Ablation{NoRerank: true, NoTitle: true})},
-		{"text+vector+graph (hops=2) without feedback", ranker(2, graph.Ablation{NoRerank: true, NoFeedback: true})},
+		{"text+vector+graph (hops=2) with feedback (off by default)", ranker(2, graph.Ablation{NoRerank: true, WithFeedback: true})},
 		{"text+vector+graph (hops=2) without time", ranker(2, graph.Ablation{NoRerank: true, NoTime: true})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, graph.Ablation{NoRerank: true})},
 	}
