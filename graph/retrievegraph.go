@@ -97,7 +97,7 @@ func (t *Tenant) GraphRelationTypes(types []string) ([]string, error) {
 		name := strings.ToUpper(strings.TrimSpace(typ))
 		rel, ok := t.c.cfg.Shapes.Relation(name)
 		if !ok || !slices.Contains(t.c.cfg.Relations, name) || slices.Contains(historyRelations, name) {
-			return nil, knowmind.InvalidParam("relation_types", "relation type %q is not one of this workspace's relations (%s)",
+			return nil, knowmind.InvalidParam("relation_types", "relation_types: %q is not one of this workspace's walkable relations (%s)",
 				typ, strings.Join(t.walkable(), ", "))
 		}
 		if !slices.Contains(rels, rel.Name) {

@@ -76,7 +76,7 @@ func (s *service) registerEngineTools(srv *mcp.Server) {
 		s.engine = newEngine(Extractors{}, newVocabulary(Deps{Graph: s.graph}))
 	}
 	vocab := s.engine.vocabSuffix()
-	for _, name := range []string{"knowmind_capture", "knowmind_list_drafts", "knowmind_list_entities"} {
+	for _, name := range []string{"knowmind_capture", "knowmind_list_drafts", "knowmind_list_entities", "knowmind_retrieve", "knowmind_replay"} {
 		s.engine.described[name] = ""
 	}
 	addTool(s, srv, tool{
@@ -162,6 +162,28 @@ func (s *service) registerEngineTools(srv *mcp.Server) {
 		Scope:    knowmind.ScopeRead,
 		ReadOnly: true,
 	}, s.briefing)
+	addTool(s, srv, tool{
+		Name:  "knowmind_retrieve",
+		Title: "Retrieve memories four ways",
+		Description: "Finds memories by sort_by: relevance (default; knowmind_recall's hybrid ranking of query), chronological " +
+			"(current memories newest valid first; query, category, entity_type, entity filter), profile (per entity a condensed " +
+			"profile of its current facts, entities with most facts first) or graph (from start_memory_id over open relations to " +
+			"max_depth 1–5, default 3; relation_types narrows it; symmetric relations both ways; answers relations [{source_id, " +
+			"target_id, type, confidence, created_by, depth}]). Every answer: memories [{id, content, entities [{type, id}], " +
+			"entity_type, entity_id, …}], semantic_profiles of the entities they name, context_tokens." + vocab,
+		Scope:    knowmind.ScopeRead,
+		ReadOnly: true,
+	}, s.retrieve)
+	addTool(s, srv, tool{
+		Name:  "knowmind_replay",
+		Title: "Replay a moment",
+		Description: "Time travel: the workspace's knowledge as it stood at timestamp (ISO 8601) — memories stored by then and " +
+			"valid then, including facts superseded later (with the valid_to they got), newest valid first; query (any of its " +
+			"words), category and entity_type narrow it; limit default 50. Same answer as knowmind_retrieve; semantic profiles " +
+			"show the entities' current state." + vocab,
+		Scope:    knowmind.ScopeRead,
+		ReadOnly: true,
+	}, s.replay)
 	for name := range s.engine.described {
 		s.engine.described[name] = strings.TrimSuffix(s.tools[name].Description, vocab)
 	}
