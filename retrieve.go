@@ -68,7 +68,7 @@ type RetrievedMemory struct {
 	Source     string     `json:"source,omitempty"`
 	CreatedAt  time.Time  `json:"created_at"`
 	ValidFrom  time.Time  `json:"valid_from"`
-	ValidTo    *time.Time `json:"valid_to"` // null while valid (a replay shows when it ended later)
+	ValidTo    *time.Time `json:"valid_to"`        // null while valid (a replay shows when it ended later)
 	Score      *float64   `json:"score,omitempty"` // relevance mode only
 	Depth      *int       `json:"depth,omitempty"` // graph mode only: hops from the start memory
 	// Entities the memory names, and the first as entity_type/entity_id (seed 001).
