@@ -436,8 +436,13 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 	var links []link
 	idSet := map[string]bool{}
 	now := time.Now().UTC()
+	var engineRecs []int // goals and drafts (engineimport.go)
 	for i, r := range recs {
 		fail := func(err error) { results[i] = knowmind.ItemResult{Status: knowmind.ItemFailed, Err: err} }
+		if r.Type == knowmind.RecordGoal || r.Type == knowmind.RecordDraft {
+			engineRecs = append(engineRecs, i)
+			continue
+		}
 		if r.Type != knowmind.RecordRelation {
 			fail(knowmind.InvalidParam("type", "type must be relation here, not %q", r.Type))
 			continue
@@ -465,6 +470,11 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 		}
 		links = append(links, l)
 		idSet[r.From], idSet[r.To] = true, true
+	}
+	// Goals and drafts are written by id and unchanged when present, so writing them before
+	// the batch's cursor commits is safe to repeat after an interruption.
+	if err := t.writeGoalsAndDrafts(ctx, recs, engineRecs, results); err != nil {
+		return nil, err
 	}
 	if len(links) == 0 {
 		return results, t.commitCursorOnly(ctx, cur)

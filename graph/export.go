@@ -16,7 +16,8 @@ import (
 // Export reads a tenant as JSONL records (knowmind export): every memory and document, every
 // version and status (not notes: their projects, paths and revisions have no records yet), then
 // every relation edge between them as it was linked (the materialised inverses are
-// not written: import restores them), closed ones included, with their validity. Vectors are not
+// not written: import restores them), closed ones included, with their validity, then every
+// goal and draft (engineimport.go). Vectors are not
 // exported; an import embeds the content again with its embedder.
 
 // exportPage is how many memories one export query reads.
@@ -110,7 +111,7 @@ func (t *Tenant) Export(ctx context.Context, emit func(knowmind.Record) error) e
 	if err != nil {
 		return fmt.Errorf("export relations: %w", err)
 	}
-	return nil
+	return t.exportGoalsAndDrafts(ctx, emit)
 }
 
 // pageMemories runs q (a block m with $after and $n) page by page and calls each with every node.

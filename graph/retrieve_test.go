@@ -11,15 +11,23 @@ import (
 	"github.com/knowmind/knowmind/graph/dgraphtest"
 )
 
-// fixedExtractor stores each line of the text as one confident fact naming the given entity.
-type fixedExtractor struct{ entity knowmind.CandidateEntity }
+// fixedExtractor proposes each line of the text as one fact naming the given entity, with
+// confidence 0.95 (stored) unless set (0.6: a draft).
+type fixedExtractor struct {
+	entity     knowmind.CandidateEntity
+	confidence float64
+}
 
 func (fixedExtractor) Name() string { return "fixed" }
 
 func (x fixedExtractor) Extract(_ context.Context, req knowmind.ExtractRequest) ([]knowmind.Candidate, error) {
 	var out []knowmind.Candidate
+	c := x.confidence
+	if c == 0 {
+		c = 0.95
+	}
 	for _, line := range strings.Split(req.Text, "\n") {
-		out = append(out, knowmind.Candidate{Text: line, Confidence: 0.95, Entities: []knowmind.CandidateEntity{x.entity}})
+		out = append(out, knowmind.Candidate{Text: line, Confidence: c, Entities: []knowmind.CandidateEntity{x.entity}})
 	}
 	return out, nil
 }
@@ -37,8 +45,8 @@ func ids(ms []knowmind.RetrievedMemory) []string {
 func TestReplayBeforeAndAfterUpdate(t *testing.T) {
 	ctx := context.Background()
 	ten := dgraphtest.NewTenant(t)
-	lisa := fixedExtractor{knowmind.CandidateEntity{Type: "person", Name: "Lisa Müller"}}
-	acme := fixedExtractor{knowmind.CandidateEntity{Type: "organisation", Name: "Acme GmbH"}}
+	lisa := fixedExtractor{entity: knowmind.CandidateEntity{Type: "person", Name: "Lisa Müller"}}
+	acme := fixedExtractor{entity: knowmind.CandidateEntity{Type: "organisation", Name: "Acme GmbH"}}
 	c1, err := ten.Capture(ctx, knowmind.CaptureInput{Text: "Lisa leitet das Projekt Phoenix.", Category: "project-info"}, lisa)
 	if err != nil || len(c1.Stored) != 1 {
 		t.Fatalf("capture: %+v, %v", c1, err)
@@ -126,8 +134,8 @@ func TestReplayBeforeAndAfterUpdate(t *testing.T) {
 func TestRetrieveChronologicalAndProfile(t *testing.T) {
 	ctx := context.Background()
 	ten := dgraphtest.NewTenant(t)
-	lisa := fixedExtractor{knowmind.CandidateEntity{Type: "person", Name: "Lisa Müller"}}
-	acme := fixedExtractor{knowmind.CandidateEntity{Type: "organisation", Name: "Acme GmbH"}}
+	lisa := fixedExtractor{entity: knowmind.CandidateEntity{Type: "person", Name: "Lisa Müller"}}
+	acme := fixedExtractor{entity: knowmind.CandidateEntity{Type: "organisation", Name: "Acme GmbH"}}
 	a, err := ten.Capture(ctx, knowmind.CaptureInput{Text: "Lisa leitet Phoenix.\nLisa spricht Spanisch.", Category: "person-info"}, lisa)
 	if err != nil || len(a.Stored) != 2 {
 		t.Fatalf("capture %+v %v", a, err)
