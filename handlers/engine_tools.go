@@ -17,10 +17,13 @@ import (
 )
 
 // Extractors are knowmind_capture's extractors by name and the one used when
-// a call names none. The zero value offers the offline rules extractor only.
+// a call names none, and the model that writes knowmind_briefing (nil: the
+// extractive briefing only). The zero value offers the offline rules extractor
+// and the extractive briefing.
 type Extractors struct {
-	ByName  map[string]knowmind.Extractor
-	Default string
+	ByName   map[string]knowmind.Extractor
+	Default  string
+	Briefing knowmind.BriefingWriter
 }
 
 // engine is the memory engine's configuration inside the service.
@@ -31,10 +34,11 @@ type engine struct {
 	// described are the engine tools whose description ends in the vocabulary, with
 	// the description before it.
 	described map[string]string
+	briefing  knowmind.BriefingWriter // nil: extractive briefings only
 }
 
 func newEngine(x Extractors, v *vocabulary) engine {
-	e := engine{extractors: map[string]knowmind.Extractor{}, def: x.Default, vocab: v, described: map[string]string{}}
+	e := engine{extractors: map[string]knowmind.Extractor{}, def: x.Default, vocab: v, described: map[string]string{}, briefing: x.Briefing}
 	for name, ex := range x.ByName {
 		e.extractors[name] = ex
 	}
@@ -156,9 +160,11 @@ func (s *service) registerEngineTools(srv *mcp.Server) {
 	addTool(s, srv, tool{
 		Name:  "knowmind_briefing",
 		Title: "Briefing",
-		Description: "What to know now, as an extractive structured briefing (mode extractive: every item quotes a stored goal, " +
-			"draft or memory and cites its ids; no model writes it): sections due goals, fired goals, open conflicts, open drafts " +
-			"and current memories (newest first) — since a time, about an entity, within a token budget (default 1,500).",
+		Description: "What to know now: due goals, fired goals, open conflicts, open drafts and current memories (newest " +
+			"first) — since a time, about an entity, within a token budget (default 1,500). mode extractive: structured " +
+			"sections whose items quote stored goals, drafts and memories and cite their ids; mode llm (when a model is " +
+			"configured, the default then): the model writes text from those items, citing the ids; if it fails the answer is " +
+			"extractive and fallback says why.",
 		Scope:    knowmind.ScopeRead,
 		ReadOnly: true,
 	}, s.briefing)
