@@ -65,11 +65,11 @@ type BriefingSection struct {
 
 // Briefing is knowmind_briefing's answer.
 type Briefing struct {
-	Mode        string            `json:"mode"`            // extractive or llm
-	Model       string            `json:"model,omitempty"` // llm: the model that wrote text
+	Mode  string `json:"mode"`            // extractive or llm
+	Model string `json:"model,omitempty"` // llm: the model that wrote text
 	// Fallback says why an extractive briefing was answered although a model is configured
 	// (the provider failed or its answer failed validation).
-	Fallback string `json:"fallback,omitempty"`
+	Fallback    string            `json:"fallback,omitempty"`
 	Note        string            `json:"note"`
 	GeneratedAt time.Time         `json:"generated_at"`
 	Since       *time.Time        `json:"since,omitempty"`
