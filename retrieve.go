@@ -29,7 +29,6 @@ const (
 	MaxProfiles            = 50  // semantic profiles in one answer
 	ProfileMaxFacts        = 20  // current facts condensed into one profile
 	MaxFilterChars         = 200 // category, entity_type
-	MaxRelationReasonChars = 500
 )
 
 // RetrieveQuery is one knowmind_retrieve call after defaults. Query is required for relevance

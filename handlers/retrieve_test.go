@@ -104,7 +104,9 @@ func TestRetrieveGraphThroughMCP(t *testing.T) {
 	d := c.store("D", "Ein verwandtes Thema.")
 	c.link(a, b, "CAUSED_BY")
 	c.link(b, cc, "CAUSED_BY")
-	c.link(d, a, "RELATES_TO")
+	var lr knowmind.LinkResult
+	structured(t, callTool(t, c.url, c.write, "knowmind_link", map[string]any{"from_id": d, "to_id": a, "rel_type": "RELATES_TO",
+		"confidence": 0.7, "metadata": map[string]any{"reason": "same incident"}}), &lr)
 
 	r := c.retrieve("knowmind_retrieve", map[string]any{"sort_by": "graph", "start_memory_id": a, "max_depth": 1})
 	if len(r.Memories) != 3 || len(r.Relations) != 2 || *r.Memories[0].Depth != 0 || r.Memories[0].ID != a {
@@ -116,9 +118,24 @@ func TestRetrieveGraphThroughMCP(t *testing.T) {
 	}
 	for _, rel := range r.Relations {
 		want := map[string]int{a + ">" + b: 1, b + ">" + cc: 2, d + ">" + a: 1, a + ">" + d: 1}[rel.SourceID+">"+rel.TargetID]
-		if want == 0 || rel.Depth != want || rel.Confidence != 1 || rel.CreatedBy == "" {
+		if want == 0 || rel.Depth != want || rel.CreatedBy == "" || rel.CreatedBy == "knowmind_link" {
 			t.Errorf("relation %+v", rel)
 		}
+		// The link's meta: confidence 1 unless given, the reason as given.
+		if rel.Type == "RELATES_TO" && (rel.Confidence != 0.7 || rel.Reason != "same incident") ||
+			rel.Type == "CAUSED_BY" && (rel.Confidence != 1 || rel.Reason != "") {
+			t.Errorf("relation meta %+v", rel)
+		}
+	}
+	// A detected contradiction is linked by capture, with its reason.
+	x := c.capture(map[string]any{"text": "Die Acme GmbH liefert die Server bis zum 15. Mai."})
+	y := c.capture(map[string]any{"text": "Update: Die Acme GmbH liefert die Server bis zum 30. Juni."})
+	if len(x.Stored) != 1 || len(y.Stored) != 1 || len(y.Conflicts) != 1 {
+		t.Fatalf("captures %+v / %+v", x, y)
+	}
+	r = c.retrieve("knowmind_retrieve", map[string]any{"sort_by": "graph", "start_memory_id": y.Stored[0].ID, "relation_types": []string{"contradicts"}})
+	if len(r.Relations) != 1 || r.Relations[0].CreatedBy != "capture" || r.Relations[0].Reason == "" || r.Relations[0].Type != "CONTRADICTS" {
+		t.Fatalf("contradiction relation %+v", r.Relations)
 	}
 	r = c.retrieve("knowmind_retrieve", map[string]any{"sort_by": "graph", "start_memory_id": a, "relation_types": []string{"relates_to"}})
 	if !slices.Equal(memoryIDs(r.Memories), []string{a, d}) || len(r.Relations) != 1 || r.Relations[0].Type != "RELATES_TO" {
@@ -154,10 +171,16 @@ func TestRetrieveAndReplayParameterErrors(t *testing.T) {
 		"graph unknown start":        {"knowmind_retrieve", map[string]any{"sort_by": "graph", "start_memory_id": "mem_nope"}, codeNotFound, ""},
 		"retrieve limit 101":         {"knowmind_retrieve", map[string]any{"sort_by": "chronological", "limit": 101}, jsonrpc.CodeInvalidParams, "limit"},
 		"retrieve entity without id": {"knowmind_retrieve", map[string]any{"sort_by": "profile", "entity": map[string]any{"type": "person"}}, jsonrpc.CodeInvalidParams, "entity"},
+		"link confidence 2":          {"knowmind_link", map[string]any{"from_id": "a", "to_id": "b", "rel_type": "RELATES_TO", "confidence": 2}, jsonrpc.CodeInvalidParams, "confidence"},
+		"link long reason":           {"knowmind_link", map[string]any{"from_id": "a", "to_id": "b", "rel_type": "RELATES_TO", "metadata": map[string]any{"reason": long[:501]}}, jsonrpc.CodeInvalidParams, "reason"},
 		"retrieve long entity_type":  {"knowmind_retrieve", map[string]any{"sort_by": "profile", "entity_type": long[:201]}, jsonrpc.CodeInvalidParams, "entity_type"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			wantRPCError(t, callTool(t, c.url, c.read, tc.tool, tc.args), tc.code, tc.param)
+			token := c.read
+			if tc.tool == "knowmind_link" {
+				token = c.write
+			}
+			wantRPCError(t, callTool(t, c.url, token, tc.tool, tc.args), tc.code, tc.param)
 		})
 	}
 }
