@@ -19,16 +19,16 @@ const (
 
 // Bounds and defaults of knowmind_retrieve and knowmind_replay.
 const (
-	RetrieveDefaultLimit   = 10
-	RetrieveMaxLimit       = 100
-	ReplayDefaultLimit     = 50 // the seed's default
-	GraphDefaultDepth      = 3  // the seed's default
-	GraphMaxDepth          = 5
-	GraphMaxRelationTypes  = 20
-	GraphMaxNodes          = 500 // memories a graph walk returns at most (the fan-out bound)
-	MaxProfiles            = 50  // semantic profiles in one answer
-	ProfileMaxFacts        = 20  // current facts condensed into one profile
-	MaxFilterChars         = 200 // category, entity_type
+	RetrieveDefaultLimit  = 10
+	RetrieveMaxLimit      = 100
+	ReplayDefaultLimit    = 50 // the seed's default
+	GraphDefaultDepth     = 3  // the seed's default
+	GraphMaxDepth         = 5
+	GraphMaxRelationTypes = 20
+	GraphMaxNodes         = 500 // memories a graph walk returns at most (the fan-out bound)
+	MaxProfiles           = 50  // semantic profiles in one answer
+	ProfileMaxFacts       = 20  // current facts condensed into one profile
+	MaxFilterChars        = 200 // category, entity_type
 )
 
 // RetrieveQuery is one knowmind_retrieve call after defaults. Query is required for relevance
