@@ -66,6 +66,10 @@ type Record struct {
 	To      string `json:"to,omitempty"`
 	RelType string `json:"rel_type,omitempty"`
 	EdgeID  string `json:"edge_id,omitempty"` // informational: import derives it (graph.EdgeID)
+	// What the link recorded (knowmind_link's confidence and metadata.reason, who linked).
+	Confidence *float64 `json:"confidence,omitempty"`
+	CreatedBy  string   `json:"created_by,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
 
 	// goal, draft: the whole object as knowmind_list_goals / knowmind_list_drafts show it
 	// (due and expired are recomputed on import).

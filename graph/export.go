@@ -37,7 +37,7 @@ var exportEdgesQuery = template.Must(template.New("exportEdges").Parse(`query q(
   m(func: eq(Memory.kind, ["memory", "document"]), first: $n, after: $after) {
     uid Memory.id
 {{- range .}}
-    <{{.}}> @filter(eq(Memory.kind, ["memory", "document"])) @facets(created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse) { Memory.id }
+    <{{.}}> @filter(eq(Memory.kind, ["memory", "document"])) @facets(created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse, confidence: confidence, created_by: created_by, reason: reason) { Memory.id }
 {{- end}}
   }
 }`))
@@ -101,7 +101,8 @@ func (t *Tenant) Export(ctx context.Context, emit func(knowmind.Record) error) e
 					validFrom = *e.ValidFrom
 				}
 				if err := emit(knowmind.Record{Type: knowmind.RecordRelation, From: from, To: e.PeerID, RelType: rel,
-					EdgeID: EdgeID(from, rel, e.PeerID), CreatedAt: &created, ValidFrom: &validFrom, ValidTo: e.ValidTo}); err != nil {
+					EdgeID: EdgeID(from, rel, e.PeerID), CreatedAt: &created, ValidFrom: &validFrom, ValidTo: e.ValidTo,
+					Confidence: e.Confidence, CreatedBy: e.CreatedBy, Reason: e.Reason}); err != nil {
 					return err
 				}
 			}
