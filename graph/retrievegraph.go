@@ -14,7 +14,10 @@ import (
 // knowmind_retrieve sort_by graph (seed 001, memory_retrieve's graph mode): a breadth-first walk
 // over open relation edges from a start memory, to max_depth hops, in one DQL request. Level d
 // is every current memory reached over an open edge from level d-1 that no earlier level holds,
-// so each memory appears once, at its shortest distance. Edges are followed as stored: a
+// so each memory appears once, at its shortest distance. The fan-out is bounded: a level
+// expands at most knowmind.GraphMaxNodes of its memories, each over at most as many edges per
+// relation type. That loses nothing the answer shows: the answer is cut at GraphMaxNodes
+// memories nearest first, so a level with more than that is the last one it reaches. Edges are followed as stored: a
 // symmetric relation (RELATES_TO, CONTRADICTS) is stored both ways and so walked both ways; an
 // asymmetric one only forwards, unless its inverse (CAUSES for CAUSED_BY) is walked too, which
 // the default (every relation type) does. Version history (SUPERSEDES) is not walked.
@@ -26,11 +29,11 @@ const graphEdgeFacets = `@facets(id: id, inverse: inverse, created_at: created_a
 // graphWalkQuery renders the walk for the relation predicates rels to depth levels.
 //
 //	L0 as var(func: eq(Memory.id, $id)) @filter(current)
-//	var(func: uid(L0)) { L1_0 as <RELATES_TO> (first: F) @facets(open) @filter(current AND NOT uid(L0)) … }
+//	var(func: uid(L0), first: N) { L1_0 as <RELATES_TO> (first: N) @facets(open) @filter(current AND NOT uid(L0)) … }
 //	L1 as var(func: uid(L1_0, L1_1, …))
 //	… up to L<depth>
 //	start(func: uid(L0)) { fields }
-//	e1(func: uid(L0)) { Memory.id <RELATES_TO> @facets(open) @facets(…) @filter(uid(L1)) { Memory.id } … }
+//	e1(func: uid(L0), first: N) { Memory.id <RELATES_TO> @facets(open) @facets(…) @filter(uid(L1)) { Memory.id } … }
 //	m1(func: uid(L1), first: N) { fields }
 //	… e<d>, m<d> for every level
 func graphWalkQuery(rels []string, depth int) string {
@@ -40,7 +43,7 @@ func graphWalkQuery(rels []string, depth int) string {
 	fmt.Fprintf(&b, "  L0 as var(func: eq(Memory.id, $id), first: 1) @filter(%s)\n", node)
 	seen := []string{"L0"}
 	for d := 1; d <= depth; d++ {
-		fmt.Fprintf(&b, "  var(func: uid(L%d)) {\n", d-1)
+		fmt.Fprintf(&b, "  var(func: uid(L%d), first: %d) {\n", d-1, knowmind.GraphMaxNodes)
 		parts := make([]string, len(rels))
 		for i, r := range rels {
 			parts[i] = fmt.Sprintf("L%d_%d", d, i)
@@ -53,7 +56,7 @@ func graphWalkQuery(rels []string, depth int) string {
 	}
 	fmt.Fprintf(&b, "  start(func: uid(L0)) { %s }\n", retrievedFields)
 	for d := 1; d <= depth; d++ {
-		fmt.Fprintf(&b, "  e%d(func: uid(L%d)) {\n    Memory.id\n", d, d-1)
+		fmt.Fprintf(&b, "  e%d(func: uid(L%d), first: %d) {\n    Memory.id\n", d, d-1, knowmind.GraphMaxNodes)
 		for _, r := range rels {
 			fmt.Fprintf(&b, "    <%s> (first: %d) @facets(%s) %s @filter(uid(L%d)) { Memory.id }\n", r, knowmind.GraphMaxNodes,
 				openFacetFilter, graphEdgeFacets, d)
