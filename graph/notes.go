@@ -416,7 +416,8 @@ func (t *Tenant) findNote(ctx context.Context, scope knowmind.NoteScope, ref, pr
 }
 
 // EditNote applies one edit operation at the caller's version token (see "Version tokens").
-// The former body is kept as a Revision; new wiki links become edges or forward references.
+// The former body is kept as a Revision; new wiki links become edges or forward references, and
+// the edges of wiki links the edit removed are closed (closeDroppedLinks).
 func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in knowmind.EditNoteInput) (knowmind.NoteWriteResult, error) {
 	if strings.TrimSpace(in.VersionToken) == "" {
 		return knowmind.NoteWriteResult{}, knowmind.InvalidParam("versionToken", "versionToken is required: read it with knowmind_get_note")
@@ -525,6 +526,7 @@ func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in know
 		VersionToken: version, Revision: revision, Links: []string{}, PendingLinks: []string{}}
 	if puid := n.projectUID(); puid != "" {
 		t.applyLinks(ctx, n.ID, puid, wikiSpecs(body), &res)
+		res.Unlinked = t.closeDroppedLinks(ctx, n.ID, puid, n.Content, body)
 		if title != n.Title {
 			t.resolveForward(ctx, n.ID, puid, []string{title})
 		}
