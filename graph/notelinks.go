@@ -105,6 +105,57 @@ func (t *Tenant) LinkNote(ctx context.Context, scope knowmind.NoteScope, fromID 
 	return res, nil
 }
 
+// LinkTitle is knowmind_link with to_title instead of to_id: fromID must be a note the caller
+// sees, in a project; the title resolves among that project's notes the caller sees (titles and
+// aliases, case-insensitive) and is linked like to_id, or, when no note has it yet, waits as a
+// forward reference (Pending). Several notes of that title (in different folders) are 409.
+func (t *Tenant) LinkTitle(ctx context.Context, scope knowmind.NoteScope, fromID, title, rel string) (knowmind.LinkResult, error) {
+	if strings.TrimSpace(title) == "" {
+		return knowmind.LinkResult{}, knowmind.InvalidParam("to_title", "to_title is blank")
+	}
+	if err := t.checkLinkSpec(knowmind.LinkSpec{RelType: rel, ToTitle: title}); err != nil {
+		if kerr, ok := err.(*knowmind.Error); ok && kerr.Param == "links" {
+			kerr.Param = "to_title"
+		}
+		return knowmind.LinkResult{}, err
+	}
+	n, err := t.findNote(ctx, scope, fromID, "")
+	if err != nil {
+		if knowmind.ErrorCode(err) == knowmind.ENOTFOUND {
+			return knowmind.LinkResult{}, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "from_id",
+				Message: fmt.Sprintf("note %q (from_id) not found: to_title links notes only", truncateRunes(fromID, 80))}
+		}
+		return knowmind.LinkResult{}, err
+	}
+	puid := n.projectUID()
+	if puid == "" {
+		return knowmind.LinkResult{}, knowmind.InvalidParam("from_id", "private notes without a project take no links")
+	}
+	var found struct{ N []dgNote }
+	if err := t.queryVars(ctx, noteByTitleQuery, map[string]string{"$key": linkKey(title), "$project": puid}, &found); err != nil {
+		return knowmind.LinkResult{}, fmt.Errorf("link: resolve to_title: %w", err)
+	}
+	found.N = slices.DeleteFunc(found.N, func(m dgNote) bool { return m.ID == n.ID || !m.visible(scope) })
+	switch len(found.N) {
+	case 0:
+		if err := t.addForward(ctx, n.ID, puid, rel, title); err != nil {
+			return knowmind.LinkResult{}, fmt.Errorf("link: forward reference: %w", err)
+		}
+		return knowmind.LinkResult{Pending: true}, nil
+	case 1:
+		res, err := t.Link(ctx, n.ID, found.N[0].ID, rel)
+		res.ToID = found.N[0].ID
+		return res, err
+	default:
+		ids := make([]string, len(found.N))
+		for i, m := range found.N {
+			ids[i] = m.ID + " (" + m.Path + ")"
+		}
+		return knowmind.LinkResult{}, &knowmind.Error{Code: knowmind.ECONFLICT, Param: "to_title",
+			Message: "several notes are titled so: " + strings.Join(ids, ", ") + "; use to_id", Data: map[string]any{"ids": ids}}
+	}
+}
+
 // applyLinks adds links after a note was written. The note is committed by then, so a failing
 // link is logged and reported as not made rather than failing the write.
 func (t *Tenant) applyLinks(ctx context.Context, fromID, projectUID string, specs []knowmind.LinkSpec, res *knowmind.NoteWriteResult) {

@@ -2,8 +2,11 @@ package handlers
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/knowmind/knowmind"
 )
@@ -96,5 +99,70 @@ func TestNotesEditClosesDroppedLinks(t *testing.T) {
 	}
 	if in := c.get(preise.ID, true).Links.In; len(in) != 1 || in[0].ID != angebot.ID {
 		t.Fatalf("Preisliste's backlinks after the link came back: %+v", in)
+	}
+}
+
+// TestLinkToTitle: knowmind_link names a target note by to_title (the seed's toTitle): resolved
+// now through titles and aliases, or a forward reference linked when the note appears; the
+// parameter errors say which parameter.
+func TestLinkToTitle(t *testing.T) {
+	c := newNotesClient(t)
+	link := func(args map[string]any) LinkResult {
+		t.Helper()
+		var res LinkResult
+		structured(t, callTool(t, c.url, c.write, "knowmind_link", args), &res)
+		return res
+	}
+	von := c.create(map[string]any{"project": "main", "body": "# Workshop März\n\nMit Müller."})
+	kunde := c.create(map[string]any{"project": "main", "path": "Kunden", "body": "# Müller GmbH\n\nZahnräder."})
+
+	res := link(map[string]any{"from_id": von.ID, "to_title": "müller gmbh", "rel_type": "FOR_CLIENT"})
+	if res.ToID != kunde.ID || res.Pending || res.EdgeID == "" || res.InverseEdgeID == "" {
+		t.Fatalf("link by title = %+v, want an edge to %s", res, kunde.ID)
+	}
+	if again := link(map[string]any{"from_id": von.ID, "to_id": kunde.ID, "rel_type": "FOR_CLIENT"}); again.EdgeID != res.EdgeID {
+		t.Fatalf("the same link by id has edge %s, want %s", again.EdgeID, res.EdgeID)
+	}
+	if in := c.get(kunde.ID, true).Links.In; len(in) != 1 || in[0].ID != von.ID || in[0].RelType != "FOR_CLIENT" {
+		t.Fatalf("Müller's backlinks: %+v", in)
+	}
+
+	// No note of the title yet: pending, resolved when it is created.
+	res = link(map[string]any{"from_id": von.ID, "to_title": "Protokoll März", "rel_type": "REFERENCES"})
+	if !res.Pending || res.EdgeID != "" || res.ToID != "" {
+		t.Fatalf("link to a title no note has = %+v, want pending", res)
+	}
+	if p := c.get(von.ID, true).Links.Pending; len(p) != 1 || p[0].Title != "Protokoll März" {
+		t.Fatalf("pending links %+v", p)
+	}
+	protokoll := c.create(map[string]any{"project": "main", "body": "# Protokoll März\n\nBeschlüsse."})
+	if in := c.get(protokoll.ID, true).Links.In; len(in) != 1 || in[0].ID != von.ID {
+		t.Fatalf("the forward link did not resolve: %+v", in)
+	}
+
+	// A second project's note of the same title is not a target.
+	ten := tenantOf(t, c.tenant)
+	if _, err := ten.CreateProject(t.Context(), "privat", "Privat"); err != nil {
+		t.Fatal(err)
+	}
+	c.create(map[string]any{"project": "privat", "body": "# Nur privat\n\nX."})
+	if res := link(map[string]any{"from_id": von.ID, "to_title": "Nur privat", "rel_type": "REFERENCES"}); !res.Pending {
+		t.Fatalf("a title of another project resolved: %+v", res)
+	}
+
+	for name, tc := range map[string]struct {
+		args  map[string]any
+		code  int64
+		param string
+	}{
+		"neither to_id nor to_title": {map[string]any{"from_id": von.ID, "rel_type": "REFERENCES"}, jsonrpc.CodeInvalidParams, "to_id"},
+		"both":                       {map[string]any{"from_id": von.ID, "to_id": kunde.ID, "to_title": "Müller GmbH", "rel_type": "REFERENCES"}, jsonrpc.CodeInvalidParams, "to_title"},
+		"blank to_title":             {map[string]any{"from_id": von.ID, "to_title": "  ", "rel_type": "REFERENCES"}, jsonrpc.CodeInvalidParams, "to_title"},
+		"to_title too long":          {map[string]any{"from_id": von.ID, "to_title": strings.Repeat("x", knowmind.MaxTitleChars+1), "rel_type": "REFERENCES"}, jsonrpc.CodeInvalidParams, "to_title"},
+		"from a memory, not a note":  {map[string]any{"from_id": "memory_nope", "to_title": "Müller GmbH", "rel_type": "REFERENCES"}, codeNotFound, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			wantRPCError(t, callTool(t, c.url, c.write, "knowmind_link", tc.args), tc.code, tc.param)
+		})
 	}
 }

@@ -413,6 +413,7 @@ func TestNoteParamLimitsMatchDomain(t *testing.T) {
 		{RememberAboutUserParams{}, "Category", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxCategoryChars)},
 		{RememberAboutProjectParams{}, "Observation", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxObservationChars)},
 		{LinkNoteParams{}, "ToTitle", fmt.Sprintf("max=%d", knowmind.MaxTitleChars)},
+		{LinkParams{}, "ToTitle", fmt.Sprintf("omitempty,notblank,max=%d", knowmind.MaxTitleChars)},
 		{GetNoteParams{}, "ID", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxIDChars)},
 		{ListNotesParams{}, "Limit", fmt.Sprintf("omitnil,min=1,max=%d", knowmind.MaxListNotes)},
 		{ListNotesParams{}, "Path", fmt.Sprintf("max=%d", knowmind.MaxNotePathChars)},
