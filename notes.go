@@ -63,6 +63,8 @@ type Project struct {
 	Name      string    `json:"name"`
 	CreatedAt time.Time `json:"created_at"`
 	Notes     int       `json:"notes"`
+	// Aliases are former handles (knowmind_rename_project); they still name the project.
+	Aliases []string `json:"aliases,omitempty"`
 }
 
 // Provenance says who wrote a note, how and when.

@@ -423,6 +423,9 @@ func TestNoteParamLimitsMatchDomain(t *testing.T) {
 		{RenameNoteParams{}, "Title", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxTitleChars)},
 		{RenameNoteParams{}, "ID", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxIDChars)},
 		{MoveNoteParams{}, "Path", fmt.Sprintf("max=%d", knowmind.MaxNotePathChars)},
+		{RenameProjectParams{}, "Project", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxProjectHandle)},
+		{RenameProjectParams{}, "Handle", fmt.Sprintf("max=%d", knowmind.MaxProjectHandle)},
+		{RenameProjectParams{}, "Name", fmt.Sprintf("max=%d", knowmind.MaxProjectNameChars)},
 		{CreateNotesParams{}, "Notes", fmt.Sprintf("required,min=1,max=%d,dive", knowmind.MaxBatchNotes)},
 		{LinkManyParams{}, "Links", fmt.Sprintf("required,min=1,max=%d,dive", knowmind.MaxBatchLinks)},
 	} {

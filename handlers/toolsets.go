@@ -11,7 +11,7 @@ var toolsets = map[string][]string{
 		"knowmind_list_relations"},
 	knowmind.ToolsetNotes: {"knowmind_start_session", "knowmind_whoami", "knowmind_list_projects", "knowmind_list_notes",
 		"knowmind_recent_activity", "knowmind_get_note", "knowmind_search", "knowmind_context", "knowmind_create_note",
-		"knowmind_create_notes", "knowmind_edit_note", "knowmind_rename_note", "knowmind_move_note", "knowmind_move_folder", "knowmind_delete_note",
+		"knowmind_create_notes", "knowmind_edit_note", "knowmind_rename_note", "knowmind_move_note", "knowmind_move_folder", "knowmind_rename_project", "knowmind_delete_note",
 		"knowmind_link_note", "knowmind_link_many", "knowmind_remember_about_user", "knowmind_remember_about_project"},
 	knowmind.ToolsetEngine: {"knowmind_explore", "knowmind_capture", "knowmind_review_draft", "knowmind_list_drafts",
 		"knowmind_list_entities", "knowmind_capture_calibration", "knowmind_set_capture_thresholds", "knowmind_set_goal",
