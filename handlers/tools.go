@@ -348,6 +348,14 @@ func (f *inFlight) acquire(ctx context.Context) (release func(), err error) {
 func (s *service) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
+		case "initialize":
+			res, err := next(ctx, method, req)
+			if ir, ok := res.(*mcp.InitializeResult); ok && err == nil {
+				if p, ok := s.principal(req.GetExtra()); ok {
+					ir.Instructions = s.instructions(p)
+				}
+			}
+			return res, err
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
