@@ -108,7 +108,7 @@ func TestCrossTenantAttack(t *testing.T) {
 	for _, u := range uids.U {
 		attackIDs = append(attackIDs, u.UID)
 	}
-	attackIDs = append(attackIDs, "[["+notes[0].Title+"]]", "*", "0x1", `") { uid } #`, `" or has(Memory.id) or "`, "uid(0x1)", `$id`, "../" + tenantA)
+	attackIDs = append(attackIDs, "[["+notes[0].Title+"]]", "*", "0x1", `") { uid } #`, `" or has(Memory.id) or "`, "uid(0x1)", `$id`, "../"+tenantA)
 
 	attempts, leaks := 0, 0
 	outcomes := map[string]int{}
