@@ -3,7 +3,7 @@ DGRAPH_VERSION := v25.2.0
 DGRAPH := bin/dgraph
 GO ?= go
 
-.PHONY: run test test-docker docker-compose bench bench-locomo bench-speed dgraph build clean-data lint ui-vendor fuzz attack kill9
+.PHONY: run test test-docker docker-compose bench bench-locomo bench-speed dgraph build build-bench clean-data lint ui-vendor fuzz attack kill9
 
 ## run: build what is missing and start the service with its own local Dgraph
 run: $(DGRAPH) build
@@ -44,17 +44,21 @@ bench: $(DGRAPH)
 
 ## bench-locomo: retrieval quality on the LoCoMo dev split (recall@k, MRR, ablations)
 LOCOMO ?= ../shared/data/locomo/locomo-dev.json
-bench-locomo: $(DGRAPH) build
-	bin/knowmind bench locomo --data $(LOCOMO)
+bench-locomo: $(DGRAPH) build-bench
+	bin/knowmind-bench locomo --data $(LOCOMO)
 
 ## bench-speed: recall latency/throughput at N synthetic memories, vs the same DQL sent directly
 N ?= 10000
-bench-speed: $(DGRAPH) build
-	bin/knowmind bench speed --n $(N)
+bench-speed: $(DGRAPH) build-bench
+	bin/knowmind-bench speed --n $(N)
 
 ## build: the service binary
 build:
 	$(GO) build -o bin/knowmind ./cmd/knowmind
+
+## build-bench: the benchmark command (bench-locomo, bench-speed; knowmind-bench import beside bin/knowmind)
+build-bench:
+	$(GO) build -o bin/knowmind-bench ./cmd/knowmind-bench
 
 ## dgraph: build Dgraph $(DGRAPH_VERSION) from the Go module proxy (cached)
 dgraph: $(DGRAPH)

@@ -135,7 +135,7 @@ func TestRecallDoesNotReadWholeContents(t *testing.T) {
 	}
 
 	q := knowmind.RecallQuery{Query: "Zebraquark Wartungsvertrag", K: knowmind.RecallMaxK, Hops: 1}
-	req, err := ten.PrepareRecall(ctx, q)
+	req, err := ten.PrepareRecall(ctx, q, graph.Ablation{})
 	if err != nil {
 		t.Fatal(err)
 	}

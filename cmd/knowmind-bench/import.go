@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,14 +19,10 @@ import (
 	"github.com/knowmind/knowmind/bulk"
 )
 
-func init() {
-	register("bench-import", "bench-import --n 10000 --tenant NAME [--batch N] [--out FILE]: write N synthetic memories as JSONL and import them (the import rate)", runBenchImport)
-}
-
 // runBenchImport writes the synthetic import workload (docs/bulk.md): n memories of ~40 words
 // drawn Zipf-distributed from bench speed's vocabulary, and one
-// RELATES_TO from each memory to a random earlier one; then imports it through
-// knowmind import, which prints the rates.
+// RELATES_TO from each memory to a random earlier one; then imports it with the knowmind
+// binary's import command (beside this one, else on PATH), which prints the rates.
 func runBenchImport(ctx context.Context, args []string) error {
 	nFlag, rest := takeStringFlag(args, "n", "10000")
 	out, rest := takeStringFlag(rest, "out", "")
@@ -46,9 +44,59 @@ func runBenchImport(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "wrote %d memories and %d relations to %s in %s\n", n, n-1, out, time.Since(start).Round(100*time.Millisecond))
 	if len(rest) == 0 {
-		return errors.New("usage: knowmind bench-import --n N --tenant NAME [--batch N] [--out FILE] [serve flags]")
+		return errors.New("usage: knowmind-bench import --n N --tenant NAME [--batch N] [--out FILE] [serve flags]")
 	}
-	return runImport(ctx, append([]string{out}, rest...))
+	bin, err := knowmindBinary()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"import", out}, rest...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	return cmd.Run()
+}
+
+// knowmindBinary finds the service binary: beside this one (bin/), else on PATH.
+func knowmindBinary() (string, error) {
+	if self, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(self), "knowmind"); fileExists(p) {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("knowmind")
+	if err != nil {
+		return "", fmt.Errorf("the import runs the knowmind binary: build it (make build) or put it on PATH: %w", err)
+	}
+	return p, nil
+}
+
+func fileExists(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && !info.IsDir()
+}
+
+// takeStringFlag removes --name value / --name=value (or one dash) from args, so the
+// benchmark can take its own flags and hand the rest to knowmind import unchanged.
+func takeStringFlag(args []string, name, def string) (string, []string) {
+	val := def
+	rest := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		trimmed := strings.TrimLeft(a, "-")
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		switch {
+		case strings.HasPrefix(a, "-") && trimmed == name && i+1 < len(args):
+			val = args[i+1]
+			i++
+		case strings.HasPrefix(a, "-") && strings.HasPrefix(trimmed, name+"="):
+			val = strings.TrimPrefix(trimmed, name+"=")
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return val, rest
 }
 
 func writeSynthetic(path string, n int) error {
