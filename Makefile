@@ -61,5 +61,19 @@ CYTOSCAPE_VERSION ?= 3.35.0
 ui-vendor:
 	ui/vendor.sh $(CYTOSCAPE_VERSION)
 
+## lint: go vet and staticcheck (built from the Go module proxy at a pinned version, cached; config in staticcheck.conf)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+## fuzz: every fuzz target for FUZZTIME each (their seeds alone run in make test)
+FUZZTIME ?= 1m
+FUZZ := chunk:FuzzSplit bm25:FuzzAnalyze shapes:FuzzParse handlers:FuzzToolParams handlers:FuzzJSONRPC
+fuzz:
+	@for t in $(FUZZ); do \
+		echo "fuzz $$t"; $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*}/ || exit 1; \
+	done
+
 clean-data:
 	rm -rf data
