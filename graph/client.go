@@ -107,9 +107,6 @@ type Tenant struct {
 	goals     goalCache        // open event goals for matching writes (goals.go)
 }
 
-// DG returns the namespace-scoped Dgraph client.
-func (t *Tenant) DG() *dgo.Dgraph { return t.dg }
-
 // Open dials every alpha, logs in as guardian of the default namespace
 // (retrying: ACL login fails for a few seconds after /health turns healthy)
 // and applies the galaxy schema.
@@ -176,9 +173,6 @@ func (c *Client) Close() {
 // Shapes returns the relation shapes links are checked against (the set
 // tools/list describes to agents).
 func (c *Client) Shapes() *shapes.Set { return c.cfg.Shapes }
-
-// Galaxy is the guardian session on the default namespace (tenants, tokens).
-func (c *Client) Galaxy() *dgo.Dgraph { return c.galaxy }
 
 // Ping checks that every alpha answers a query; it returns one error per alpha
 // (nil = reachable), for readiness per alpha.

@@ -31,7 +31,7 @@ type supersededByEdge struct {
 // versionEdges reads a version's SUPERSEDES and SUPERSEDED_BY edges with facets.
 func versionEdges(t *testing.T, ten *graph.Tenant, id string) (supersedes []supersedesEdge, supersededBy []supersededByEdge) {
 	t.Helper()
-	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(context.Background(), `query q($id: string) {
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().QueryWithVars(context.Background(), `query q($id: string) {
   q(func: eq(Memory.id, $id)) {
     SUPERSEDES @facets { Memory.id }
     SUPERSEDED_BY @facets { Memory.id }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240/protos/api"
-
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
@@ -206,9 +204,7 @@ _:m <Memory.valid_from> "2020-01-01T00:00:00Z" .
 _:m <Memory.chunks> _:c .
 _:c <Chunk.text@de> "Zebrastreifen vor dem Haupteingang" .
 _:m <dgraph.type> "Memory" .`
-	if _, err := f.ten.DG().NewTxn().Mutate(f.ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(mu)}); err != nil {
-		t.Fatal(err)
-	}
+	dgraphtest.SetNquads(t, f.ten, mu)
 	ok := f.store("Eingang", "Der Haupteingang ist ab sieben Uhr geöffnet.")
 	res := f.recall(knowmind.RecallQuery{Query: "Zebrastreifen Haupteingang", K: 5, Hops: 2})
 	if ids := hitIDs(res); !slices.Equal(ids, []string{ok}) {

@@ -2,13 +2,10 @@ package graph_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
@@ -70,10 +67,7 @@ func TestListRecentPages(t *testing.T) {
 			"Memory.status": knowmind.StatusIndexed, "Memory.created_at": same.Format(time.RFC3339Nano),
 			"Memory.updated_at": same.Format(time.RFC3339Nano), "Memory.valid_from": same.Format(time.RFC3339Nano)})
 	}
-	js, _ := json.Marshal(nodes)
-	if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetJson: js}); err != nil {
-		t.Fatal(err)
-	}
+	dgraphtest.SetJSON(t, ten, nodes)
 	old, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Title: "Anschrift", Content: "Hauptstraße 1."})
 	if err != nil {
 		t.Fatal(err)

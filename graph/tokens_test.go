@@ -41,7 +41,7 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 
 	// Only the hash is stored.
-	resp, err := c.Galaxy().NewReadOnlyTxn().Query(ctx, fmt.Sprintf(`{ t(func: uid(%s)) { expand(_all_) } }`, tok.ID))
+	resp, err := dgraphtest.Shared(t).Galaxy(t).NewReadOnlyTxn().Query(ctx, fmt.Sprintf(`{ t(func: uid(%s)) { expand(_all_) } }`, tok.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestVerifyTokenRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Expire it by moving expires_at into the past.
-	_, err = c.Galaxy().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(fmt.Sprintf(
+	_, err = dgraphtest.Shared(t).Galaxy(t).NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(fmt.Sprintf(
 		`<%s> <Token.expires_at> %q .`, tok.ID, time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)))})
 	if err != nil {
 		t.Fatal(err)

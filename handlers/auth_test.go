@@ -56,7 +56,7 @@ func TestAuthFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Galaxy().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(fmt.Sprintf(
+	if _, err := dgraphtest.Shared(t).Galaxy(t).NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(fmt.Sprintf(
 		`<%s> <Token.expires_at> %q .`, tok.ID, time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)))}); err != nil {
 		t.Fatal(err)
 	}

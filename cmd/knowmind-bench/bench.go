@@ -16,6 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dgraph-io/dgo/v240"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bench/locomo"
 	"github.com/knowmind/knowmind/bm25"
@@ -159,6 +163,40 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 	return b, nil
 }
 
+// benchTenant is a tenant of the benchmark: the service's session on it (store, recall) and a
+// client of the benchmark's own on its namespace, logged in with the tenant's credentials as an
+// analyst would (graph hands out no raw client), for the fast loader and the DQL sent without
+// the service.
+type benchTenant struct {
+	*graph.Tenant
+	dg *dgo.Dgraph
+}
+
+// DG is the benchmark's own client on the tenant's namespace.
+func (t *benchTenant) DG() *dgo.Dgraph { return t.dg }
+
+// tenant opens (creating) the tenant name and logs a client of the benchmark into it.
+func (b *benchBackend) tenant(ctx context.Context, name string) (*benchTenant, error) {
+	ten, err := b.client.Tenant(ctx, name, true)
+	if err != nil {
+		return nil, err
+	}
+	cred, err := b.client.NamespaceCredentials(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	dg, err := dgo.NewRoundRobinClient(b.alphas,
+		dgo.WithGrpcOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
+		dgo.WithGrpcOption(grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20))))
+	if err != nil {
+		return nil, err
+	}
+	if err := dg.LoginIntoNamespace(ctx, cred.User, cred.Password, cred.Namespace); err != nil {
+		return nil, fmt.Errorf("login into tenant %s: %w", name, err)
+	}
+	return &benchTenant{Tenant: ten, dg: dg}, nil
+}
+
 // parallel runs fn(i) for i in 0..n-1 on workers goroutines and returns the first error.
 func parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -216,7 +254,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	defer b.Close()
 
 	type convTenant struct {
-		ten   *graph.Tenant
+		ten   *benchTenant
 		diaOf map[string]string // memory id → dia_id
 	}
 	tenants := map[string]*convTenant{}
@@ -227,7 +265,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	for ci := range convs {
 		c := &convs[ci]
 		name := "locomo-" + strings.Trim(tenantUnsafe.ReplaceAllString(strings.ToLower(c.SampleID), "-"), "-")
-		ten, err := b.client.Tenant(ctx, name, true)
+		ten, err := b.tenant(ctx, name)
 		if err != nil {
 			return err
 		}
@@ -373,7 +411,7 @@ func writeFusionGain(w io.Writer, runs []locomo.Named) {
 
 // storedSources maps memory id → source of every indexed memory of the tenant (empty for a new
 // tenant).
-func storedSources(ctx context.Context, ten *graph.Tenant) (map[string]string, error) {
+func storedSources(ctx context.Context, ten *benchTenant) (map[string]string, error) {
 	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Memory.status, "indexed")) { Memory.id Memory.source } }`)
 	if err != nil {
 		return nil, err

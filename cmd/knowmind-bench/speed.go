@@ -58,7 +58,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	if name == "" {
 		name = fmt.Sprintf("speed-%d", *n)
 	}
-	ten, err := b.client.Tenant(ctx, name, true)
+	ten, err := b.tenant(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 
 // rescored is the candidate step alone: similar_to's top n with query-time ef, re-scored
 // exactly, best k memories.
-func rescored(ctx context.Context, ten *graph.Tenant, vec string, n, ef, k int) ([]string, error) {
+func rescored(ctx context.Context, ten *benchTenant, vec string, n, ef, k int) ([]string, error) {
 	root := fmt.Sprintf("similar_to(Chunk.embedding, %d, $vec, ef: %d)", n, ef)
 	if n == 0 {
 		root = "has(Chunk.embedding)" // exact: every stored vector scored inside Dgraph
@@ -297,7 +297,7 @@ func (w *workload) query(i int) string {
 
 // loadSynthetic writes n memories (or finds them from an earlier run in --dir) and returns
 // their ids and vectors, index-aligned.
-func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *workload, n, batch int) ([]string, [][]float32, error) {
+func loadSynthetic(ctx context.Context, b *benchBackend, ten *benchTenant, w *workload, n, batch int) ([]string, [][]float32, error) {
 	ids := make([]string, n)
 	vecs := make([][]float32, n)
 	texts := make([]string, n)
@@ -402,7 +402,7 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 
 // hasEdges tells whether the workload's links were written (a load interrupted before them
 // has none).
-func hasEdges(ctx context.Context, ten *graph.Tenant) (bool, error) {
+func hasEdges(ctx context.Context, ten *benchTenant) (bool, error) {
 	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ e(func: has(RELATES_TO), first: 1) { uid } }`)
 	if err != nil {
 		return false, err
@@ -416,7 +416,7 @@ func hasEdges(ctx context.Context, ten *graph.Tenant) (bool, error) {
 
 // linkSynthetic writes the workload's edges: each memory RELATES_TO two random earlier ones,
 // both directions materialised with the facets link writes.
-func linkSynthetic(ctx context.Context, ten *graph.Tenant, ids []string, n int) error {
+func linkSynthetic(ctx context.Context, ten *benchTenant, ids []string, n int) error {
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	uidOf, err := memoryUIDs(ctx, ten)
 	if err != nil {
@@ -460,7 +460,7 @@ func linkSynthetic(ctx context.Context, ten *graph.Tenant, ids []string, n int) 
 	return nil
 }
 
-func memoryUIDs(ctx context.Context, ten *graph.Tenant) (map[string]string, error) {
+func memoryUIDs(ctx context.Context, ten *benchTenant) (map[string]string, error) {
 	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: has(Memory.id)) { uid Memory.id } }`)
 	if err != nil {
 		return nil, err
@@ -556,7 +556,7 @@ func overlap(want, got []string) float64 {
 }
 
 // bareHNSW is similar_to's own top-k, without over-fetch (for comparison).
-func bareHNSW(ctx context.Context, ten *graph.Tenant, vec string, k int) ([]string, error) {
+func bareHNSW(ctx context.Context, ten *benchTenant, vec string, k int) ([]string, error) {
 	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, fmt.Sprintf(`query q($vec: float32vector) {
   c(func: similar_to(Chunk.embedding, %d, $vec)) { ~Memory.chunks { Memory.id } }
 }`, k), map[string]string{"$vec": vec})
