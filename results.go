@@ -15,6 +15,7 @@ const (
 	MaxTagChars          = 100
 	MaxUpdateReasonChars = 2000
 	MaxIDChars           = 200
+	MaxRecentCursorChars = 200 // list_recent's and recent_activity's nextCursor
 )
 
 // Bounds on what one memory or document may make of its content, so the work

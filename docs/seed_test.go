@@ -17,10 +17,10 @@ import (
 	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/chunk"
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // The example tenant the queries in docs/queries run against: a small CRM
@@ -189,7 +189,7 @@ func memoryNode(ctx context.Context, emb embed.Embedder, m seedMemory) (map[stri
 	n := map[string]any{
 		"uid": "_:" + m.id, "dgraph.type": "Memory",
 		"Memory.id": m.id, "Memory.kind": kind, "Memory.title": m.title, "Memory.content": strings.Join(content, "\n\n"),
-		"Memory.preview":     chunk.Truncate(strings.Join(content, "\n\n"), knowmind.RecallMaxContentChars),
+		"Memory.preview":     runes.Truncate(strings.Join(content, "\n\n"), knowmind.RecallMaxContentChars),
 		"Memory.status":      status,
 		"Memory.content_sha": hex.EncodeToString(sum[:]), "Memory.lang": m.lang,
 		"Memory.created_at": m.createdAt, "Memory.updated_at": m.createdAt, "Memory.valid_from": validFrom,

@@ -15,6 +15,7 @@ import (
 	"github.com/knowmind/knowmind/chunk"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // storedChunkChars sums the characters a tenant holds in chunk texts and headings.
@@ -123,7 +124,7 @@ func TestRecallDoesNotReadWholeContents(t *testing.T) {
 				"Chunk.position": 0, "Chunk.embedding": graph.VectorString(vecs[0])}},
 		}
 		if i%2 == 0 { // the odd ones are as stored before previews existed
-			m["Memory.preview"] = chunk.Truncate(content, knowmind.RecallMaxContentChars)
+			m["Memory.preview"] = runes.Truncate(content, knowmind.RecallMaxContentChars)
 		}
 		nodes = append(nodes, m)
 	}

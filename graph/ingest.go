@@ -18,6 +18,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/chunk"
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // What store_memory, upload_document and update_fact share: validation,
@@ -170,7 +171,7 @@ func (e *entry) split() error {
 			}
 			header += c.Heading
 		}
-		header = chunk.Truncate(header, maxChunkHeaderChars)
+		header = runes.Truncate(header, maxChunkHeaderChars)
 		if header == "" {
 			e.texts[i] = c.Text
 		} else {
@@ -235,7 +236,7 @@ func (e *entry) node(blank, now, status, failure string) map[string]any {
 		"Memory.id":          e.id,
 		"Memory.kind":        e.kind,
 		"Memory.content":     e.content,
-		"Memory.preview":     chunk.Truncate(e.content, knowmind.RecallMaxContentChars),
+		"Memory.preview":     runes.Truncate(e.content, knowmind.RecallMaxContentChars),
 		"Memory.status":      status,
 		"Memory.content_sha": e.sha,
 		"Memory.created_at":  now,

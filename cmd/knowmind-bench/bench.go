@@ -26,7 +26,6 @@ import (
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/localdgraph"
-	"github.com/knowmind/knowmind/rerank"
 	"github.com/knowmind/knowmind/shapes"
 )
 
@@ -60,7 +59,7 @@ type benchBackend struct {
 	client   *graph.Client
 	cluster  *localdgraph.Cluster
 	embedder embed.Embedder
-	reranker *rerank.CrossEncoder
+	reranker *embed.CrossEncoder
 	dir      string
 	alphas   []string
 	password string
@@ -94,7 +93,7 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 	b.embedder = emb
 	var rr graph.Reranker
 	if f.rerankerDir != "" {
-		if b.reranker, err = rerank.New(f.rerankerDir); err != nil {
+		if b.reranker, err = embed.NewCrossEncoder(f.rerankerDir); err != nil {
 			b.Close()
 			return nil, err
 		}

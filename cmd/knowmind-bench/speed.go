@@ -18,8 +18,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/chunk"
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // runBenchSpeed measures recall on synthetic memories: latency and throughput from 1 and 8
@@ -362,7 +362,7 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *benchTenant, w *wo
 			node := map[string]any{
 				"uid": fmt.Sprintf("_:m%d", i), "dgraph.type": "Memory",
 				"Memory.id": ids[i], "Memory.kind": knowmind.KindMemory, "Memory.title": titles[i],
-				"Memory.content": contents[i], "Memory.preview": chunk.Truncate(contents[i], knowmind.RecallMaxContentChars),
+				"Memory.content": contents[i], "Memory.preview": runes.Truncate(contents[i], knowmind.RecallMaxContentChars),
 				"Memory.status":      knowmind.StatusIndexed,
 				"Memory.content_sha": graph.ContentSHA(contents[i]), "Memory.created_at": now,
 				"Memory.updated_at": now, "Memory.valid_from": now, "Memory.chunk_count": 1,

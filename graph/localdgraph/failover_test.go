@@ -20,7 +20,6 @@ import (
 
 	"github.com/dgraph-io/dgo/v240"
 
-	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
 	"github.com/knowmind/knowmind/graph/localdgraph"
@@ -29,7 +28,8 @@ import (
 // TestClusterSurvivesLeaderKill runs the cluster of deploy/compose.cluster.yml
 // as processes on loopback: one zero and three alphas holding three replicas
 // of one group. A writer stores memories through knowmind's graph client
-// (StoreMemory: spread over all alphas, failed over, aborted transactions retried) while the group's
+// (CreateProject, one small upsert a write: spread over all alphas, failed over, aborted
+// transactions retried) while the group's
 // leader is killed with SIGKILL. It checks that every acknowledged write is
 // still readable, that writes continue while the leader is gone, and that
 // the killed alpha comes back (restarted by the supervisor) and serves every
@@ -75,8 +75,8 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 	leader := groupLeader(t, cluster)
 	t.Logf("group 1 leader: %s", leader)
 
-	// The writer: one memory per transaction, as a client storing memories
-	// would. A write is acknowledged when RunTxn returns nil.
+	// The writer: one project per transaction (a small upsert through the tenant's session, as
+	// every service write goes). A write is acknowledged when CreateProject returns nil.
 	type ack struct {
 		id string
 		at time.Time
@@ -97,14 +97,14 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 			default:
 			}
 			wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-			res, err := tenant.StoreMemory(wctx, knowmind.StoreMemoryInput{
-				Title: "write " + strconv.Itoa(i), Content: fmt.Sprintf("Schreibvorgang Nummer %d während des Ausfalls.", i)})
+			handle := fmt.Sprintf("failover-%05d", i)
+			_, err := tenant.CreateProject(wctx, handle, "write "+strconv.Itoa(i))
 			wcancel()
 			mu.Lock()
 			if err == nil {
-				acked = append(acked, ack{res.MemoryID, time.Now()})
+				acked = append(acked, ack{handle, time.Now()})
 			} else {
-				failed = append(failed, fmt.Sprintf("write %d: %v", i, err))
+				failed = append(failed, fmt.Sprintf("%s: %v", handle, err))
 			}
 			mu.Unlock()
 		}
@@ -204,13 +204,13 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 		want[i] = a.id
 	}
 	readIDs := func(dg *dgo.Dgraph) []string {
-		resp, err := dg.NewReadOnlyTxn().Query(ctx, `{ m(func: has(Memory.id)) { Memory.id } }`)
+		resp, err := dg.NewReadOnlyTxn().Query(ctx, `{ m(func: has(Project.handle)) { Project.handle } }`)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out struct {
 			M []struct {
-				ID string `json:"Memory.id"`
+				ID string `json:"Project.handle"`
 			}
 		}
 		if err := json.Unmarshal(resp.Json, &out); err != nil {
