@@ -96,22 +96,17 @@ func TestRecallGermanStemming(t *testing.T) {
 
 func TestRecallHopsReachLinkedMemories(t *testing.T) {
 	f := newRecallFixture(t)
-	hub := f.store("Workshop Müller GmbH März", "Workshop zur Qualitätssicherung bei der Müller GmbH am 12. März in Detmold.")
-	mid := f.store("Kundenakte", "Stammdaten des Kunden: Industriestraße 7, Ansprechpartner Herr Berger.")
-	far := f.store("Rahmenvertrag", "Laufzeit bis Ende 2027, Kündigungsfrist drei Monate, Preisanpassung jährlich.")
-	// Memories that share a word with the query outrank far on their own.
-	for _, s := range []string{
-		"Qualitätssicherung im Lager: Stichproben jeden Montag.",
-		"Der Workshop für neue Auszubildende findet im Mai statt.",
-		"Detmold ist Sitz der Niederlassung Nord.",
-		"März-Abrechnung wird am Monatsende erstellt.",
-	} {
+	sc := dgraphtest.HopsScenario
+	hub := f.store(sc.Hub.Title, sc.Hub.Content)
+	mid := f.store(sc.Mid.Title, sc.Mid.Content)
+	far := f.store(sc.Far.Title, sc.Far.Content)
+	for _, s := range sc.Noise { // each outranks far on its own
 		f.store("", s)
 	}
 	f.link(hub, mid, "RELATES_TO")
 	f.link(mid, far, "REFERENCES")
 
-	q := "Workshop Qualitätssicherung Müller GmbH Detmold März"
+	q := sc.Query
 	res0 := f.recall(knowmind.RecallQuery{Query: q, K: 3, Hops: 0})
 	if len(res0.Hits) == 0 || res0.Hits[0].MemoryID != hub {
 		t.Fatalf("hops=0: %+v, want %s first", res0.Hits, hub)
