@@ -53,7 +53,7 @@ type Config struct {
 	Relations []string
 	// Embedder writes chunk vectors and embeds queries (see embed/).
 	Embedder Embedder
-	// Reranker reorders recall's best candidates (a cross-encoder, see rerank/); nil = none,
+	// Reranker reorders recall's best candidates (a cross-encoder, see embed.CrossEncoder); nil = none,
 	// and recall says "rerank": "none".
 	Reranker Reranker
 	// NoExactVectors turns off the exact vector search in this process (vecindex.go): recall
@@ -467,10 +467,10 @@ func retryLogin(ctx context.Context, login func(context.Context) error) error {
 }
 
 // RunTxn runs fn in a read-write transaction and commits it (fn must not use
-// CommitNow), retrying when
-// Dgraph aborts it for a conflict (the notes measured 3 of 8 parallel upserts
-// aborted; writes to the vector index abort each other more often still:
-// 12 attempts ran out with 4 parallel writers, hence 20, ~15 s at most). fn must be safe to run again.
+// CommitNow), retrying when Dgraph aborts it for a conflict: parallel upserts
+// abort each other, writes to the vector index more often still
+// (docs/dgraph-notes.md "Writes"), hence 20 attempts, ~15 s at most. fn must
+// be safe to run again.
 func RunTxn(ctx context.Context, dg *dgo.Dgraph, fn func(ctx context.Context, txn *dgo.Txn) error) error {
 	var err error
 	for attempt := 0; attempt < 20; attempt++ {

@@ -12,11 +12,11 @@ import (
 
 // Exact vector search in this process: every chunk vector of a tenant, scanned per recall.
 //
-// Why: Dgraph v25.2.0's HNSW loses true neighbours as a tenant grows — on the speed benchmark
-// (hash embedder, recall@10 against exact search, ef 2000) 0.973 at 10k memories, 0.951 at 30k,
-// 0.891 at 50k — and ef is its only query-time knob; the exact scan inside Dgraph
-// (has(Chunk.embedding) + math) is exact but took 1.3 s at 50k. A scan of float32 vectors held
-// here costs a few milliseconds per 10k chunks, so recall asks Dgraph for the exact top chunks
+// Why: Dgraph v25.2.0's HNSW loses true neighbours as a tenant grows, steeply past tens of
+// thousands of memories, and ef is its only query-time knob; the exact scan inside Dgraph
+// (has(Chunk.embedding) + math) is exact but takes seconds at that size (the measurements:
+// docs/dgraph-notes.md "HNSW recall", README "Benchmarks"). A scan of float32 vectors held here
+// is far cheaper, so recall asks Dgraph for the exact top chunks
 // by uid (recallQuery's VX) next to HNSW's, and re-scores both there as before: the scores recall
 // reports always come from the stored vectors in Dgraph; what this set decides is only which
 // chunks are candidates. A stale or missing vector here can therefore cost a candidate, never

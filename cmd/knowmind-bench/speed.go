@@ -31,7 +31,7 @@ import (
 // of them German (stored as Chunk.text@de), vectors from the configured embedder; each memory
 // linked RELATES_TO to two random earlier ones. The memories are written by batched mutations
 // in the shape ingest writes (StoreMemory is one transaction per memory, far too slow for
-// 100k on this machine). Queries: 4 words taken from a random stored memory.
+// 100k). Queries: 4 words taken from a random stored memory.
 func runBenchSpeed(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench speed", flag.ContinueOnError)
 	var bf benchFlags

@@ -208,9 +208,9 @@ var HopsScenario = struct {
 	Noise         []string
 	Query         string
 }{
-	Hub:   Memory{"Workshop Müller GmbH März", "Workshop zur Qualitätssicherung bei der Müller GmbH am 12. März in Detmold."},
-	Mid:   Memory{"Kundenakte", "Stammdaten des Kunden: Industriestraße 7, Ansprechpartner Herr Berger."},
-	Far:   Memory{"Rahmenvertrag", "Laufzeit bis Ende 2027, Kündigungsfrist drei Monate, Preisanpassung jährlich."},
+	Hub: Memory{"Workshop Müller GmbH März", "Workshop zur Qualitätssicherung bei der Müller GmbH am 12. März in Detmold."},
+	Mid: Memory{"Kundenakte", "Stammdaten des Kunden: Industriestraße 7, Ansprechpartner Herr Berger."},
+	Far: Memory{"Rahmenvertrag", "Laufzeit bis Ende 2027, Kündigungsfrist drei Monate, Preisanpassung jährlich."},
 	Noise: []string{
 		"Qualitätssicherung im Lager: Stichproben jeden Montag.",
 		"Der Workshop für neue Auszubildende findet im Mai statt.",

@@ -52,7 +52,7 @@ type Config struct {
 	Replicas   int // default 1
 	// ACLSecretFile turns ACL (and with it namespaces) on.
 	ACLSecretFile string
-	// CacheMB bounds alpha's caches (the notes measured 13.8 GB RSS unbounded).
+	// CacheMB bounds alpha's caches (unbounded, an alpha grew past 13 GB: docs/dgraph-notes.md).
 	CacheMB int
 	// CacheRemoveOnUpdate drops a cached posting list when a commit changes it instead of
 	// patching it (Dgraph's remove-on-update): under HNSW writes the patched entries kept
