@@ -22,23 +22,6 @@ type RecallQuery struct {
 	K     int // 1..RecallMaxK; handlers apply the default
 	Hops  int // 0..RecallMaxHops; handlers apply the default (0 is a valid value)
 	AsOf  *time.Time
-	// Signals switches signals off, for ablation benchmarks; the zero value uses them all.
-	Signals RecallSignals
-}
-
-// RecallSignals turns recall's signals off one by one. The graph signal is Hops.
-type RecallSignals struct {
-	NoText   bool // no full-text candidates (BM25)
-	NoVector bool // no vector candidates
-	NoRerank bool // skip the cross-encoder even when one is configured
-	// NoTextScore fetches the full-text candidates (they join the vector re-score and seed the
-	// graph) but gives BM25 no say in the ranking: the vector signal as full recall computes
-	// it, which the speed benchmark measures against exact search.
-	NoTextScore bool
-	// NoExactVectors skips the service's exact vector search: vector candidates come from
-	// Dgraph's HNSW and the full-text pools only (as with graph.Config.NoExactVectors). For
-	// benchmarks, to show what the exact search adds.
-	NoExactVectors bool
 }
 
 // RecallHit is one memory or document a recall returns.

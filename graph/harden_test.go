@@ -131,7 +131,7 @@ func TestRecallDoesNotReadWholeContents(t *testing.T) {
 	dgraphtest.SetJSON(t, ten, nodes)
 
 	q := knowmind.RecallQuery{Query: "Zebraquark Wartungsvertrag", K: knowmind.RecallMaxK, Hops: 1}
-	req, err := ten.PrepareRecall(ctx, q)
+	req, err := ten.PrepareRecall(ctx, q, graph.Ablation{})
 	if err != nil {
 		t.Fatal(err)
 	}

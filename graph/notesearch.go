@@ -41,8 +41,8 @@ func (t *Tenant) recallVisible(ctx context.Context, query string, hops int) ([]k
 	res, err := t.Recall(ctx, q)
 	vector := true
 	if e := knowmind.AsError(err); e != nil && e.Code == knowmind.EPROVIDER {
-		q.Signals.NoVector, vector = true, false
-		res, err = t.Recall(ctx, q)
+		vector = false
+		res, err = t.RecallAblated(ctx, q, Ablation{NoVector: true})
 	}
 	if err != nil {
 		return nil, nil, false, err

@@ -1,9 +1,10 @@
 package graph
 
-// knowmind_recall and knowmind_recall_at_time: text, vector and graph candidates gathered in
-// one DQL request (recallQuery below), then ranked here — BM25 for the text candidates, exact
-// cosine for the vector candidates, relative-score fusion of both (package rank), graph
-// neighbours scored below the hits that reached them.
+// knowmind_recall and knowmind_recall_at_time. This file plans the recall (which words, which
+// exact vector candidates), renders and sends its one DQL request (recallQuery below), decodes
+// the answer and scores the text candidates with BM25; package rank does the rest — fusion of
+// text and vector, graph neighbours, reranking order, and the exact vector top-N. docs/recall.md
+// has the measurements behind the constants.
 
 import (
 	"context"
@@ -32,26 +33,20 @@ const (
 	// absorbs chunks whose memory the filters drop (similar_to filters only after its top-k).
 	vectorOverFetch     = 10
 	vectorMinCandidates = 100
-	// vectorEF is similar_to's query-time ef (the HNSW search list; its default is 90).
-	// Dgraph v25.2.0's HNSW misses many true neighbours at the default: on the speed
-	// benchmark's 10k synthetic memories the candidate step's recall@10 against exact search
-	// was 0.70 at ef 100, 0.86 at ef 1000 (+15 ms), 0.90 at 2000 (+35 ms), 0.92 at 3000; the
-	// candidate count itself (100 or 1000) changed nothing. With the schema's HNSW build
-	// options (efConstruction 400, maxLevels 4): 10k memories 0.959 at ef 1000, 0.973 at 2000;
-	// 30k memories 0.928 at 1000, 0.951 at 2000 (vector step p50 ~120 ms), 0.960 at 3000.
-	// Recall falls with corpus size, so 2000 keeps the 0.95 bar to 30k at least.
+	// vectorEF is similar_to's query-time ef (the HNSW search list; its default is 90) when
+	// HNSW is the vector signal (no exact search): Dgraph v25.2.0's HNSW misses many true
+	// neighbours at the default, and its recall falls with corpus size (docs/recall.md).
 	vectorEF = 2000
 	// VectorEF and ExactVectorEF are the two for the benchmarks' labels.
 	VectorEF      = vectorEF
 	ExactVectorEF = exactVectorEF
 	// exactVectorEF is similar_to's ef next to the exact search (vecindex.go), where HNSW is
 	// only the safety net for chunks the service has not seen yet: the ef that was recall's
-	// before the exact search, a few milliseconds instead of ~100 at 50k memories.
+	// before the exact search, a fraction of vectorEF's cost.
 	exactVectorEF = 200
 	// vectorPoolBudget, vectorPoolCap: the chunks holding the query's words, chosen rarest first
 	// like the text candidates but with a wider budget, join the exact vector re-score (they
-	// are never BM25-scored). HNSW misses true neighbours ever more as a tenant grows (speed
-	// benchmark, hash embedder: HNSW alone 0.891 recall@10 at 50k memories, ef 2000).
+	// are never BM25-scored), to catch true neighbours HNSW misses when there is no exact search.
 	vectorPoolBudget = 2000
 	vectorPoolCap    = 3000
 	// textBudget bounds the chunks the full-text step fetches per language: the query terms
@@ -391,11 +386,9 @@ func (c dgChunkText) text() string {
 
 // vectorWeight is the vector signal's weight against full text (1). The built-in hash
 // embedder is lexical — it rewards shared words and word pieces, as BM25 does — so at equal
-// weight it counts the same evidence twice: on the LoCoMo dev split text+vector at weights
-// 1 / 0.5 / 0.25 reached R@10 0.616 / 0.661 / 0.662 (text alone 0.666), and with graph hops
-// 0.676 / 0.718 / 0.728. Semantic models (hugot, OpenAI-compatible) add what BM25 cannot see
-// (synonyms, paraphrase, other languages) and get the usual equal weight — an assumption this
-// machine cannot measure (no model can be downloaded here).
+// weight it counts the same evidence twice; a quarter weight measured best on LoCoMo
+// (docs/recall.md). Semantic models (hugot, OpenAI-compatible) add what BM25 cannot see
+// (synonyms, paraphrase, other languages) and get the usual equal weight.
 func (t *Tenant) vectorWeight() float64 {
 	if emb := t.c.cfg.Embedder; emb != nil && emb.Provider() == "knowmind-hash" {
 		return 0.25
@@ -422,6 +415,22 @@ func (c *Client) RerankerName() string {
 	return c.cfg.Reranker.Name()
 }
 
+// Ablation turns recall's signals off one by one, for the benchmarks' ablation tables; the
+// zero value (what the tools use) keeps them all. The graph signal is RecallQuery.Hops.
+type Ablation struct {
+	NoText   bool // no full-text candidates (BM25)
+	NoVector bool // no vector candidates
+	NoRerank bool // skip the cross-encoder even when one is configured
+	// NoTextScore fetches the full-text candidates (they join the vector re-score and seed the
+	// graph) but gives BM25 no say in the ranking: the vector signal as full recall computes
+	// it, which the speed benchmark measures against exact search.
+	NoTextScore bool
+	// NoExactVectors skips the service's exact vector search: vector candidates come from
+	// Dgraph's HNSW and the full-text pools only (as with Config.NoExactVectors), to show what
+	// the exact search adds.
+	NoExactVectors bool
+}
+
 // ValidateRecall checks a recall's parameters, naming the one at fault (-32602).
 func ValidateRecall(q knowmind.RecallQuery) error {
 	query := strings.TrimSpace(q.Query)
@@ -437,16 +446,18 @@ func ValidateRecall(q knowmind.RecallQuery) error {
 	if q.Hops < 0 || q.Hops > knowmind.RecallMaxHops {
 		return knowmind.InvalidParam("hops", "hops must be between 0 and %d", knowmind.RecallMaxHops)
 	}
-	if (q.Signals.NoText || q.Signals.NoTextScore) && q.Signals.NoVector {
-		return knowmind.InvalidParam("signals", "at least one of text and vector must be on")
-	}
 	return nil
 }
 
 // Recall answers knowmind_recall (q.AsOf nil) and knowmind_recall_at_time (q.AsOf set).
 func (t *Tenant) Recall(ctx context.Context, q knowmind.RecallQuery) (knowmind.RecallResult, error) {
+	return t.RecallAblated(ctx, q, Ablation{})
+}
+
+// RecallAblated is Recall with the signals a turned off.
+func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ablation) (knowmind.RecallResult, error) {
 	start := time.Now()
-	req, err := t.prepareRecall(ctx, q)
+	req, err := t.PrepareRecall(ctx, q, a)
 	if err != nil {
 		return knowmind.RecallResult{}, err
 	}
@@ -466,13 +477,13 @@ func (t *Tenant) Recall(ctx context.Context, q knowmind.RecallQuery) (knowmind.R
 			return knowmind.RecallResult{}, err
 		}
 		text := req.text
-		if q.Signals.NoTextScore {
+		if a.NoTextScore {
 			text = [2]textSide{}
 		}
 		fused := fuse(&out, text, t.text.tokens.analyze, t.vectorWeight(), adjacent, q.Hops)
 		rr := t.c.cfg.Reranker
 		depth := q.K
-		if rr != nil && !q.Signals.NoRerank {
+		if rr != nil && !a.NoRerank {
 			depth = max(q.K, rerankDepth)
 		}
 		// The hits are chosen first, then only their content is read.
@@ -481,7 +492,7 @@ func (t *Tenant) Recall(ctx context.Context, q knowmind.RecallQuery) (knowmind.R
 			return knowmind.RecallResult{}, err
 		}
 		hits, from := out.hits(chosen, depth, q.AsOf != nil)
-		if rr == nil || q.Signals.NoRerank {
+		if rr == nil || a.NoRerank {
 			res.Hits = hits
 		} else {
 			if reranked, err := rerankHits(ctx, rr, strings.TrimSpace(q.Query), hits, from); err != nil {
@@ -499,7 +510,7 @@ func (t *Tenant) Recall(ctx context.Context, q knowmind.RecallQuery) (knowmind.R
 
 // readContent reads the content of the chosen hits (recallContentQuery) in the recall's
 // transaction, into out.Content.
-func readContent(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen []scoredHit) error {
+func readContent(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen []rank.Hit) error {
 	if len(chosen) == 0 {
 		return nil
 	}
@@ -538,18 +549,17 @@ type RecallRequest struct {
 
 // PrepareRecall validates q, embeds the query, chooses the full-text terms and renders the DQL,
 // without sending it.
-func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery) (RecallRequest, error) {
-	return t.prepareRecall(ctx, q)
-}
-
-func (t *Tenant) prepareRecall(ctx context.Context, q knowmind.RecallQuery) (RecallRequest, error) {
+func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ablation) (RecallRequest, error) {
 	var req RecallRequest
 	if err := ValidateRecall(q); err != nil {
 		return req, err
 	}
+	if (a.NoText || a.NoTextScore) && a.NoVector {
+		return req, fmt.Errorf("ablation: at least one of text and vector must be on")
+	}
 	query := strings.TrimSpace(q.Query)
 	req.Vars = map[string]string{}
-	useVector := !q.Signals.NoVector
+	useVector := !a.NoVector
 	var exact []uint64
 	if useVector {
 		emb := t.c.cfg.Embedder
@@ -562,7 +572,7 @@ func (t *Tenant) prepareRecall(ctx context.Context, q knowmind.RecallQuery) (Rec
 			return req, knowmind.Errorf(knowmind.EPROVIDER, "the embedding provider failed")
 		}
 		req.Vars["$vec"] = VectorString(vec)
-		if t.exactVectors() && !q.Signals.NoExactVectors {
+		if t.exactVectors() && !a.NoExactVectors {
 			// The exact search needs the tenant's vectors loaded, with its BM25 statistics.
 			if err := t.text.ensure(ctx, t); err != nil {
 				return req, err
@@ -574,7 +584,7 @@ func (t *Tenant) prepareRecall(ctx context.Context, q knowmind.RecallQuery) (Rec
 	}
 	// Full text, per stored language: the words to match and the statistics to score with.
 	// [0] German (Chunk.text@de), [1] English (untagged Chunk.text).
-	if !q.Signals.NoText {
+	if !a.NoText {
 		for i, lang := range []string{"de", ""} {
 			side, err := t.textSide(ctx, lang, query, graphSeeds(q.K))
 			if err != nil {
@@ -716,49 +726,22 @@ func parseHops(raw []byte, hops int) (map[string][]string, error) {
 	return adjacent, nil
 }
 
-// scoredHit is a fused memory with the chunk that represents it.
-type scoredHit struct {
-	rank.Hit
-	chunk string // best chunk uid ("" for a memory reached only through the graph)
-}
-
-// fuse ranks the memories of one recall response:
-//
-//  1. Text candidates are scored with BM25 (per language corpus, the tenant's statistics),
-//     vector candidates by their exact cosine; each list is folded to memories, a memory taking
-//     its best chunk's score (rank.Fold).
-//  2. Relative score fusion (rank.Relative): each list scaled to 0..1 — BM25 by the best
-//     BM25 score, cosine between the weakest and the best candidate — and combined as the
-//     weighted mean (w_text = 1, w_vector = vectorWeight), so 1.0 means best in both.
-//  3. Graph (rank.Expand): a neighbour reached over h edges from a hit scored s scores
-//     s·0.5^h, strictly below the hit; a memory keeps the best of its own and its graph score.
-//
-// Measured on the LoCoMo dev split with the hash embedder (bench locomo): reciprocal rank
-// fusion at equal weights scored R@10 0.555 against 0.616 for relative score fusion, and under
-// RRF's compressed scores a neighbour at half its hit's score never reached the top k.
+// fuse scores the text candidates with BM25 (per language corpus, the tenant's statistics;
+// both are IDF-weighted sums over the same query, so their scales are alike), takes the vector
+// candidates' exact cosines, and hands both with the graph to rank.Fuse.
 func fuse(out *recallResponse, text [2]textSide, analyze func(uid, lang, text string) []string,
-	vectorWeight float64, adjacent map[string][]string, hops int) []scoredHit {
-	memoryOf := map[string]string{}
-
-	var vecChunks []string
-	vecScore := map[string]float64{}
+	vectorWeight float64, adjacent map[string][]string, hops int) []rank.Hit {
+	sig := rank.Signals{VectorWeight: vectorWeight, Adjacent: adjacent, Hops: hops}
 	for _, c := range out.Vec {
-		if len(c.M) == 0 {
-			continue
+		if len(c.M) > 0 {
+			sig.Vector = append(sig.Vector, rank.Chunk{ID: c.UID, Memory: c.M[0].UID, Score: c.Score})
 		}
-		memoryOf[c.UID] = c.M[0].UID
-		vecScore[c.UID] = c.Score
-		vecChunks = append(vecChunks, c.UID) // already best first: orderdesc: val(vs)
 	}
-	vecMems, vecBest := rank.Fold(vecChunks, func(c string) string { return memoryOf[c] })
-
-	// BM25 per language corpus; the two lists are merged by score (both are IDF-weighted sums
-	// over the same query, so their scales are alike), then folded.
-	var scored []bm25.Scored
 	for i, side := range text {
 		if side.match == "" {
 			continue
 		}
+		memoryOf := map[string]string{}
 		var docs []bm25.Doc
 		for _, c := range out.Txt {
 			if len(c.M) == 0 {
@@ -776,85 +759,16 @@ func fuse(out *recallResponse, text [2]textSide, analyze func(uid, lang, text st
 		}
 		for _, s := range bm25.Score(side.terms, docs, side.stats, bm25.Params{}) {
 			if s.Score > 0 {
-				scored = append(scored, s)
+				sig.Text = append(sig.Text, rank.Chunk{ID: s.ID, Memory: memoryOf[s.ID], Score: s.Score})
 			}
 		}
 	}
-	slices.SortStableFunc(scored, func(a, b bm25.Scored) int {
-		if a.Score != b.Score {
-			return cmpDesc(a.Score, b.Score)
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	textChunks := make([]string, len(scored))
-	textScore := map[string]float64{}
-	for i, s := range scored {
-		textChunks[i] = s.ID
-		textScore[s.ID] = s.Score
-	}
-	textMems, textBest := rank.Fold(textChunks, func(c string) string { return memoryOf[c] })
-
-	lists := make([]rank.Scored, 0, 2)
-	if len(textMems) > 0 {
-		l := rank.Scored{Weight: 1, IDs: textMems}
-		for _, m := range textMems {
-			l.Scores = append(l.Scores, textScore[textBest[m]])
-		}
-		lists = append(lists, l)
-	}
-	if len(vecMems) > 0 {
-		l := rank.Scored{Weight: vectorWeight, IDs: vecMems}
-		for _, m := range vecMems {
-			l.Scores = append(l.Scores, vecScore[vecBest[m]])
-		}
-		l.Floor = l.Scores[len(l.Scores)-1]
-		lists = append(lists, l)
-	}
-	direct := rank.Relative(lists...)
-	hits := rank.Expand(direct, adjacent, hops)
-
-	// Each direct hit is represented by its best chunk in the signal that ranks it higher.
-	textRank := indexOf(textMems)
-	vecRank := indexOf(vecMems)
-	res := make([]scoredHit, len(hits))
-	for i, h := range hits {
-		sh := scoredHit{Hit: h}
-		if h.Via == "" {
-			tr, tok := textRank[h.ID]
-			vr, vok := vecRank[h.ID]
-			switch {
-			case tok && (!vok || tr <= vr):
-				sh.chunk = textBest[h.ID]
-			case vok:
-				sh.chunk = vecBest[h.ID]
-			}
-		}
-		res[i] = sh
-	}
-	return res
-}
-
-func cmpDesc(a, b float64) int {
-	if a > b {
-		return -1
-	}
-	if a < b {
-		return 1
-	}
-	return 0
-}
-
-func indexOf(ids []string) map[string]int {
-	m := make(map[string]int, len(ids))
-	for i, id := range ids {
-		m[id] = i
-	}
-	return m
+	return rank.Fuse(sig)
 }
 
 // hits turns the first k fused memories into the tool's result; from[i] is the fused entry
 // of hit i.
-func (out *recallResponse) hits(fused []scoredHit, k int, atTime bool) (hits []knowmind.RecallHit, from []scoredHit) {
+func (out *recallResponse) hits(fused []rank.Hit, k int, atTime bool) (hits []knowmind.RecallHit, from []rank.Hit) {
 	type memInfo struct {
 		id, kind, title, source string
 		validFrom, validTo      *time.Time
@@ -882,7 +796,7 @@ func (out *recallResponse) hits(fused []scoredHit, k int, atTime bool) (hits []k
 	}
 
 	res := make([]knowmind.RecallHit, 0, k)
-	from = make([]scoredHit, 0, k)
+	from = make([]rank.Hit, 0, k)
 	for _, h := range fused {
 		if len(res) == k {
 			break
@@ -894,7 +808,7 @@ func (out *recallResponse) hits(fused []scoredHit, k int, atTime bool) (hits []k
 		hit := knowmind.RecallHit{MemoryID: m.id, Kind: m.kind, Title: m.title, Source: m.source,
 			Score: roundScore(h.Score)}
 		if m.kind == knowmind.KindDocument {
-			hit.Content = chunkText[h.chunk]
+			hit.Content = chunkText[h.Chunk]
 			if hit.Content == "" {
 				hit.Content = docHead[h.ID]
 			}
@@ -912,11 +826,9 @@ func (out *recallResponse) hits(fused []scoredHit, k int, atTime bool) (hits []k
 }
 
 // rerankHits orders candidates by the cross-encoder's probability that each (title and
-// content) answers query; that probability becomes the score. A memory reached through the
-// graph stays strictly below the hit that reached it: its score is at most that hit's
-// reranked score × 0.5 per hop (its origin always precedes it in the fused order, so it is
-// among the candidates).
-func rerankHits(ctx context.Context, rr Reranker, query string, hits []knowmind.RecallHit, from []scoredHit) ([]knowmind.RecallHit, error) {
+// content) answers query; that probability becomes the score, graph neighbours staying below
+// the hit that reached them (rank.Rerank).
+func rerankHits(ctx context.Context, rr Reranker, query string, hits []knowmind.RecallHit, from []rank.Hit) ([]knowmind.RecallHit, error) {
 	passages := make([]string, len(hits))
 	for i, h := range hits {
 		passages[i] = strings.TrimSpace(h.Title + "\n" + h.Content)
@@ -928,30 +840,11 @@ func rerankHits(ctx context.Context, rr Reranker, query string, hits []knowmind.
 	if len(scores) != len(hits) {
 		return nil, fmt.Errorf("reranker returned %d scores for %d passages", len(scores), len(hits))
 	}
-	final := map[string]float64{} // memory uid → reranked score of direct hits
-	for i, f := range from {
-		if f.Via == "" {
-			final[f.ID] = min(max(scores[i], 0), 1)
-		}
-	}
-	for i, f := range from {
-		if f.Via != "" {
-			s := min(max(scores[i], 0), 1)
-			if origin, ok := final[f.Via]; ok {
-				s = min(s, origin*math.Pow(rank.HopDecay, float64(f.Hops)))
-			}
-			final[f.ID] = s
-		}
-	}
-	order := make([]int, len(hits))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpDesc(final[from[a].ID], final[from[b].ID]) })
+	order, final := rank.Rerank(from, scores)
 	out := make([]knowmind.RecallHit, len(hits))
 	for i, j := range order {
 		out[i] = hits[j]
-		out[i].Score = roundScore(final[from[j].ID])
+		out[i].Score = roundScore(final[j])
 	}
 	return out, nil
 }

@@ -46,7 +46,12 @@ func (f *recallFixture) link(from, to, rel string) {
 
 func (f *recallFixture) recall(q knowmind.RecallQuery) knowmind.RecallResult {
 	f.t.Helper()
-	res, err := f.ten.Recall(f.ctx, q)
+	return f.recallAblated(q, graph.Ablation{})
+}
+
+func (f *recallFixture) recallAblated(q knowmind.RecallQuery, a graph.Ablation) knowmind.RecallResult {
+	f.t.Helper()
+	res, err := f.ten.RecallAblated(f.ctx, q, a)
 	if err != nil {
 		f.t.Fatalf("recall %+v: %v", q, err)
 	}
@@ -75,7 +80,7 @@ func TestRecallGermanStemming(t *testing.T) {
 
 	// Text alone: only Dgraph's German analyser (and BM25 with the same stems) can match the
 	// plural against the singular.
-	res := f.recall(knowmind.RecallQuery{Query: "Einarbeitungen", K: 5, Signals: knowmind.RecallSignals{NoVector: true}})
+	res := f.recallAblated(knowmind.RecallQuery{Query: "Einarbeitungen", K: 5}, graph.Ablation{NoVector: true})
 	if ids := hitIDs(res); !slices.Equal(ids, []string{want}) {
 		t.Fatalf("text-only recall of 'Einarbeitungen' = %v, want only %s", res.Hits, want)
 	}
@@ -294,7 +299,7 @@ func TestRecallUsesExactVectorSearch(t *testing.T) {
 	if len(held) != 2 {
 		t.Fatalf("held %d chunk vectors, want 2", len(held))
 	}
-	req, err := f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1})
+	req, err := f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1}, graph.Ablation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,12 +312,12 @@ func TestRecallUsesExactVectorSearch(t *testing.T) {
 			t.Errorf("chunk %#x (one of two, k=1 over-fetches 100) is not among the exact candidates", uid)
 		}
 	}
-	res := f.recall(knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1, Signals: knowmind.RecallSignals{NoText: true}})
+	res := f.recallAblated(knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1}, graph.Ablation{NoText: true})
 	if len(res.Hits) != 1 || res.Hits[0].Title != "Rampe" {
 		t.Fatalf("vector-only recall: %+v", res.Hits)
 	}
-	req, err = f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1,
-		Signals: knowmind.RecallSignals{NoExactVectors: true}})
+	req, err = f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1},
+		graph.Ablation{NoExactVectors: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,12 +354,13 @@ func TestRecallFollowsOnlyEdgesValidThen(t *testing.T) {
 	if _, err := f.ten.Unlink(f.ctx, hub, peer, "DEPENDS_ON"); err != nil {
 		t.Fatal(err)
 	}
-	q := knowmind.RecallQuery{Query: "Projekt Atlas Lager", K: 2, Hops: 1, Signals: knowmind.RecallSignals{NoVector: true}}
-	if ids := hitIDs(f.recall(q)); slices.Contains(ids, peer) {
+	q := knowmind.RecallQuery{Query: "Projekt Atlas Lager", K: 2, Hops: 1}
+	textOnly := graph.Ablation{NoVector: true}
+	if ids := hitIDs(f.recallAblated(q, textOnly)); slices.Contains(ids, peer) {
 		t.Fatalf("recall followed an unlinked edge: %v", ids)
 	}
 	q.AsOf = &linked
-	if ids := hitIDs(f.recall(q)); !slices.Equal(ids, []string{hub, peer}) {
+	if ids := hitIDs(f.recallAblated(q, textOnly)); !slices.Equal(ids, []string{hub, peer}) {
 		t.Fatalf("recall_at_time while linked = %v, want hub then its neighbour", ids)
 	}
 }
@@ -408,8 +414,7 @@ func TestRecallRerank(t *testing.T) {
 		}
 	}
 	// Switched off, the fused order stands and the answer says so.
-	q.Signals.NoRerank = true
-	if res := f.recall(q); res.Rerank != "none" || res.Hits[0].MemoryID != strong {
+	if res := f.recallAblated(q, graph.Ablation{NoRerank: true}); res.Rerank != "none" || res.Hits[0].MemoryID != strong {
 		t.Fatalf("not reranked = %+v, want the fused order (%s first) and rerank none", res, strong)
 	}
 }

@@ -2,21 +2,19 @@ package graph
 
 import (
 	"bytes"
-	"container/heap"
 	"fmt"
-	"runtime"
-	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/knowmind/knowmind/rank"
 )
 
 // Exact vector search in this process: every chunk vector of a tenant, scanned per recall.
 //
-// Why: Dgraph v25.2.0's HNSW loses true neighbours as a tenant grows, steeply past tens of
-// thousands of memories, and ef is its only query-time knob; the exact scan inside Dgraph
-// (has(Chunk.embedding) + math) is exact but takes seconds at that size (the measurements:
-// docs/dgraph-notes.md "HNSW recall", README "Benchmarks"). A scan of float32 vectors held here
-// is far cheaper, so recall asks Dgraph for the exact top chunks
+// Why: Dgraph v25.2.0's HNSW loses true neighbours as a tenant grows, and ef is its only
+// query-time knob; the exact scan inside Dgraph (has(Chunk.embedding) + math) is exact but slow
+// (docs/recall.md has both measured). A scan of float32 vectors held here (rank.TopN) is cheap,
+// so recall asks Dgraph for the exact top chunks
 // by uid (recallQuery's VX) next to HNSW's, and re-scores both there as before: the scores recall
 // reports always come from the stored vectors in Dgraph; what this set decides is only which
 // chunks are candidates. A stale or missing vector here can therefore cost a candidate, never
@@ -123,111 +121,21 @@ func (s *vectorSet) len() int {
 	return len(s.uids)
 }
 
-// minParallelScan: below this many chunks one goroutine scans (starting more costs more than
-// it saves).
-const minParallelScan = 8192
-
 // search returns the uids of the n chunks whose vectors have the largest dot product with q
 // (cosine: vectors are unit length), best first, and false when the set cannot answer (empty,
-// or q of another dimension). The scan is split over GOMAXPROCS goroutines for large sets.
+// or q of another dimension). The scan itself is rank.TopN.
 func (s *vectorSet) search(q []float32, n int) ([]uint64, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if len(s.uids) == 0 || len(q) != s.dim || n <= 0 {
 		return nil, false
 	}
-	total := len(s.uids)
-	parts := 1
-	if total >= minParallelScan {
-		parts = min(runtime.GOMAXPROCS(0), total/(minParallelScan/2))
-	}
-	tops := make([]topN, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		from, to := p*total/parts, (p+1)*total/parts
-		wg.Go(func() { tops[p] = s.scan(q, n, from, to) })
-	}
-	wg.Wait()
-	all := tops[0]
-	for _, t := range tops[1:] {
-		for _, h := range t.hits {
-			all.offer(n, h)
-		}
-	}
-	slices.SortFunc(all.hits, func(a, b scoredSlot) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return 0
-	})
-	out := make([]uint64, len(all.hits))
-	for i, h := range all.hits {
-		out[i] = s.uids[h.slot]
+	top := rank.TopN(q, s.data, s.dim, n)
+	out := make([]uint64, len(top))
+	for i, h := range top {
+		out[i] = s.uids[h.Index]
 	}
 	return out, true
-}
-
-// scan scores slots [from, to) and keeps the best n.
-func (s *vectorSet) scan(q []float32, n, from, to int) topN {
-	var t topN
-	dim := s.dim
-	for i := from; i < to; i++ {
-		score := dot(q, s.data[i*dim:(i+1)*dim])
-		if len(t.hits) == n && score <= t.hits[0].score {
-			continue
-		}
-		t.offer(n, scoredSlot{slot: i, score: score})
-	}
-	return t
-}
-
-// dot is the dot product of two vectors of one length, four lanes at a time.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
-}
-
-type scoredSlot struct {
-	slot  int
-	score float32
-}
-
-// topN is a min-heap of the best hits so far: hits[0] is the weakest kept.
-type topN struct{ hits []scoredSlot }
-
-func (t *topN) Len() int           { return len(t.hits) }
-func (t *topN) Less(i, j int) bool { return t.hits[i].score < t.hits[j].score }
-func (t *topN) Swap(i, j int)      { t.hits[i], t.hits[j] = t.hits[j], t.hits[i] }
-func (t *topN) Push(x any)         { t.hits = append(t.hits, x.(scoredSlot)) }
-func (t *topN) Pop() any {
-	last := t.hits[len(t.hits)-1]
-	t.hits = t.hits[:len(t.hits)-1]
-	return last
-}
-
-func (t *topN) offer(n int, h scoredSlot) {
-	if len(t.hits) < n {
-		heap.Push(t, h)
-		return
-	}
-	if h.score > t.hits[0].score {
-		t.hits[0] = h
-		heap.Fix(t, 0)
-	}
 }
 
 // parseVector reads a float32vector as Dgraph's JSON answer carries it: an array of numbers,

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/knowmind/knowmind/rank"
 )
 
 func randomUnit(rng *rand.Rand, dim int) []float32 {
@@ -28,7 +30,7 @@ func bruteTop(held map[uint64][]float32, q []float32, n int) []uint64 {
 		uids = append(uids, u)
 	}
 	slices.SortFunc(uids, func(a, b uint64) int {
-		da, db := dot(q, held[a]), dot(q, held[b])
+		da, db := rank.Dot(q, held[a]), rank.Dot(q, held[b])
 		switch {
 		case da > db:
 			return -1
@@ -46,7 +48,7 @@ func bruteTop(held map[uint64][]float32, q []float32, n int) []uint64 {
 func TestVectorSetSearchIsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const dim = 24
-	for _, memories := range []int{50, 3 * minParallelScan} {
+	for _, memories := range []int{50, 30000} {
 		var s vectorSet
 		held := map[uint64][]float32{}
 		chunks := map[string][]uint64{}

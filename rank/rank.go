@@ -1,6 +1,7 @@
 // Package rank fuses the signals of a recall into one ranking: it folds chunk hits into the
-// memory they belong to, combines the text and vector scores by relative score fusion, and
-// scores graph neighbours below the hits that reached them.
+// memory they belong to, combines the text and vector scores by relative score fusion, scores
+// graph neighbours below the hits that reached them, reorders by a cross-encoder's scores, and
+// finds the exact top vectors of a flat set (TopN).
 //
 // It is pure computation on ids and numbers: it knows nothing of Dgraph, BM25 internals,
 // embedders or MCP. package graph feeds it what one recall query returned.
@@ -27,6 +28,9 @@ type Hit struct {
 	// direct hit; Hops is the distance from it (0 for a direct hit).
 	Via  string
 	Hops int
+	// Chunk is the chunk that represents a direct hit (its best chunk in the signal that
+	// ranks it higher; see Fuse), "" for a memory reached through the graph.
+	Chunk string
 }
 
 // Fold turns a ranking of chunks (best first) into a ranking of the memories they belong to:
@@ -103,7 +107,7 @@ func Expand(direct []Hit, adjacent map[string][]string, hops int) []Hit {
 					order[to] = len(out)
 					out = append(out, cur)
 				}
-				cur.Score, cur.Via, cur.Hops = s, origin, parent.Hops+1
+				cur.Score, cur.Via, cur.Hops, cur.Chunk = s, origin, parent.Hops+1, ""
 				if !changed[to] {
 					changed[to] = true
 					next = append(next, to)

@@ -330,10 +330,10 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 			turns, len(convs), time.Since(loadStart).Seconds(), float64(turns)/time.Since(loadStart).Seconds(), dups, retried.Load())
 	}
 
-	ranker := func(hops int, sig knowmind.RecallSignals) locomo.Ranker {
+	ranker := func(hops int, sig graph.Ablation) locomo.Ranker {
 		return func(ctx context.Context, conv *locomo.Conversation, q locomo.Question) ([]string, error) {
 			ct := tenants[conv.SampleID]
-			res, err := ct.ten.Recall(ctx, knowmind.RecallQuery{Query: q.Text, K: 10, Hops: hops, Signals: sig})
+			res, err := ct.ten.RecallAblated(ctx, knowmind.RecallQuery{Query: q.Text, K: 10, Hops: hops}, sig)
 			if err != nil {
 				return nil, err
 			}
@@ -349,17 +349,17 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		rank locomo.Ranker
 	}{
 		{"reference: in-memory BM25 (speaker+text)", locomo.BM25Baseline(convs, "", locomo.WithSpeaker, bm25.Params{})},
-		{"text only (BM25)", ranker(0, knowmind.RecallSignals{NoVector: true, NoRerank: true})},
-		{"vector only", ranker(0, knowmind.RecallSignals{NoText: true, NoRerank: true})},
-		{"text+vector", ranker(0, knowmind.RecallSignals{NoRerank: true})},
-		{"text+vector+graph (hops=1)", ranker(1, knowmind.RecallSignals{NoRerank: true})},
-		{"text+vector+graph (hops=2, the tool's default)", ranker(2, knowmind.RecallSignals{NoRerank: true})},
+		{"text only (BM25)", ranker(0, graph.Ablation{NoVector: true, NoRerank: true})},
+		{"vector only", ranker(0, graph.Ablation{NoText: true, NoRerank: true})},
+		{"text+vector", ranker(0, graph.Ablation{NoRerank: true})},
+		{"text+vector+graph (hops=1)", ranker(1, graph.Ablation{NoRerank: true})},
+		{"text+vector+graph (hops=2, the tool's default)", ranker(2, graph.Ablation{NoRerank: true})},
 	}
 	if b.client.RerankerName() != "none" {
 		runs = append(runs, struct {
 			name string
 			rank locomo.Ranker
-		}{fmt.Sprintf("text+vector+graph (hops=2) + rerank (%s)", b.client.RerankerName()), ranker(2, knowmind.RecallSignals{})})
+		}{fmt.Sprintf("text+vector+graph (hops=2) + rerank (%s)", b.client.RerankerName()), ranker(2, graph.Ablation{})})
 	}
 	var named []locomo.Named
 	w := os.Stdout

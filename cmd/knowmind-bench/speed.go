@@ -94,7 +94,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	if *timing {
 		reqs := make([]graph.RecallRequest, len(qs))
 		for i, q := range qs {
-			if reqs[i], err = ten.PrepareRecall(ctx, knowmind.RecallQuery{Query: q, K: *k, Hops: *hops}); err != nil {
+			if reqs[i], err = ten.PrepareRecall(ctx, knowmind.RecallQuery{Query: q, K: *k, Hops: *hops}, graph.Ablation{}); err != nil {
 				return err
 			}
 		}
@@ -132,20 +132,21 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		for _, v := range []struct {
 			name string
 			q    knowmind.RecallQuery
+			a    graph.Ablation
 		}{
-			{"vector only, hops 0", knowmind.RecallQuery{K: *k, Signals: knowmind.RecallSignals{NoText: true}}},
-			{"text only, hops 0", knowmind.RecallQuery{K: *k, Signals: knowmind.RecallSignals{NoVector: true}}},
-			{"vector only, hops 0, without the exact search (HNSW ef 2000)", knowmind.RecallQuery{K: *k, Signals: knowmind.RecallSignals{NoText: true, NoExactVectors: true}}},
-			{"text+vector, hops 0", knowmind.RecallQuery{K: *k}},
-			{"text+vector, hops 0, without the exact search (HNSW ef 2000, pools)", knowmind.RecallQuery{K: *k, Signals: knowmind.RecallSignals{NoExactVectors: true}}},
-			{"text+vector, hops 1", knowmind.RecallQuery{K: *k, Hops: 1}},
-			{"text+vector, hops 2", knowmind.RecallQuery{K: *k, Hops: 2}},
-			{"text+vector, hops 3", knowmind.RecallQuery{K: *k, Hops: 3}},
+			{"vector only, hops 0", knowmind.RecallQuery{K: *k}, graph.Ablation{NoText: true}},
+			{"text only, hops 0", knowmind.RecallQuery{K: *k}, graph.Ablation{NoVector: true}},
+			{"vector only, hops 0, without the exact search (HNSW ef 2000)", knowmind.RecallQuery{K: *k}, graph.Ablation{NoText: true, NoExactVectors: true}},
+			{"text+vector, hops 0", knowmind.RecallQuery{K: *k}, graph.Ablation{}},
+			{"text+vector, hops 0, without the exact search (HNSW ef 2000, pools)", knowmind.RecallQuery{K: *k}, graph.Ablation{NoExactVectors: true}},
+			{"text+vector, hops 1", knowmind.RecallQuery{K: *k, Hops: 1}, graph.Ablation{}},
+			{"text+vector, hops 2", knowmind.RecallQuery{K: *k, Hops: 2}, graph.Ablation{}},
+			{"text+vector, hops 3", knowmind.RecallQuery{K: *k, Hops: 3}, graph.Ablation{}},
 		} {
 			lat, _, err := measure(ctx, *queries/2, 1, func(ctx context.Context, i int) error {
 				q := v.q
 				q.Query = qs[i%len(qs)]
-				_, err := ten.Recall(ctx, q)
+				_, err := ten.RecallAblated(ctx, q, v.a)
 				return err
 			})
 			if err != nil {
@@ -171,13 +172,13 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		// search (HNSW and the full-text pools); HNSW alone.
 		for _, c := range []struct {
 			sum     *float64
-			signals knowmind.RecallSignals
+			signals graph.Ablation
 		}{
-			{&union, knowmind.RecallSignals{NoTextScore: true, NoRerank: true}},
-			{&pools, knowmind.RecallSignals{NoTextScore: true, NoRerank: true, NoExactVectors: true}},
-			{&overFetch, knowmind.RecallSignals{NoText: true, NoRerank: true, NoExactVectors: true}},
+			{&union, graph.Ablation{NoTextScore: true, NoRerank: true}},
+			{&pools, graph.Ablation{NoTextScore: true, NoRerank: true, NoExactVectors: true}},
+			{&overFetch, graph.Ablation{NoText: true, NoRerank: true, NoExactVectors: true}},
 		} {
-			res, err := ten.Recall(ctx, knowmind.RecallQuery{Query: q, K: 10, Signals: c.signals})
+			res, err := ten.RecallAblated(ctx, knowmind.RecallQuery{Query: q, K: 10}, c.signals)
 			if err != nil {
 				return err
 			}
