@@ -149,6 +149,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		c.stubs = append(c.stubs, api.NewDgraphClient(conn))
 	}
 	c.failover = newFailoverClient(c.stubs)
+	//lint:ignore SA1019 dgo.NewClient dials by itself; the sessions share these connections through failover
 	c.galaxy = dgo.NewDgraphClient(&passwordFallback{DgraphClient: c.failover, user: cfg.User, password: cfg.Password})
 	if err := retryLogin(ctx, func(ctx context.Context) error {
 		return c.galaxy.LoginIntoNamespace(ctx, cfg.User, cfg.Password, 0)
@@ -229,6 +230,7 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 		}
 	}
 	session := &passwordFallback{DgraphClient: c.failover, user: "groot", password: c.namespacePassword(name), namespace: ns}
+	//lint:ignore SA1019 dgo.NewClient dials by itself; the sessions share these connections through failover
 	dg := dgo.NewDgraphClient(session)
 	if err := retryLogin(ctx, func(ctx context.Context) error {
 		return dg.LoginIntoNamespace(ctx, "groot", c.namespacePassword(name), ns)

@@ -144,6 +144,7 @@ func (c *Client) Reembed(ctx context.Context, name string, batch int, progress f
 	if !found {
 		return knowmind.Errorf(knowmind.ENOTFOUND, "tenant %q does not exist", name)
 	}
+	//lint:ignore SA1019 dgo.NewClient dials by itself; the sessions share these connections through failover
 	dg := dgo.NewDgraphClient(c.failover)
 	if err := retryLogin(ctx, func(ctx context.Context) error {
 		return dg.LoginIntoNamespace(ctx, "groot", c.namespacePassword(name), ns)
