@@ -137,3 +137,10 @@ func Upsert(t testing.TB, ten *graph.Tenant, query string, vars map[string]strin
 		t.Fatalf("dgraphtest: upsert: %v", err)
 	}
 }
+
+// SetGalaxyNquads commits RDF N-Quads to the default namespace (tenants, tokens), e.g. to move
+// a token's expiry into the past.
+func (e *Env) SetGalaxyNquads(t testing.TB, nquads string) {
+	t.Helper()
+	mutate(t, e.Galaxy(t), &api.Mutation{CommitNow: true, SetNquads: []byte(nquads)})
+}
