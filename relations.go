@@ -8,7 +8,25 @@ import "time"
 type LinkResult struct {
 	EdgeID        string `json:"edge_id"`
 	InverseEdgeID string `json:"inverse_edge_id"`
+	// With to_title (a note source): ToID is the note the title resolved to; Pending says no
+	// note has the title yet, so the link waits as a forward reference (edge ids empty) and is
+	// made when a note of that title is created in the project.
+	ToID    string `json:"to_id,omitempty"`
+	Pending bool   `json:"pending,omitempty"`
 }
+
+// EdgeMeta is what a link records about itself as edge facets (seed 001, memory_link):
+// how sure the linker was, who linked (a token id, or the engine: "capture" for a detected
+// contradiction) and an optional reason (the seed's metadata). An edge written without them
+// reads as confidence 1 by "knowmind_link".
+type EdgeMeta struct {
+	Confidence *float64 // 0..1; nil = 1
+	CreatedBy  string
+	Reason     string
+}
+
+// MaxEdgeReasonChars bounds EdgeMeta.Reason.
+const MaxEdgeReasonChars = 500
 
 // UnlinkResult is what knowmind_unlink returns. Deleted means the edge and
 // its inverse are no longer current; their record stays, closed with

@@ -236,7 +236,7 @@ func (e *entry) node(blank, now, status, failure string) map[string]any {
 		"Memory.id":          e.id,
 		"Memory.kind":        e.kind,
 		"Memory.content":     e.content,
-		"Memory.preview":     runes.Truncate(e.content, knowmind.RecallMaxContentChars),
+		"Memory.preview":     previewOf(e.content),
 		"Memory.status":      status,
 		"Memory.content_sha": e.sha,
 		"Memory.created_at":  now,
@@ -382,7 +382,7 @@ func (t *Tenant) indexed(e *entry) {
 			chunks[i].UID, chunks[i].Vec = e.chunkUIDs[i], e.vectors[i]
 		}
 	}
-	t.indexText(e.id, e.lang, chunks)
+	t.indexText(e.id, e.lang, e.sha, chunks)
 }
 
 func (t *Tenant) provider() string {

@@ -15,11 +15,11 @@ import (
 )
 
 func init() {
-	register("token", "token create --tenant NAME --scopes read,write [--projects a,b] [--toolsets memory,notes,engine] [--name N] [--expires 720h] | token list [--tenant NAME] | token revoke ID", runToken)
+	register("token", "token create --tenant NAME --scopes read,write [--projects a,b] [--toolsets memory|notes,engine|all] [--name N] [--expires 720h] | token list [--tenant NAME] | token revoke ID", runToken)
 }
 
 const tokenUsage = `usage:
-  knowmind token create --tenant NAME --scopes read[,write,admin] [--projects a,b] [--toolsets memory,notes,engine] [--name NAME] [--expires DURATION] [serve flags]
+  knowmind token create --tenant NAME --scopes read[,write,admin] [--projects a,b] [--toolsets memory,notes,engine|all] [--name NAME] [--expires DURATION] [serve flags]
   knowmind token list [--tenant NAME] [serve flags]
   knowmind token revoke ID [serve flags]
 
@@ -27,8 +27,8 @@ The token is printed once; only its SHA-256 is stored. A new tenant gets its
 Dgraph namespace on the first token. Revocation takes effect on the next request.
 --projects limits the token to these notes projects (default: all; see knowmind project).
 --toolsets limits the MCP tools it sees and calls: memory (recall, store, link, ...), notes
-(start_session, notes, search, ...), engine (explore, capture,
-drafts, entities); default: all.`
+(start_session, notes, search, ...), engine (explore, capture, drafts, entities, goals,
+briefing), or all; default: memory (the seed-000 tools), so an agent sees only what it needs.`
 
 // runToken takes serve's flags and environment, so it reaches the same Dgraph
 // (a running `knowmind serve` with the same --data-dir, or an external one).
@@ -44,7 +44,7 @@ func runToken(ctx context.Context, args []string) error {
 	nameFlag := fs.String("name", "", "a name to tell the token by (create)")
 	expiresFlag := fs.String("expires", "", "lifetime, e.g. 720h (create; default: none)")
 	projectsFlag := fs.String("projects", "", "notes projects the token may use (create; default: all)")
-	toolsetsFlag := fs.String("toolsets", "", "toolsets the token sees: memory, notes, engine (create; default: all)")
+	toolsetsFlag := fs.String("toolsets", knowmind.ToolsetMemory, "toolsets the token sees: memory, notes, engine, or all (create)")
 	cfg, pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -104,8 +104,8 @@ func runToken(ctx context.Context, args []string) error {
 		if projects != "" {
 			projectList = splitList(projects)
 		}
-		var toolsetList []string
-		if toolsets != "" {
+		var toolsetList []string // nil: all toolsets
+		if toolsets != "all" {
 			toolsetList = splitList(toolsets)
 		}
 		secret, tok, err := b.client.CreateLimitedToken(ctx, tenant, scopeList, projectList, toolsetList, name, expiresAt)
