@@ -85,13 +85,5 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-## fuzz: every fuzz target for FUZZTIME each (their seeds alone run in make test)
-FUZZTIME ?= 1m
-FUZZ := chunk:FuzzSplit bm25:FuzzAnalyze shapes:FuzzParse handlers:FuzzToolParams handlers:FuzzJSONRPC
-fuzz:
-	@for t in $(FUZZ); do \
-		echo "fuzz $$t"; $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*}/ || exit 1; \
-	done
-
 clean-data:
 	rm -rf data
