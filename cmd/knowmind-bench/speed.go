@@ -45,6 +45,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	tenant := fs.String("tenant", "", "tenant of the workload (default speed-N); with --dir, measure the first N memories of an interrupted bigger load")
 	sweep := fs.Bool("sweep", false, "also measure vector recall@10 for several over-fetch / ef settings")
 	timing := fs.Bool("timing", true, "measure latency and throughput (off: only vector recall)")
+	dropIndex := fs.Bool("drop-vector-index", true, "load without Dgraph's HNSW index and rebuild it in the background afterwards (recall does not use it while the service holds the vectors)")
 	vectorIndex := fs.String("vector-index", "", `experiment: another index for Chunk.embedding in the benchmark tenant, e.g. 'hnsw(metric:"euclidean")' (use a fresh --dir: opening the tenant again re-applies the schema)`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -70,7 +71,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stdout, "Chunk.embedding index: %s\n\n", *vectorIndex)
 	}
 	w := newWorkload(*seed)
-	ids, vecs, err := loadSynthetic(ctx, b, ten, w, *n, *batch)
+	ids, vecs, err := loadSynthetic(ctx, b, ten, w, *n, *batch, *dropIndex && *vectorIndex == "")
 	if err != nil {
 		return err
 	}
@@ -127,6 +128,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 			p50[0][0]/p50[0][1], p50[1][0]/p50[1][1])
 
 		// Where the time goes: recall with signals switched off, one client.
+		asOfNow := time.Now().UTC()
 		fmt.Fprintln(out, "| recall variant (1 client) | p50 ms | p95 ms |")
 		fmt.Fprintln(out, "|---|--:|--:|")
 		for _, v := range []struct {
@@ -141,6 +143,8 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 			{"text+vector, hops 0, without the exact search (HNSW ef 2000, pools)", knowmind.RecallQuery{K: *k}, graph.Ablation{NoExactVectors: true}},
 			{"text+vector, hops 1", knowmind.RecallQuery{K: *k, Hops: 1}, graph.Ablation{}},
 			{"text+vector, hops 2", knowmind.RecallQuery{K: *k, Hops: 2}, graph.Ablation{}},
+			{"text+vector, hops 2, vectors re-scored in Dgraph with HNSW's (the plan before)", knowmind.RecallQuery{K: *k, Hops: 2}, graph.Ablation{DgraphVectorScores: true}},
+			{"recall_at_time (now), hops 2", knowmind.RecallQuery{K: *k, Hops: 2, AsOf: &asOfNow}, graph.Ablation{}},
 			{"text+vector, hops 3", knowmind.RecallQuery{K: *k, Hops: 3}, graph.Ablation{}},
 		} {
 			lat, _, err := measure(ctx, *queries/2, 1, func(ctx context.Context, i int) error {
@@ -201,6 +205,8 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		"- bare similar_to top-10 (default ef): %.3f\n\n",
 		len(qs), graph.ExactVectorEF, union/float64(len(qs)), graph.VectorEF, pools/float64(len(qs)),
 		graph.VectorEF, overFetch/float64(len(qs)), bare/float64(len(qs)))
+
+	fmt.Fprintf(out, "peak RSS: alpha %s, this process (service and benchmark) %s\n\n", peakRSS(b.alphaPid()), peakRSS(os.Getpid()))
 
 	// How over-fetch and the query-time ef trade recall for time.
 	if *sweep {
@@ -298,7 +304,7 @@ func (w *workload) query(i int) string {
 
 // loadSynthetic writes n memories (or finds them from an earlier run in --dir) and returns
 // their ids and vectors, index-aligned.
-func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *workload, n, batch int) ([]string, [][]float32, error) {
+func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *workload, n, batch int, dropIndex bool) ([]string, [][]float32, error) {
 	ids := make([]string, n)
 	vecs := make([][]float32, n)
 	texts := make([]string, n)
@@ -345,6 +351,11 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 	}
 
 	start = time.Now()
+	if dropIndex {
+		if err := graph.DropVectorIndex(ctx, ten.DG()); err != nil {
+			return nil, nil, err
+		}
+	}
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	added := 0
 	for s := 0; s < n; s += batch {
@@ -397,8 +408,18 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 	}
 	fmt.Fprintf(os.Stderr, "\nloaded %d memories in %.0fs (%.0f/s, %d per transaction)\n", added, time.Since(start).Seconds(),
 		float64(added)/time.Since(start).Seconds(), batch)
-
-	return ids, vecs, linkSynthetic(ctx, ten, ids, n)
+	if err := linkSynthetic(ctx, ten, ids, n); err != nil {
+		return nil, nil, err
+	}
+	el := time.Since(start)
+	fmt.Printf("load: %d memories and their links in %.0f s (%.0f memories/s, HNSW index %s)\n\n", added, el.Seconds(),
+		float64(added)/el.Seconds(), map[bool]string{true: "dropped during the load, rebuilt in the background after it", false: "updated per batch"}[dropIndex])
+	if dropIndex {
+		if err := graph.RestoreVectorIndex(ctx, ten.DG(), true); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ids, vecs, nil
 }
 
 // hasEdges tells whether the workload's links were written (a load interrupted before them
@@ -591,3 +612,22 @@ func chunkMemoryIDs(data []byte) ([]string, error) {
 // sweepSettings are the (similar_to k, ef) pairs --sweep measures.
 // k = 0 is the exact scan (has(Chunk.embedding)), for the cost of exactness.
 var sweepSettings = [][2]int{{10, 90}, {100, 100}, {100, 400}, {200, 200}, {400, 400}, {400, 1000}, {1000, 1000}, {400, 2000}, {1000, 3000}, {0, 0}}
+
+// peakRSS reads a process's peak resident set (VmHWM) from /proc, or "?".
+func peakRSS(pid int) string {
+	if pid <= 0 {
+		return "?"
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
+			return fmt.Sprintf("%.0f MB", kb/1024)
+		}
+	}
+	return "?"
+}
