@@ -218,10 +218,10 @@ type recallPlan struct {
 	exact          []uint64 // the exact vector search's top chunks, best first (nil: not searched)
 	// served: the service scored the exact candidates itself (RecallRequest.vecScore), so the
 	// query only maps them to their eligible memories: no HNSW and no vectors read.
-	served bool
-	k, hops        int
-	asOf           *time.Time
-	relations      []string
+	served    bool
+	k, hops   int
+	asOf      *time.Time
+	relations []string
 }
 
 // vectorCandidates is how many chunks each vector step (HNSW, the exact search) proposes for
