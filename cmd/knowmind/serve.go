@@ -82,19 +82,10 @@ func runServe(ctx context.Context, args []string) error {
 	// The schema was applied by openBackend before we got here; ready means
 	// the managed Dgraph is healthy and every alpha answers.
 	ready := func(ctx context.Context) (bool, map[string]string) {
-		detail := map[string]string{}
-		ok := true
+		ok, detail := alphaQuorum(b.client.Ping(ctx))
 		if b.cluster != nil && !b.cluster.Healthy() {
 			ok = false
 			detail["managed_dgraph"] = "restarting"
-		}
-		for alpha, err := range b.client.Ping(ctx) {
-			if err != nil {
-				ok = false
-				detail["alpha "+alpha] = "unreachable"
-			} else {
-				detail["alpha "+alpha] = "ok"
-			}
 		}
 		return ok, detail
 	}
@@ -244,4 +235,22 @@ More tokens: knowmind token create --tenant acme --scopes read,write   (revoke: 
 
 `, tok.ID, expires.Format(time.RFC3339), secret, base, secret)
 	return nil
+}
+
+// alphaQuorum: the service is ready while a majority of its alphas answer. Requests fail over
+// to the alphas that answer (graph/failover.go) and a replicated group commits with a
+// majority, so one alpha down of three still serves every call; saying "not ready" then would
+// make an orchestrator take a working service out of rotation.
+func alphaQuorum(pings map[string]error) (bool, map[string]string) {
+	detail := make(map[string]string, len(pings))
+	up := 0
+	for alpha, err := range pings {
+		if err != nil {
+			detail["alpha "+alpha] = "unreachable"
+		} else {
+			detail["alpha "+alpha] = "ok"
+			up++
+		}
+	}
+	return len(pings) > 0 && 2*up > len(pings), detail
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -213,5 +214,32 @@ func TestServeRelativeDataDir(t *testing.T) {
 	}
 	if left := dgraphPids(t, abs, ""); len(left) != 0 {
 		t.Fatalf("dgraph processes left: %v", left)
+	}
+}
+
+// Ready while a majority of alphas answer: one of three down still serves (failover), two of
+// three or the only one down does not.
+func TestAlphaQuorum(t *testing.T) {
+	down := errors.New("unreachable")
+	for _, c := range []struct {
+		pings map[string]error
+		want  bool
+	}{
+		{map[string]error{"a": nil}, true},
+		{map[string]error{"a": down}, false},
+		{map[string]error{"a": nil, "b": down, "c": nil}, true},
+		{map[string]error{"a": down, "b": down, "c": nil}, false},
+		{map[string]error{"a": nil, "b": down}, false},
+		{map[string]error{}, false},
+	} {
+		ok, detail := alphaQuorum(c.pings)
+		if ok != c.want || len(detail) != len(c.pings) {
+			t.Errorf("%v: ready %v (detail %v), want %v", c.pings, ok, detail, c.want)
+		}
+		for a, err := range c.pings {
+			if want := map[bool]string{true: "ok", false: "unreachable"}[err == nil]; detail["alpha "+a] != want {
+				t.Errorf("%v: detail[%s] = %q, want %q", c.pings, a, detail["alpha "+a], want)
+			}
+		}
 	}
 }
