@@ -63,6 +63,8 @@ type Project struct {
 	Name      string    `json:"name"`
 	CreatedAt time.Time `json:"created_at"`
 	Notes     int       `json:"notes"`
+	// Aliases are former handles (knowmind_rename_project); they still name the project.
+	Aliases []string `json:"aliases,omitempty"`
 }
 
 // Provenance says who wrote a note, how and when.
@@ -179,6 +181,9 @@ type NoteWriteResult struct {
 	Revision     int      `json:"revision"`
 	Links        []string `json:"links"`        // titles resolved to edges
 	PendingLinks []string `json:"pendingLinks"` // forward references, resolved when the title appears
+	// Unlinked are the [[titles]] an edit took out of the body whose edge it closed (valid_to;
+	// history keeps it) or whose forward reference it dropped.
+	Unlinked []string `json:"unlinked,omitempty"`
 }
 
 // SearchHit is one ranked snippet of knowmind_search.

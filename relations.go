@@ -8,6 +8,11 @@ import "time"
 type LinkResult struct {
 	EdgeID        string `json:"edge_id"`
 	InverseEdgeID string `json:"inverse_edge_id"`
+	// With to_title (a note source): ToID is the note the title resolved to; Pending says no
+	// note has the title yet, so the link waits as a forward reference (edge ids empty) and is
+	// made when a note of that title is created in the project.
+	ToID    string `json:"to_id,omitempty"`
+	Pending bool   `json:"pending,omitempty"`
 }
 
 // UnlinkResult is what knowmind_unlink returns. Deleted means the edge and

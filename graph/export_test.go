@@ -64,15 +64,15 @@ func (t *Tenant) WaitTextSync(ctx context.Context) error {
 
 // TextSyncResult is what one sync changed.
 type TextSyncResult struct {
-	Window, Added, Removed int
-	Diffed                 bool
+	Window, Added, Changed, Removed int
+	Diffed                          bool
 }
 
 // SyncTextStats runs a sync now, after any that is running; full diffs all ids even when the
 // counts agree.
 func (t *Tenant) SyncTextStats(ctx context.Context, full bool) (TextSyncResult, error) {
 	res, err := t.text.syncNow(ctx, t, full)
-	return TextSyncResult{Window: res.window, Added: res.added, Removed: res.removed, Diffed: res.diffed}, err
+	return TextSyncResult{Window: res.window, Added: res.added, Changed: res.changed, Removed: res.removed, Diffed: res.diffed}, err
 }
 
 // RecordFailedFor runs an ingest's failure path for the entry with this id, as after a write that

@@ -381,7 +381,7 @@ func (t *Tenant) indexed(e *entry) {
 			chunks[i].UID, chunks[i].Vec = e.chunkUIDs[i], e.vectors[i]
 		}
 	}
-	t.indexText(e.id, e.lang, chunks)
+	t.indexText(e.id, e.lang, e.sha, chunks)
 }
 
 func (t *Tenant) provider() string {

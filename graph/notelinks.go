@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -102,6 +103,57 @@ func (t *Tenant) LinkNote(ctx context.Context, scope knowmind.NoteScope, fromID 
 		return knowmind.NoteWriteResult{}, err
 	}
 	return res, nil
+}
+
+// LinkTitle is knowmind_link with to_title instead of to_id: fromID must be a note the caller
+// sees, in a project; the title resolves among that project's notes the caller sees (titles and
+// aliases, case-insensitive) and is linked like to_id, or, when no note has it yet, waits as a
+// forward reference (Pending). Several notes of that title (in different folders) are 409.
+func (t *Tenant) LinkTitle(ctx context.Context, scope knowmind.NoteScope, fromID, title, rel string) (knowmind.LinkResult, error) {
+	if strings.TrimSpace(title) == "" {
+		return knowmind.LinkResult{}, knowmind.InvalidParam("to_title", "to_title is blank")
+	}
+	if err := t.checkLinkSpec(knowmind.LinkSpec{RelType: rel, ToTitle: title}); err != nil {
+		if kerr, ok := err.(*knowmind.Error); ok && kerr.Param == "links" {
+			kerr.Param = "to_title"
+		}
+		return knowmind.LinkResult{}, err
+	}
+	n, err := t.findNote(ctx, scope, fromID, "")
+	if err != nil {
+		if knowmind.ErrorCode(err) == knowmind.ENOTFOUND {
+			return knowmind.LinkResult{}, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "from_id",
+				Message: fmt.Sprintf("note %q (from_id) not found: to_title links notes only", truncateRunes(fromID, 80))}
+		}
+		return knowmind.LinkResult{}, err
+	}
+	puid := n.projectUID()
+	if puid == "" {
+		return knowmind.LinkResult{}, knowmind.InvalidParam("from_id", "private notes without a project take no links")
+	}
+	var found struct{ N []dgNote }
+	if err := t.queryVars(ctx, noteByTitleQuery, map[string]string{"$key": linkKey(title), "$project": puid}, &found); err != nil {
+		return knowmind.LinkResult{}, fmt.Errorf("link: resolve to_title: %w", err)
+	}
+	found.N = slices.DeleteFunc(found.N, func(m dgNote) bool { return m.ID == n.ID || !m.visible(scope) })
+	switch len(found.N) {
+	case 0:
+		if err := t.addForward(ctx, n.ID, puid, rel, title); err != nil {
+			return knowmind.LinkResult{}, fmt.Errorf("link: forward reference: %w", err)
+		}
+		return knowmind.LinkResult{Pending: true}, nil
+	case 1:
+		res, err := t.Link(ctx, n.ID, found.N[0].ID, rel)
+		res.ToID = found.N[0].ID
+		return res, err
+	default:
+		ids := make([]string, len(found.N))
+		for i, m := range found.N {
+			ids[i] = m.ID + " (" + m.Path + ")"
+		}
+		return knowmind.LinkResult{}, &knowmind.Error{Code: knowmind.ECONFLICT, Param: "to_title",
+			Message: "several notes are titled so: " + strings.Join(ids, ", ") + "; use to_id", Data: map[string]any{"ids": ids}}
+	}
 }
 
 // applyLinks adds links after a note was written. The note is committed by then, so a failing
@@ -228,6 +280,112 @@ func (t *Tenant) resolveForward(ctx context.Context, toID, projectUID string, ti
 			}
 		}
 	}
+}
+
+// linkKeysQuery finds the current notes of a project that any of a list of titles (as link
+// keys, spliced as quoted literals: DQL variables hold no lists) resolves to.
+const linkKeysQuery = `query q($project: string) {
+  n(func: eq(Note.link_keys, [%s])) @filter(eq(Memory.status, "indexed") AND uid_in(Note.project, $project)) {
+    Memory.id Note.link_keys
+  }
+}`
+
+// closeDroppedLinks closes (valid_to, never deletes) the wiki-link edges an edit took out of a
+// note's body: a REFERENCES edge to a note that a [[title]] of the former body resolves to and
+// no [[title]] of the new body does, and drops the forward references of dropped titles. Like
+// applyLinks it runs after the edit committed; a failure is logged, the edit stands. It returns
+// the dropped titles whose edge or forward reference it removed.
+func (t *Tenant) closeDroppedLinks(ctx context.Context, fromID, projectUID, oldBody, newBody string) []string {
+	keep := map[string]bool{}
+	for _, s := range wikiSpecs(newBody) {
+		keep[linkKey(s.ToTitle)] = true
+	}
+	var dropped []string // titles as the former body wrote them
+	for _, s := range wikiSpecs(oldBody) {
+		if !keep[linkKey(s.ToTitle)] {
+			dropped = append(dropped, s.ToTitle)
+		}
+	}
+	if len(dropped) == 0 {
+		return nil
+	}
+	quoted := []string{}
+	for _, title := range dropped {
+		quoted = append(quoted, strconv.Quote(linkKey(title)))
+	}
+	for key := range keep {
+		quoted = append(quoted, strconv.Quote(key))
+	}
+	var out struct {
+		N []struct {
+			ID   string   `json:"Memory.id"`
+			Keys []string `json:"Note.link_keys"`
+		}
+	}
+	if err := t.queryVars(ctx, fmt.Sprintf(linkKeysQuery, strings.Join(quoted, ", ")), map[string]string{"$project": projectUID}, &out); err != nil {
+		t.c.log.Warn("dropped links not closed", "tenant", t.Name, "from", fromID, "err", err)
+		return nil
+	}
+	stillLinked := map[string]bool{fromID: true}
+	for _, n := range out.N {
+		if slices.ContainsFunc(n.Keys, func(k string) bool { return keep[k] }) {
+			stillLinked[n.ID] = true
+		}
+	}
+	closed := []string{}
+	for _, title := range dropped {
+		done := false
+		for _, n := range out.N {
+			if stillLinked[n.ID] || !slices.Contains(n.Keys, linkKey(title)) {
+				continue
+			}
+			_, err := t.Unlink(ctx, fromID, n.ID, WikiRelation)
+			var kerr *knowmind.Error
+			switch {
+			case err == nil:
+				done = true
+			case errors.As(err, &kerr) && kerr.Code == knowmind.ENOTFOUND: // no open edge: nothing to close
+			default:
+				t.c.log.Warn("dropped link not closed", "tenant", t.Name, "from", fromID, "to", n.ID, "err", err)
+			}
+			stillLinked[n.ID] = true // one close per target, however many dropped titles name it
+		}
+		if t.dropForward(ctx, fromID, linkKey(title)) || done {
+			closed = append(closed, title)
+		}
+	}
+	return closed
+}
+
+// dropForward deletes fromID's wiki-link forward reference to a title key (a pending link is no
+// edge, so it has no history to keep), reporting whether there was one.
+func (t *Tenant) dropForward(ctx context.Context, fromID, key string) bool {
+	var out struct {
+		N []struct {
+			F []struct {
+				UID string `json:"uid"`
+				Rel string `json:"Forward.rel"`
+				Key string `json:"Forward.key"`
+			} `json:"f"`
+		}
+	}
+	if err := t.queryVars(ctx, pendingQuery, map[string]string{"$id": fromID}, &out); err != nil || len(out.N) == 0 {
+		return false
+	}
+	var del strings.Builder
+	for _, f := range out.N[0].F {
+		if f.Rel == WikiRelation && f.Key == key {
+			fmt.Fprintf(&del, "<%s> * * .\n", f.UID)
+		}
+	}
+	if del.Len() == 0 {
+		return false
+	}
+	if _, err := t.dg.NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, DelNquads: []byte(del.String())}); err != nil {
+		t.c.log.Warn("forward link not dropped", "tenant", t.Name, "from", fromID, "err", err)
+		return false
+	}
+	return true
 }
 
 // noteLinks are a note's open edges both ways (knowmind_list_relations' view) and its pending

@@ -48,7 +48,7 @@ const noteFields = `uid Memory.id Memory.kind Memory.title Memory.content Memory
     Note.path Note.class Note.type Note.frontmatter Note.version Note.revision Note.aliases Note.owner
     Note.created_by Note.created_via Note.updated_by Note.updated_via Note.actor_kind Note.trashed_at
     Note.title_key Note.link_keys
-    Note.project { uid Project.handle }`
+    Note.project { uid Project.handle Project.aliases }`
 
 const getNoteQuery = `query q($id: string) {
   n(func: eq(Memory.id, $id), first: 1) @filter(eq(Memory.kind, "note")) { ` + noteFields + ` }
@@ -114,8 +114,9 @@ type dgNote struct {
 	TitleKey    string     `json:"Note.title_key"`
 	LinkKeys    []string   `json:"Note.link_keys"`
 	Project     *struct {
-		UID    string `json:"uid"`
-		Handle string `json:"Project.handle"`
+		UID     string   `json:"uid"`
+		Handle  string   `json:"Project.handle"`
+		Aliases []string `json:"Project.aliases"`
 	} `json:"Note.project"`
 }
 
@@ -139,7 +140,7 @@ func (n dgNote) visible(scope knowmind.NoteScope) bool {
 	if n.Class != knowmind.ClassUserDoc && n.Owner != scope.Principal {
 		return false
 	}
-	return n.Project == nil || scope.AllowsProject(n.Project.Handle)
+	return n.Project == nil || projectAllowed(scope, n.Project.Handle, n.Project.Aliases)
 }
 
 func (n dgNote) domain() knowmind.Note {
@@ -228,12 +229,13 @@ func (t *Tenant) noteEntry(ctx context.Context, id, title, body string) (*entry,
 
 // CreateNote writes a new note (see knowmind.CreateNoteInput) and resolves its links.
 func (t *Tenant) CreateNote(ctx context.Context, scope knowmind.NoteScope, in knowmind.CreateNoteInput) (knowmind.NoteWriteResult, error) {
-	var projectUID string
+	var projectUID, projectHandle string
 	if in.Project != "" || in.Class == knowmind.ClassUserDoc {
-		var err error
-		if projectUID, err = t.project(ctx, scope, in.Project); err != nil {
+		p, err := t.projectRef(ctx, scope, in.Project)
+		if err != nil {
 			return knowmind.NoteWriteResult{}, err
 		}
+		projectUID, projectHandle = p.UID, p.Handle
 	}
 	fm, body, title, err := parseBody("body", in.Body)
 	if err != nil {
@@ -332,7 +334,7 @@ func (t *Tenant) CreateNote(ctx context.Context, scope knowmind.NoteScope, in kn
 	res := knowmind.NoteWriteResult{ID: e.id, Title: title, Path: path, Class: in.Class, VersionToken: version, Revision: 1,
 		Links: []string{}, PendingLinks: []string{}}
 	if projectUID != "" {
-		res.Project = strings.TrimSpace(in.Project)
+		res.Project = projectHandle
 		specs := append(slices.Clone(in.Links), wikiSpecs(body)...)
 		t.applyLinks(ctx, e.id, projectUID, specs, &res)
 		t.resolveForward(ctx, e.id, projectUID, []string{title})
@@ -416,7 +418,8 @@ func (t *Tenant) findNote(ctx context.Context, scope knowmind.NoteScope, ref, pr
 }
 
 // EditNote applies one edit operation at the caller's version token (see "Version tokens").
-// The former body is kept as a Revision; new wiki links become edges or forward references.
+// The former body is kept as a Revision; new wiki links become edges or forward references, and
+// the edges of wiki links the edit removed are closed (closeDroppedLinks).
 func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in knowmind.EditNoteInput) (knowmind.NoteWriteResult, error) {
 	if strings.TrimSpace(in.VersionToken) == "" {
 		return knowmind.NoteWriteResult{}, knowmind.InvalidParam("versionToken", "versionToken is required: read it with knowmind_get_note")
@@ -525,6 +528,7 @@ func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in know
 		VersionToken: version, Revision: revision, Links: []string{}, PendingLinks: []string{}}
 	if puid := n.projectUID(); puid != "" {
 		t.applyLinks(ctx, n.ID, puid, wikiSpecs(body), &res)
+		res.Unlinked = t.closeDroppedLinks(ctx, n.ID, puid, n.Content, body)
 		if title != n.Title {
 			t.resolveForward(ctx, n.ID, puid, []string{title})
 		}

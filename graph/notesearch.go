@@ -30,7 +30,7 @@ type SearchQuery struct {
 // notesMetaQuery reads what search and context show of the hits' notes.
 const notesMetaQuery = `{
   n(func: eq(Memory.id, [%s])) @filter(eq(Memory.kind, "note")) {
-    Memory.id Memory.status Memory.tags Note.path Note.class Note.owner Note.project { uid Project.handle }
+    Memory.id Memory.status Memory.tags Note.path Note.class Note.owner Note.project { uid Project.handle Project.aliases }
   }
 }`
 
@@ -98,8 +98,10 @@ func (t *Tenant) HideNotes(ctx context.Context, scope knowmind.NoteScope, hits [
 // SearchNotes is knowmind_search: ranked snippets of visible notes (shared and the caller's
 // own memory), filtered by project, folder and tag.
 func (t *Tenant) SearchNotes(ctx context.Context, scope knowmind.NoteScope, q SearchQuery) ([]knowmind.SearchHit, bool, error) {
+	var puid string
 	if q.Project != "" {
-		if _, err := t.project(ctx, scope, q.Project); err != nil {
+		var err error
+		if puid, err = t.project(ctx, scope, q.Project); err != nil {
 			return nil, false, err
 		}
 	}
@@ -117,7 +119,7 @@ func (t *Tenant) SearchNotes(ctx context.Context, scope knowmind.NoteScope, q Se
 		if !ok || !n.visible(scope) {
 			continue
 		}
-		if q.Project != "" && n.projectHandle() != q.Project {
+		if puid != "" && n.projectUID() != puid {
 			continue
 		}
 		if path != "" && n.Path != path && !strings.HasPrefix(n.Path, path+"/") {
@@ -217,8 +219,10 @@ const minTruncatedTokens = 40
 // query, with their graph neighbours (two hops), best first, fitted into budget tokens
 // (knowmind.ApproxTokens of title and content).
 func (t *Tenant) Context(ctx context.Context, scope knowmind.NoteScope, query, project string, budget int) (ContextBundle, error) {
+	var puid string
 	if project != "" {
-		if _, err := t.project(ctx, scope, project); err != nil {
+		var err error
+		if puid, err = t.project(ctx, scope, project); err != nil {
 			return ContextBundle{}, err
 		}
 	}
@@ -231,7 +235,7 @@ func (t *Tenant) Context(ctx context.Context, scope knowmind.NoteScope, query, p
 		item := ContextItem{ID: h.MemoryID, Kind: h.Kind, Title: h.Title, Score: h.Score, Content: h.Content}
 		if h.Kind == knowmind.KindNote {
 			n, ok := meta[h.MemoryID]
-			if !ok || !n.visible(scope) || (project != "" && n.projectHandle() != project) {
+			if !ok || !n.visible(scope) || (puid != "" && n.projectUID() != puid) {
 				continue
 			}
 			item.Class, item.Project, item.Path = n.Class, n.projectHandle(), n.Path

@@ -163,17 +163,18 @@ func (t *Tenant) StartSession(ctx context.Context, scope knowmind.NoteScope, pro
 	if project == "" {
 		return s, nil
 	}
-	puid, err := t.project(ctx, scope, project)
+	p, err := t.projectRef(ctx, scope, project)
 	if err != nil {
 		return s, err
 	}
-	if s.Index, s.KnownValues, err = t.projectIndex(ctx, project, puid); err != nil {
+	puid := p.UID
+	if s.Index, s.KnownValues, err = t.projectIndex(ctx, p.Handle, puid); err != nil {
 		return s, err
 	}
 	for _, p := range s.Profile {
 		s.KnownValues.Categories = append(s.KnownValues.Categories, knowmind.ValueCount{Value: p.Category, Count: 1})
 	}
-	since, err := t.moveVisit(ctx, scope.Principal, project)
+	since, err := t.moveVisit(ctx, scope.Principal, puid)
 	if err != nil {
 		return s, err
 	}
@@ -240,10 +241,10 @@ func sortedCounts(m map[string]int, limit int) []knowmind.ValueCount {
 	return list
 }
 
-// moveVisit records now as the principal's last visit with this project hint and returns the
-// previous one (nil on the first).
-func (t *Tenant) moveVisit(ctx context.Context, principal, project string) (*time.Time, error) {
-	key := principal + "\x00" + project
+// moveVisit records now as the principal's last visit to the project (its uid, so a renamed
+// project keeps its visits) and returns the previous one (nil on the first).
+func (t *Tenant) moveVisit(ctx context.Context, principal, projectUID string) (*time.Time, error) {
+	key := principal + "\x00" + projectUID
 	now := nowString()
 	var out struct {
 		Prev []struct {
@@ -341,10 +342,11 @@ func (t *Tenant) ListNotes(ctx context.Context, scope knowmind.NoteScope, q List
 		}
 		after = string(raw)
 	}
-	puid, err := t.project(ctx, scope, q.Project)
+	proj, err := t.projectRef(ctx, scope, q.Project)
 	if err != nil {
 		return knowmind.NoteListing{}, err
 	}
+	puid := proj.UID
 	vars := map[string]string{"$p": puid, "$after": after, "$first": strconv.Itoa(q.Limit + 1)}
 	query := listNotesQuery
 	if path == "" {
@@ -377,7 +379,7 @@ func (t *Tenant) ListNotes(ctx context.Context, scope knowmind.NoteScope, q List
 	if err := t.queryVars(ctx, query, vars, &out); err != nil {
 		return knowmind.NoteListing{}, fmt.Errorf("list notes: %w", err)
 	}
-	res := knowmind.NoteListing{Project: q.Project, Path: path, Notes: []knowmind.NoteSummary{}}
+	res := knowmind.NoteListing{Project: proj.Handle, Path: path, Notes: []knowmind.NoteSummary{}}
 	if len(out.P) > 0 {
 		rows := out.P[0].N
 		if len(rows) > q.Limit {
@@ -459,7 +461,7 @@ func (t *Tenant) RecentActivity(ctx context.Context, scope knowmind.NoteScope, p
 			return knowmind.ActivityPage{}, fmt.Errorf("recent activity: %w", err)
 		}
 		for _, p := range out.Projects {
-			if scope.AllowsProject(p.Handle) {
+			if projectAllowed(scope, p.Handle, p.Aliases) {
 				uids = append(uids, p.UID)
 			}
 		}

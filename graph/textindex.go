@@ -83,6 +83,9 @@ type textIndex struct {
 	syncAdded   map[string]bool // memories the hooks added while a sync runs
 	syncRemoved map[string]bool // memories the hooks removed while a sync runs
 	countOffset int             // indexed nodes the store counts but memories cannot hold
+	// shas are the Memory.content_sha a sync read a held memory's chunks at: a memory updated
+	// since with another sha is read again (textsync.go). Absent: not read by a sync.
+	shas map[string]string
 }
 
 type textState int
@@ -96,6 +99,7 @@ const (
 // textOp is a hook call: add (memoryID and its analysed chunks set) or remove (memory ids).
 type textOp struct {
 	memoryID string
+	sha      string // Memory.content_sha of the added memory, when known
 	docs     []analysedDoc
 	remove   []string
 }
@@ -111,8 +115,9 @@ type textChunk struct {
 
 // indexText records the chunks of a memory the caller has just committed with status indexed.
 // lang is the memory's language as stored: "de" for German (Chunk.text@de), anything else for
-// untagged English text. Call it after the commit, never for a failed ingest.
-func (t *Tenant) indexText(memoryID, lang string, chunks []textChunk) {
+// untagged English text; sha its Memory.content_sha. Call it after the commit, never for a
+// failed ingest.
+func (t *Tenant) indexText(memoryID, lang, sha string, chunks []textChunk) {
 	lang = storedTextLang(lang)
 	// Analysed before the index's lock is taken: recalls' reads and a load's swap wait for it.
 	docs := make([]analysedDoc, len(chunks))
@@ -122,7 +127,7 @@ func (t *Tenant) indexText(memoryID, lang string, chunks []textChunk) {
 			docs[i].vec = chunkVector{uid: c.UID, vec: c.Vec}
 		}
 	}
-	t.text.apply(t.Name, textOp{memoryID: memoryID, docs: docs})
+	t.text.apply(t.Name, textOp{memoryID: memoryID, sha: sha, docs: docs})
 }
 
 // unindexText forgets deleted memories. Call it after the delete is committed.
@@ -175,7 +180,21 @@ func (x *textIndex) applyLocked(tenant string, op textOp) {
 	}
 	if op.memoryID != "" {
 		x.addMemoryLocked(tenant, op.memoryID, op.docs)
+		x.setSHALocked(op.memoryID, op.sha)
 	}
+}
+
+// setSHALocked records the content sha a held memory's chunks were read or written at ("":
+// unknown, so a sync that sees the memory updated reads it once).
+func (x *textIndex) setSHALocked(memoryID, sha string) {
+	if x.shas == nil {
+		x.shas = map[string]string{}
+	}
+	if sha == "" {
+		delete(x.shas, memoryID)
+		return
+	}
+	x.shas[memoryID] = sha
 }
 
 // addMemoryLocked counts a memory's chunks into the statistics and holds their vectors,
@@ -206,6 +225,7 @@ func (x *textIndex) removeMemoryLocked(tenant, memoryID string) {
 		x.ix.Remove(tenant, doc)
 	}
 	delete(x.memories, memoryID)
+	delete(x.shas, memoryID)
 	x.vec.remove(memoryID)
 }
 
@@ -287,6 +307,7 @@ func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 		chunks = built.Len()
 		x.ix.Replace(t.Name, built)
 		x.memories = memories
+		x.shas = map[string]string{}
 		x.vec.replace(vecs)
 		x.state = textLoaded
 		// Writes committed before the scan began are in it; the next sync looks from there.

@@ -26,7 +26,12 @@ import (
 //     writer's clock: the slack covers that lag and the clocks' skew. A memory's status never
 //     changes after its commit (an ingest writes it indexed or failed, whole), so created_at is
 //     the only time that matters.
-//  2. Deletions: the store's count of indexed memories is compared with the number held. Only
+//  2. Changes: the indexed memories whose Memory.updated_at is in the same window (a note
+//     edited, renamed or restored elsewhere keeps its id and count, so neither 1 nor 3 sees it)
+//     are read again when this process holds them and the Memory.content_sha listed differs
+//     from the one the sync last read them at (none known: read once). The hooks' own writes
+//     during the sync win, as for additions.
+//  3. Deletions: the store's count of indexed memories is compared with the number held. Only
 //     when they differ (a document replaced elsewhere, or anything step 1 could not see) are all
 //     indexed Memory.id listed and diffed: held but gone is removed, stored but missing added.
 //
@@ -66,6 +71,7 @@ var errSyncStale = errors.New("statistics were reloaded during the sync")
 type textSyncResult struct {
 	window  int  // indexed memories in the additions window
 	added   int  // memories added
+	changed int  // held memories read again (updated elsewhere)
 	removed int  // memories removed
 	diffed  bool // the counts differed: all ids were listed
 }
@@ -147,7 +153,7 @@ func (x *textIndex) runSync(ctx context.Context, t *Tenant, run syncRun) (textSy
 	case err != nil:
 		t.c.log.Warn("bm25 statistics sync failed", "tenant", t.Name, "took", took, "err", err)
 	default:
-		t.c.log.Debug("bm25 statistics synced", "tenant", t.Name, "window", res.window, "added", res.added,
+		t.c.log.Debug("bm25 statistics synced", "tenant", t.Name, "window", res.window, "added", res.added, "changed", res.changed,
 			"removed", res.removed, "diffed", res.diffed, "took", took)
 	}
 	if err != nil {
@@ -161,7 +167,13 @@ func (x *textIndex) runSync(ctx context.Context, t *Tenant, run syncRun) (textSy
 // is the whole corpus. Failed ones are dropped by the caller.
 const syncWindowQuery = `query q($since: string) {
   n(func: eq(Memory.status, "indexed")) { count(uid) }
-  w(func: ge(Memory.created_at, $since), first: %d%s) { uid Memory.id Memory.status }
+  w(func: ge(Memory.created_at, $since), first: %d%s) { uid Memory.id Memory.status Memory.content_sha }
+}`
+
+// syncUpdatedQuery lists a page of the memories updated since $since (step 2), through
+// updated_at's index.
+const syncUpdatedQuery = `query q($since: string) {
+  w(func: ge(Memory.updated_at, $since), first: %d%s) { uid Memory.id Memory.status Memory.content_sha }
 }`
 
 // syncIDsQuery lists a page of indexed memories' ids, in uid order.
@@ -182,6 +194,7 @@ type listedMemory struct {
 	UID    string `json:"uid"`
 	ID     string `json:"Memory.id"`
 	Status string `json:"Memory.status"`
+	SHA    string `json:"Memory.content_sha"`
 }
 
 func afterClause(uid string) string {
@@ -197,7 +210,7 @@ func (x *textIndex) sync(ctx context.Context, t *Tenant, run syncRun) (textSyncR
 	txn := t.dg.NewReadOnlyTxn()
 	defer txn.Discard(ctx)
 
-	stored, window, err := syncWindow(ctx, txn, run.since)
+	stored, window, err := syncWindow(ctx, txn, syncWindowQuery, run.since)
 	if err != nil {
 		return res, err
 	}
@@ -207,13 +220,22 @@ func (x *textIndex) sync(ctx context.Context, t *Tenant, run syncRun) (textSyncR
 	}
 
 	// 1. Additions.
-	n, err := x.fetchMissing(ctx, t, txn, run.gen, window)
+	n, err := x.fetch(ctx, t, txn, run.gen, window, false)
 	res.added += n
 	if err != nil {
 		return res, err
 	}
 
-	// 2. Deletions, if the counts say there are any. The hooks' additions since the snapshot
+	// 2. Changes.
+	_, updated, err := syncWindow(ctx, txn, syncUpdatedQuery, run.since)
+	if err != nil {
+		return res, err
+	}
+	if res.changed, err = x.fetch(ctx, t, txn, run.gen, updated, true); err != nil {
+		return res, err
+	}
+
+	// 3. Deletions, if the counts say there are any. The hooks' additions since the snapshot
 	// are not in its count (those before it are in the window); their removals are counted as
 	// if after it — if not, the counts differ and the diff, which is exact, sorts it out.
 	x.mu.Lock()
@@ -259,7 +281,7 @@ func (x *textIndex) sync(ctx context.Context, t *Tenant, run syncRun) (textSyncR
 		res.removed++
 	}
 	x.mu.Unlock()
-	n, err = x.fetchMissing(ctx, t, txn, run.gen, all)
+	n, err = x.fetch(ctx, t, txn, run.gen, all, false)
 	res.added += n
 	return res, err
 }
@@ -270,15 +292,15 @@ func (x *textIndex) loadedAsLocked(gen uint64) bool {
 	return x.state == textLoaded && x.gen == gen
 }
 
-// syncWindow reads the store's count of indexed memories and the indexed ones created since
-// since (Memory.id → uid).
-func syncWindow(ctx context.Context, txn *dgo.Txn, since time.Time) (int, map[string]string, error) {
+// syncWindow reads the store's count of indexed memories (syncWindowQuery) and the indexed ones
+// created (syncWindowQuery) or updated (syncUpdatedQuery) since since.
+func syncWindow(ctx context.Context, txn *dgo.Txn, query string, since time.Time) (int, map[string]listedMemory, error) {
 	count := -1
-	window := map[string]string{}
+	window := map[string]listedMemory{}
 	vars := map[string]string{"$since": since.UTC().Format(time.RFC3339Nano)}
 	after := ""
 	for {
-		resp, err := txn.QueryWithVars(ctx, fmt.Sprintf(syncWindowQuery, syncPage, afterClause(after)), vars)
+		resp, err := txn.QueryWithVars(ctx, fmt.Sprintf(query, syncPage, afterClause(after)), vars)
 		if err != nil {
 			return 0, nil, fmt.Errorf("list new memories: %w", err)
 		}
@@ -299,7 +321,7 @@ func syncWindow(ctx context.Context, txn *dgo.Txn, since time.Time) (int, map[st
 		}
 		for _, m := range out.W {
 			if m.Status == "indexed" && m.ID != "" {
-				window[m.ID] = m.UID
+				window[m.ID] = m
 			}
 		}
 		if len(out.W) < syncPage {
@@ -309,9 +331,9 @@ func syncWindow(ctx context.Context, txn *dgo.Txn, since time.Time) (int, map[st
 	}
 }
 
-// syncIDs lists every indexed memory (Memory.id → uid).
-func syncIDs(ctx context.Context, txn *dgo.Txn) (map[string]string, error) {
-	ids := map[string]string{}
+// syncIDs lists every indexed memory.
+func syncIDs(ctx context.Context, txn *dgo.Txn) (map[string]listedMemory, error) {
+	ids := map[string]listedMemory{}
 	after := ""
 	for {
 		resp, err := txn.Query(ctx, fmt.Sprintf(syncIDsQuery, syncPage, afterClause(after)))
@@ -326,7 +348,7 @@ func syncIDs(ctx context.Context, txn *dgo.Txn) (map[string]string, error) {
 		}
 		for _, m := range out.M {
 			if m.ID != "" {
-				ids[m.ID] = m.UID
+				ids[m.ID] = m
 			}
 		}
 		if len(out.M) < syncPage {
@@ -344,19 +366,28 @@ type analysedDoc struct {
 	vec      chunkVector
 }
 
-// fetchMissing adds the listed memories (Memory.id → uid) this process does not hold and whose
-// removal the hooks have not reported during the sync. The texts are read and analysed without
-// the lock; the check is repeated under it, since the hooks may have added some meanwhile.
-func (x *textIndex) fetchMissing(ctx context.Context, t *Tenant, txn *dgo.Txn, gen uint64, listed map[string]string) (int, error) {
+// fetch reads the listed memories' chunks and adds them: with changed false those this process
+// does not hold and whose removal the hooks have not reported during the sync; with changed true
+// those it holds at another content sha than the listing's (step 2), which it replaces unless
+// the hooks wrote them during the sync. The texts are read and analysed without the lock; the
+// check is repeated under it, since the hooks may have written some meanwhile.
+func (x *textIndex) fetch(ctx context.Context, t *Tenant, txn *dgo.Txn, gen uint64, listed map[string]listedMemory, changed bool) (int, error) {
+	wanted := func(m listedMemory) bool {
+		_, held := x.memories[m.ID]
+		if !changed {
+			return !held && !x.syncRemoved[m.ID]
+		}
+		return held && !x.syncAdded[m.ID] && !x.syncRemoved[m.ID] && m.SHA != x.shas[m.ID]
+	}
 	x.mu.Lock()
 	if !x.loadedAsLocked(gen) {
 		x.mu.Unlock()
 		return 0, errSyncStale
 	}
 	var uids []string
-	for id, uid := range listed {
-		if _, held := x.memories[id]; !held && !x.syncRemoved[id] {
-			uids = append(uids, uid)
+	for _, m := range listed {
+		if wanted(m) {
+			uids = append(uids, m.UID)
 		}
 	}
 	x.mu.Unlock()
@@ -384,10 +415,11 @@ func (x *textIndex) fetchMissing(ctx context.Context, t *Tenant, txn *dgo.Txn, g
 			return added, errSyncStale
 		}
 		for i, m := range out.M {
-			if _, held := x.memories[m.ID]; held || x.syncRemoved[m.ID] {
+			if !wanted(listed[m.ID]) {
 				continue
 			}
 			x.addMemoryLocked(t.Name, m.ID, docs[i])
+			x.setSHALocked(m.ID, listed[m.ID].SHA)
 			added++
 		}
 		x.mu.Unlock()

@@ -256,3 +256,62 @@ func TestTextStatsSyncLearnsUncountableNodes(t *testing.T) {
 		}
 	}
 }
+
+// A note edited on another replica: the sync re-reads the chunks of memories updated in its
+// window, so the old body's words leave this replica's statistics and the new ones arrive (the
+// counts agree, so no id diff would notice).
+func TestTextStatsSyncSeesEditsOfOtherReplica(t *testing.T) {
+	f := newReplicaFixture(t)
+	scope := knowmind.NoteScope{Principal: "tok:b"}
+	actor := knowmind.Actor{Principal: "tok:b", Via: "test"}
+	f.store(f.a, "Eins", "Die Lieferung kommt am Montag.")
+	n, err := f.b.CreateNote(f.ctx, scope, knowmind.CreateNoteInput{Project: "main", Body: "# Getriebe\n\nDas Getriebe wird jedes Jahr geprüft.",
+		Class: knowmind.ClassUserDoc, Actor: actor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.syncByRecall(f.a) // loads the statistics, the note included
+	if _, got := df(f.a, "Getriebe"); got["Getriebe"] != 1 {
+		t.Fatalf("DF before the edit %v", got)
+	}
+	// A load does not learn content shas: the first sync reads the memories updated in its
+	// window once more (both), the next none.
+	if res, err := f.a.SyncTextStats(f.ctx, false); err != nil || res.Changed != 2 {
+		t.Fatalf("first sync after the load %+v, %v", res, err)
+	}
+	if res, err := f.a.SyncTextStats(f.ctx, false); err != nil || res.Changed != 0 {
+		t.Fatalf("second sync after the load %+v, %v", res, err)
+	}
+	if _, err := f.b.EditNote(f.ctx, scope, knowmind.EditNoteInput{ID: n.ID, VersionToken: n.VersionToken, Op: knowmind.EditReplace,
+		Content: "# Kupplung\n\nDie Kupplung wird jedes Jahr geprüft.", Actor: actor}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.a.SyncTextStats(f.ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, got := df(f.a, "Getriebe", "Kupplung")
+	if want := map[string]int64{"Getriebe": 0, "Kupplung": 1}; !maps.Equal(got, want) || res.Changed != 1 || res.Diffed {
+		t.Fatalf("sync %+v: DF after b's edit %v, want %v, one memory read again, no diff", res, got, want)
+	}
+	// Read once: the next sync, and one after this replica's own edit (its hook knows the sha),
+	// read nothing again.
+	if res, err := f.a.SyncTextStats(f.ctx, false); err != nil || res.Changed != 0 {
+		t.Fatalf("second sync %+v, %v: want nothing read again", res, err)
+	}
+	cur, err := f.a.GetNote(f.ctx, scope, n.ID, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.EditNote(f.ctx, scope, knowmind.EditNoteInput{ID: n.ID, VersionToken: cur.VersionToken, Op: knowmind.EditAppend,
+		Content: "Auch die Bremse.", Actor: actor}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.a.SyncTextStats(f.ctx, false); err != nil || res.Changed != 0 {
+		t.Fatalf("sync after a local edit %+v, %v: want nothing read again (the hook holds it)", res, err)
+	}
+	if _, got := df(f.a, "Bremse"); got["Bremse"] != 1 {
+		t.Fatalf("DF after the local edit %v", got)
+	}
+	f.matchesRescan(f.a)
+}

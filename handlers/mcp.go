@@ -89,6 +89,7 @@ type service struct {
 func newMCPServer(s *service) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "knowmind", Title: "knowmind memory", Version: knowmind.Version},
 		&mcp.ServerOptions{
+			// Replaced per caller by the steps of its toolsets (guardCalls, toolsets.go).
 			Instructions: "knowmind is a long-term memory: recall before answering from memory, " +
 				"store what should be remembered. Every call works in the workspace of your token.",
 			Logger:                    quiet(s.log),

@@ -413,6 +413,7 @@ func TestNoteParamLimitsMatchDomain(t *testing.T) {
 		{RememberAboutUserParams{}, "Category", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxCategoryChars)},
 		{RememberAboutProjectParams{}, "Observation", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxObservationChars)},
 		{LinkNoteParams{}, "ToTitle", fmt.Sprintf("max=%d", knowmind.MaxTitleChars)},
+		{LinkParams{}, "ToTitle", fmt.Sprintf("omitempty,notblank,max=%d", knowmind.MaxTitleChars)},
 		{GetNoteParams{}, "ID", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxIDChars)},
 		{ListNotesParams{}, "Limit", fmt.Sprintf("omitnil,min=1,max=%d", knowmind.MaxListNotes)},
 		{ListNotesParams{}, "Path", fmt.Sprintf("max=%d", knowmind.MaxNotePathChars)},
@@ -422,6 +423,9 @@ func TestNoteParamLimitsMatchDomain(t *testing.T) {
 		{RenameNoteParams{}, "Title", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxTitleChars)},
 		{RenameNoteParams{}, "ID", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxIDChars)},
 		{MoveNoteParams{}, "Path", fmt.Sprintf("max=%d", knowmind.MaxNotePathChars)},
+		{RenameProjectParams{}, "Project", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxProjectHandle)},
+		{RenameProjectParams{}, "Handle", fmt.Sprintf("max=%d", knowmind.MaxProjectHandle)},
+		{RenameProjectParams{}, "Name", fmt.Sprintf("max=%d", knowmind.MaxProjectNameChars)},
 		{CreateNotesParams{}, "Notes", fmt.Sprintf("required,min=1,max=%d,dive", knowmind.MaxBatchNotes)},
 		{LinkManyParams{}, "Links", fmt.Sprintf("required,min=1,max=%d,dive", knowmind.MaxBatchLinks)},
 	} {

@@ -653,7 +653,8 @@ func TestSpec000ToolsList(t *testing.T) {
 		"knowmind_start_session": {false, true, false}, "knowmind_whoami": {true, true, false},
 		"knowmind_list_notes": {true, true, false}, "knowmind_recent_activity": {true, true, false},
 		"knowmind_rename_note": {false, false, false}, "knowmind_move_note": {false, false, false}, "knowmind_move_folder": {false, false, false},
-		"knowmind_create_notes": {false, false, false}, "knowmind_link_many": {false, true, false},
+		"knowmind_rename_project": {false, true, false},
+		"knowmind_create_notes":   {false, false, false}, "knowmind_link_many": {false, true, false},
 		"knowmind_store_memories": {false, true, false},
 		// memory engine (README, "Memory engine"); knowmind_set_capture_thresholds needs admin
 		"knowmind_capture": {false, true, false}, "knowmind_review_draft": {false, false, false},

@@ -73,7 +73,8 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Name:  "knowmind_link",
 		Title: "Link two memories",
 		Description: "Creates a typed relation from_id --rel_type--> to_id between two memories of the workspace; the inverse " +
-			"relation is materialised automatically. Linking twice returns the same edge ids. Version history " +
+			"relation is materialised automatically. Linking twice returns the same edge ids. From a note, to_title " +
+			"may name the target note by title instead of to_id (a forward reference until a note has it). Version history " +
 			"(SUPERSEDES, SUPERSEDED_BY) is written only by knowmind_update_fact and refused here.\n\n" +
 			relTypesText(s.shapes()),
 		Scope:      knowmind.ScopeWrite,
@@ -347,6 +348,14 @@ func (f *inFlight) acquire(ctx context.Context) (release func(), err error) {
 func (s *service) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
+		case "initialize":
+			res, err := next(ctx, method, req)
+			if ir, ok := res.(*mcp.InitializeResult); ok && err == nil {
+				if p, ok := s.principal(req.GetExtra()); ok {
+					ir.Instructions = s.instructions(p)
+				}
+			}
+			return res, err
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {

@@ -133,6 +133,15 @@ func (s *service) registerNoteTools(srv *mcp.Server) {
 		Scope: knowmind.ScopeWrite,
 	}, s.moveFolder)
 	addTool(s, srv, tool{
+		Name:  "knowmind_rename_project",
+		Title: "Rename a project",
+		Description: "Changes a project's handle and/or display name. Link-safe: notes, ids and links stay, and the old " +
+			"handle becomes an alias that still resolves (also for tokens limited to it). A handle another project " +
+			"holds, now or formerly, is refused (409).",
+		Scope:      knowmind.ScopeWrite,
+		Idempotent: true,
+	}, s.renameProject)
+	addTool(s, srv, tool{
 		Name:  "knowmind_create_notes",
 		Title: "Create several notes",
 		Description: "Creates up to 50 notes in one call, each as knowmind_create_note takes it. Best-effort: results[] says " +

@@ -3,7 +3,10 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/knowmind/knowmind"
@@ -64,5 +67,61 @@ func TestToolsListUnchangedByNoteContent(t *testing.T) {
 	after := send(t, c.url, c.write, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`).Body
 	if len(before) < 1000 || !bytes.Equal(before, after) {
 		t.Fatalf("tools/list changed after storing notes (%d → %d bytes)", len(before), len(after))
+	}
+}
+
+// TestInitializeInstructionsPerToolset: initialize's instructions give the call order of the
+// token's toolsets and name only tools its tools/list shows.
+func TestInitializeInstructionsPerToolset(t *testing.T) {
+	c := newNotesClient(t)
+	ctx := context.Background()
+	cl := dgraphtest.Shared(t).Client
+	token := func(scope knowmind.Scope, sets ...string) string {
+		secret, _, err := cl.CreateLimitedToken(ctx, c.tenant, []knowmind.Scope{scope}, nil, sets, "agent", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return secret
+	}
+	toolName := regexp.MustCompile(`knowmind_[a-z_]+`)
+	for name, tc := range map[string]struct {
+		token     string
+		want, not []string
+	}{
+		"notes, write": {token(knowmind.ScopeWrite, knowmind.ToolsetNotes),
+			[]string{"knowmind_start_session", "knowmind_list_projects", "knowmind_search", "knowmind_create_note", "knowmind_edit_note"},
+			[]string{"knowmind_recall", "knowmind_explore"}},
+		"notes, read": {token(knowmind.ScopeRead, knowmind.ToolsetNotes),
+			[]string{"knowmind_start_session", "knowmind_search"}, []string{"knowmind_create_note", "knowmind_remember_about_user"}},
+		"memory, read": {token(knowmind.ScopeRead, knowmind.ToolsetMemory),
+			[]string{"knowmind_recall"}, []string{"knowmind_store_memory", "knowmind_start_session"}},
+		"engine, write": {token(knowmind.ScopeWrite, knowmind.ToolsetEngine),
+			[]string{"knowmind_capture", "knowmind_explore", "knowmind_briefing"}, []string{"knowmind_recall", "knowmind_search"}},
+		"all toolsets": {newToken(t, c.tenant, knowmind.ScopeWrite),
+			[]string{"knowmind_start_session", "knowmind_recall", "knowmind_store_memory", "knowmind_capture"}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := send(t, c.url, tc.token, initializeBody)
+			var res struct{ Instructions string }
+			if err := json.Unmarshal(r.Result, &res); err != nil || res.Instructions == "" {
+				t.Fatalf("initialize: HTTP %d %s", r.Status, r.Body)
+			}
+			listed := listTools(t, c.url, tc.token)
+			for _, n := range toolName.FindAllString(res.Instructions, -1) {
+				if !slices.Contains(listed, n) {
+					t.Errorf("instructions name %s, which tools/list does not show this token:\n%s", n, res.Instructions)
+				}
+			}
+			for _, n := range tc.want {
+				if !strings.Contains(res.Instructions, n) {
+					t.Errorf("instructions lack %s:\n%s", n, res.Instructions)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(res.Instructions, n) {
+					t.Errorf("instructions name %s:\n%s", n, res.Instructions)
+				}
+			}
+		})
 	}
 }

@@ -14,11 +14,11 @@ import (
 )
 
 func init() {
-	register("token", "token create --tenant NAME --scopes read,write [--projects a,b] [--toolsets memory,notes,engine] [--name N] [--expires 720h] | token list [--tenant NAME] | token revoke ID", runToken)
+	register("token", "token create --tenant NAME --scopes read,write [--projects a,b] [--toolsets memory|notes,engine|all] [--name N] [--expires 720h] | token list [--tenant NAME] | token revoke ID", runToken)
 }
 
 const tokenUsage = `usage:
-  knowmind token create --tenant NAME --scopes read[,write,admin] [--projects a,b] [--toolsets memory,notes,engine] [--name NAME] [--expires DURATION] [serve flags]
+  knowmind token create --tenant NAME --scopes read[,write,admin] [--projects a,b] [--toolsets memory,notes,engine|all] [--name NAME] [--expires DURATION] [serve flags]
   knowmind token list [--tenant NAME] [serve flags]
   knowmind token revoke ID [serve flags]
 
@@ -26,8 +26,8 @@ The token is printed once; only its SHA-256 is stored. A new tenant gets its
 Dgraph namespace on the first token. Revocation takes effect on the next request.
 --projects limits the token to these notes projects (default: all; see knowmind project).
 --toolsets limits the MCP tools it sees and calls: memory (recall, store, link, ...), notes
-(start_session, notes, search, ...), engine (explore, capture,
-drafts, entities); default: all.`
+(start_session, notes, search, ...), engine (explore, capture, drafts, entities, goals,
+briefing), or all; default: memory (the seed-000 tools), so an agent sees only what it needs.`
 
 // runToken takes serve's flags and environment, so it reaches the same Dgraph
 // (a running `knowmind serve` with the same --data-dir, or an external one).
@@ -42,7 +42,7 @@ func runToken(ctx context.Context, args []string) error {
 	name, args := takeStringFlag(args, "name", "")
 	expires, args := takeStringFlag(args, "expires", "")
 	projects, args := takeStringFlag(args, "projects", "")
-	toolsets, args := takeStringFlag(args, "toolsets", "")
+	toolsets, args := takeStringFlag(args, "toolsets", knowmind.ToolsetMemory)
 	var id string
 	if sub == "revoke" {
 		// The id may stand before or after the serve flags.
@@ -100,8 +100,8 @@ func runToken(ctx context.Context, args []string) error {
 		if projects != "" {
 			projectList = splitList(projects)
 		}
-		var toolsetList []string
-		if toolsets != "" {
+		var toolsetList []string // nil: all toolsets
+		if toolsets != "all" {
 			toolsetList = splitList(toolsets)
 		}
 		secret, tok, err := b.client.CreateLimitedToken(ctx, tenant, scopeList, projectList, toolsetList, name, expiresAt)
