@@ -3,7 +3,7 @@ DGRAPH_VERSION := v25.2.0
 DGRAPH := bin/dgraph
 GO ?= go
 
-.PHONY: run test test-docker docker-compose bench bench-locomo bench-speed dgraph build build-bench clean-data lint ui-vendor fuzz
+.PHONY: run test test-docker docker-compose bench bench-locomo bench-speed dgraph build build-bench clean-data lint ui-vendor fuzz attack kill9
 
 ## run: build what is missing and start the service with its own local Dgraph
 run: $(DGRAPH) build
@@ -13,6 +13,24 @@ run: $(DGRAPH) build
 test: $(DGRAPH)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+
+## attack: the full cross-tenant suite (issue 13): over 2,000 crafted attempts of tenant B on tenant A, counts printed
+attack: $(DGRAPH)
+	KNOWMIND_ATTACK=1 KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -count=1 -timeout 15m -v -run 'TestCrossTenant' ./handlers/
+
+## kill9: SIGKILL the alpha, then the service, KILL9_ROUNDS times each during a stream of writes; counts printed
+KILL9_ROUNDS ?= 5
+kill9: $(DGRAPH)
+	KNOWMIND_KILL9_ROUNDS=$(KILL9_ROUNDS) KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -count=1 -timeout 30m -v -run 'TestKill9' ./cmd/knowmind/
+
+## fuzz: every Go fuzz target for FUZZTIME each (their seed corpora run in `make test`)
+FUZZTIME ?= 1m
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME) ./chunk/
+	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./bm25/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./shapes/
+	$(GO) test -run '^$$' -fuzz '^FuzzToolParams$$' -fuzztime $(FUZZTIME) ./handlers/
+	$(GO) test -run '^$$' -fuzz '^FuzzJSONRPC$$' -fuzztime $(FUZZTIME) ./handlers/
 
 ## test-docker: the compose stacks on a real Docker engine (needs a running dockerd; .ci/dockerd start)
 test-docker: $(DGRAPH) bin/docker-compose

@@ -1,6 +1,7 @@
 package knowmind
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -12,10 +13,20 @@ import (
 // bullet items, each citing the memory ids it comes from, filled in that
 // order of priority until the token budget (ApproxTokens) is spent.
 
-// Briefing modes.
+// Briefing modes: extractive (quotes, offline) or llm (written by the configured model from
+// the extractive briefing's items, citing their ids).
 const (
 	BriefingExtractive = "extractive"
+	BriefingLLM        = "llm"
 )
+
+// BriefingWriter writes a briefing's text with a language model from the extractive briefing
+// (its sections and Markdown, every item citing its ids). An error is the provider's or an
+// answer that failed validation; the caller then answers the extractive briefing and says why.
+type BriefingWriter interface {
+	Model() string
+	WriteBriefing(ctx context.Context, extractive Briefing) (string, error)
+}
 
 // Bounds and defaults of a briefing.
 const (
@@ -54,7 +65,11 @@ type BriefingSection struct {
 
 // Briefing is knowmind_briefing's answer.
 type Briefing struct {
-	Mode        string            `json:"mode"` // extractive
+	Mode  string `json:"mode"`            // extractive or llm
+	Model string `json:"model,omitempty"` // llm: the model that wrote text
+	// Fallback says why an extractive briefing was answered although a model is configured
+	// (the provider failed or its answer failed validation).
+	Fallback    string            `json:"fallback,omitempty"`
 	Note        string            `json:"note"`
 	GeneratedAt time.Time         `json:"generated_at"`
 	Since       *time.Time        `json:"since,omitempty"`
@@ -63,7 +78,7 @@ type Briefing struct {
 	Tokens      int               `json:"tokens"` // approximate tokens of text
 	Truncated   bool              `json:"truncated"`
 	Sections    []BriefingSection `json:"sections"`
-	Text        string            `json:"text"` // the sections as Markdown
+	Text        string            `json:"text"` // the sections as Markdown, or the model's briefing (mode llm)
 }
 
 // BriefingMemory is an active memory, draft side or conflict end as the briefing sees it.
@@ -207,4 +222,23 @@ func clip(s string) string {
 		return s
 	}
 	return string(r[:MaxBriefingItemChars-1]) + "…"
+}
+
+// CitedIDs are the ids a briefing's items cite (memories, goals, drafts), each once.
+func (b Briefing) CitedIDs() map[string]bool {
+	ids := map[string]bool{}
+	for _, s := range b.Sections {
+		for _, it := range s.Items {
+			for _, id := range it.MemoryIDs {
+				ids[id] = true
+			}
+			if it.GoalID != "" {
+				ids[it.GoalID] = true
+			}
+			if it.DraftID != "" {
+				ids[it.DraftID] = true
+			}
+		}
+	}
+	return ids
 }

@@ -12,7 +12,15 @@ const (
 	RecordMemory   = "memory"   // a memory (kind memory)
 	RecordDocument = "document" // a document (kind document, chunked)
 	RecordRelation = "relation" // a typed edge between two memories by id
+	RecordGoal     = "goal"     // a goal (knowmind_set_goal), in Goal
+	RecordDraft    = "draft"    // a captured fact waiting for (or past) review, in Draft
 )
+
+// AfterEntries says whether records of type typ are imported after every memory and document
+// (they name memories by id): relations, goals and drafts.
+func AfterEntries(typ string) bool {
+	return typ == RecordRelation || typ == RecordGoal || typ == RecordDraft
+}
 
 // BulkFormat and BulkFormatVersion name the JSONL format in an export's header line.
 const (
@@ -58,6 +66,15 @@ type Record struct {
 	To      string `json:"to,omitempty"`
 	RelType string `json:"rel_type,omitempty"`
 	EdgeID  string `json:"edge_id,omitempty"` // informational: import derives it (graph.EdgeID)
+	// What the link recorded (knowmind_link's confidence and metadata.reason, who linked).
+	Confidence *float64 `json:"confidence,omitempty"`
+	CreatedBy  string   `json:"created_by,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+
+	// goal, draft: the whole object as knowmind_list_goals / knowmind_list_drafts show it
+	// (due and expired are recomputed on import).
+	Goal  *Goal  `json:"goal,omitempty"`
+	Draft *Draft `json:"draft,omitempty"`
 
 	// both: when the record was written and the interval it is valid in
 	// (valid_to absent = current).

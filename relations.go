@@ -15,6 +15,19 @@ type LinkResult struct {
 	Pending bool   `json:"pending,omitempty"`
 }
 
+// EdgeMeta is what a link records about itself as edge facets (seed 001, memory_link):
+// how sure the linker was, who linked (a token id, or the engine: "capture" for a detected
+// contradiction) and an optional reason (the seed's metadata). An edge written without them
+// reads as confidence 1 by "knowmind_link".
+type EdgeMeta struct {
+	Confidence *float64 // 0..1; nil = 1
+	CreatedBy  string
+	Reason     string
+}
+
+// MaxEdgeReasonChars bounds EdgeMeta.Reason.
+const MaxEdgeReasonChars = 500
+
 // UnlinkResult is what knowmind_unlink returns. Deleted means the edge and
 // its inverse are no longer current; their record stays, closed with
 // valid_to, for point-in-time queries.

@@ -157,6 +157,33 @@ not json
 	}
 }
 
+// Goal and draft records are read in the relations phase (they name memories); each must hold
+// its object.
+func TestJSONLGoalAndDraftRecords(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"in.jsonl": `{"type":"goal","goal":{"id":"g1","text":"report","kind":"time","status":"open","due_at":"2026-01-01T00:00:00Z"}}
+{"type":"draft","draft":{"id":"d1","text":"Lisa zieht um.","confidence":0.6,"status":"draft","extractor":"rules","entities":[{"type":"person","id":"lisa"}]}}
+{"type":"memory","id":"a","content":"A"}
+{"type":"goal","draft":{"id":"d2","text":"x"}}
+{"type":"draft"}
+`})
+	src, err := OpenJSONL(filepath.Join(dir, "in.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, after := items(t, src)
+	if len(entries) != 3 || len(after) != 2 {
+		t.Fatalf("entries %d, after entries %d", len(entries), len(after))
+	}
+	if after[0].Err != nil || after[0].Record.Goal == nil || after[0].Record.Goal.DueAt == nil ||
+		after[1].Err != nil || after[1].Record.Draft == nil || after[1].Record.Draft.Entities[0].ID != "lisa" {
+		t.Fatalf("goal and draft records %+v", after)
+	}
+	// A goal record holding a draft, and a draft without its object, are errors (read as entries).
+	if entries[1].Err == nil || entries[2].Err == nil {
+		t.Fatalf("malformed records read without error: %+v", entries[1:])
+	}
+}
+
 // fakeTarget records the batches and commits the cursor like the graph does; failAt makes the
 // write of that batch (1-based, counting all writes) fail as a batch.
 type fakeTarget struct {

@@ -9,8 +9,8 @@ import (
 )
 
 // Phase is which records of a source a pass reads: every memory and document
-// first, then every relation, so a relation may name a memory anywhere in the
-// source.
+// first, then every relation, goal and draft (knowmind.AfterEntries), so they may
+// name a memory anywhere in the source.
 type Phase int
 
 const (
@@ -40,6 +40,7 @@ type Source interface {
 type Target interface {
 	ImportCursor(ctx context.Context, key string) (int, error)
 	WriteEntries(ctx context.Context, recs []knowmind.Record, cur knowmind.BatchCursor) ([]knowmind.ItemResult, error)
+	// WriteRelations writes the records of PhaseRelations: relations, goals and drafts.
 	WriteRelations(ctx context.Context, recs []knowmind.Record, cur knowmind.BatchCursor) ([]knowmind.ItemResult, error)
 }
 

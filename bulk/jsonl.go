@@ -71,7 +71,7 @@ func OpenJSONL(path string) (*JSONL, error) {
 		}
 		h.Write(raw)
 		h.Write([]byte{'\n'})
-		if err == nil && rec.Type == knowmind.RecordRelation {
+		if err == nil && knowmind.AfterEntries(rec.Type) {
 			s.relations++
 		} else {
 			s.entries++
@@ -98,7 +98,7 @@ func (s *JSONL) Each(ctx context.Context, phase Phase, fn func(Item) error) erro
 		if err == nil && rec.Type == knowmind.RecordHeader {
 			return nil
 		}
-		isRelation := err == nil && rec.Type == knowmind.RecordRelation
+		isRelation := err == nil && knowmind.AfterEntries(rec.Type)
 		if isRelation != (phase == PhaseRelations) {
 			return nil
 		}
@@ -146,6 +146,11 @@ func parseRecord(raw []byte) (knowmind.Record, error) {
 	switch r.Type {
 	case knowmind.RecordHeader, knowmind.RecordMemory, knowmind.RecordDocument, knowmind.RecordRelation:
 		return r, nil
+	case knowmind.RecordGoal, knowmind.RecordDraft:
+		if (r.Type == knowmind.RecordGoal) != (r.Goal != nil) || (r.Type == knowmind.RecordDraft) != (r.Draft != nil) {
+			return r, knowmind.InvalidParam(r.Type, "a %s record holds its object in %q", r.Type, r.Type)
+		}
+		return r, nil
 	}
-	return r, knowmind.InvalidParam("type", "type must be memory, document, relation or header, not %q", r.Type)
+	return r, knowmind.InvalidParam("type", "type must be memory, document, relation, goal, draft or header, not %q", r.Type)
 }

@@ -73,6 +73,8 @@ type service struct {
 var testEnv = map[string]string{
 	"KNOWMIND_SECRET":          "0123456789abcdef0123456789abcdef",
 	"KNOWMIND_DGRAPH_PASSWORD": "s3cret-guardian",
+	// As .env.example sets it: encryption at rest with dgraph-init's key.
+	"DGRAPH_ENCRYPTION_KEY_FILE": "/secrets/encryption-key",
 }
 
 // loadCompose parses a compose file and interpolates ${...} in every value
@@ -599,6 +601,12 @@ func TestDgraphCommandsConsistent(t *testing.T) {
 				t.Errorf("%s: %s runs without ACL (--acl secret-file=...): namespaces need it", path, name)
 			} else if !slices.Contains(s.Volumes, secretVol+":"+filepath.Dir(file)+":ro") {
 				t.Errorf("%s: %s reads %s, but does not mount %s read-only at %s", path, name, file, secretVol, filepath.Dir(file))
+			}
+			enc, _ := flagValue(s.Command, "encryption")
+			if key, _ := superflag(enc, "key-file"); key != testEnv["DGRAPH_ENCRYPTION_KEY_FILE"] {
+				t.Errorf("%s: %s --encryption key-file=%q, want DGRAPH_ENCRYPTION_KEY_FILE (%s)", path, name, key, testEnv["DGRAPH_ENCRYPTION_KEY_FILE"])
+			} else if !strings.Contains(strings.Join(init.Command, " "), key) || !slices.Contains(s.Volumes, secretVol+":"+filepath.Dir(key)+":ro") {
+				t.Errorf("%s: %s reads its encryption key %s, which dgraph-init does not write into a volume it mounts", path, name, key)
 			}
 			sec, _ := flagValue(s.Command, "security")
 			wl, _ := superflag(sec, "whitelist")

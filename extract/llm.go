@@ -94,7 +94,8 @@ type chatRequest struct {
 	Model          string        `json:"model"`
 	Messages       []chatMessage `json:"messages"`
 	Temperature    float64       `json:"temperature"`
-	ResponseFormat any           `json:"response_format"`
+	ResponseFormat any           `json:"response_format,omitempty"`
+	MaxTokens      int           `json:"max_tokens,omitempty"`
 }
 
 type chatMessage struct {

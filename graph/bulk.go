@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dgraph-io/dgo/v240"
 	"github.com/dgraph-io/dgo/v240/protos/api"
@@ -432,12 +433,18 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 		created, validFrom     time.Time
 		validTo                *time.Time
 		timed                  bool // the record gave created_at or valid_from
+		meta                   knowmind.EdgeMeta
 	}
 	var links []link
 	idSet := map[string]bool{}
 	now := time.Now().UTC()
+	var engineRecs []int // goals and drafts (engineimport.go)
 	for i, r := range recs {
 		fail := func(err error) { results[i] = knowmind.ItemResult{Status: knowmind.ItemFailed, Err: err} }
+		if r.Type == knowmind.RecordGoal || r.Type == knowmind.RecordDraft {
+			engineRecs = append(engineRecs, i)
+			continue
+		}
 		if r.Type != knowmind.RecordRelation {
 			fail(knowmind.InvalidParam("type", "type must be relation here, not %q", r.Type))
 			continue
@@ -447,7 +454,16 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 			fail(err)
 			continue
 		}
-		l := link{index: i, rel: rel.Name, inverse: rel.Inverse, from: r.From, to: r.To, created: now}
+		if c := r.Confidence; c != nil && (*c < 0 || *c > 1) {
+			fail(knowmind.InvalidParam("confidence", "confidence must lie in 0..1"))
+			continue
+		}
+		if utf8.RuneCountInString(r.Reason) > knowmind.MaxEdgeReasonChars || utf8.RuneCountInString(r.CreatedBy) > knowmind.MaxIDChars {
+			fail(knowmind.InvalidParam("reason", "reason exceeds %d characters or created_by %d", knowmind.MaxEdgeReasonChars, knowmind.MaxIDChars))
+			continue
+		}
+		l := link{index: i, rel: rel.Name, inverse: rel.Inverse, from: r.From, to: r.To, created: now,
+			meta: knowmind.EdgeMeta{Confidence: r.Confidence, CreatedBy: cleanReason(r.CreatedBy), Reason: cleanReason(r.Reason)}}
 		if r.CreatedAt != nil && !r.CreatedAt.IsZero() {
 			l.created, l.timed = r.CreatedAt.UTC(), true
 		}
@@ -465,6 +481,11 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 		}
 		links = append(links, l)
 		idSet[r.From], idSet[r.To] = true, true
+	}
+	// Goals and drafts are written by id and unchanged when present, so writing them before
+	// the batch's cursor commits is safe to repeat after an interruption.
+	if err := t.writeGoalsAndDrafts(ctx, recs, engineRecs, results); err != nil {
+		return nil, err
 	}
 	if len(links) == 0 {
 		return results, t.commitCursorOnly(ctx, cur)
@@ -567,8 +588,8 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 					break
 				}
 				nquads = append(nquads,
-					edgeNQuad(src.UID, l.rel, dst.UID, res.ID, l.created, l.validFrom, l.validTo, false),
-					edgeNQuad(dst.UID, l.inverse, src.UID, EdgeID(l.to, l.inverse, l.from), l.created, l.validFrom, l.validTo, true))
+					edgeNQuadMeta(src.UID, l.rel, dst.UID, res.ID, l.created, l.validFrom, l.validTo, false, l.meta),
+					edgeNQuadMeta(dst.UID, l.inverse, src.UID, EdgeID(l.to, l.inverse, l.from), l.created, l.validFrom, l.validTo, true, l.meta))
 			}
 			results[l.index] = res
 		}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bulk"
@@ -86,8 +87,35 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if _, err := src.Unlink(ctx, a, c, "RELATES_TO"); err != nil { // a closed edge, kept as history
 		t.Fatal(err)
 	}
+	half := 0.5 // what a link records travels with it
+	if _, err := src.LinkWith(ctx, c, a, "DEPENDS_ON", knowmind.EdgeMeta{Confidence: &half, CreatedBy: "tok_1", Reason: "needs the client"}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := withBrokenEmbedder(t, src).StoreMemory(ctx, knowmind.StoreMemoryInput{Content: "never indexed"}); err == nil {
 		t.Fatal("the broken embedder stored a memory")
+	}
+
+	// Goals (a due time goal, an event goal that fired) and drafts (open, accepted).
+	due := time.Now().Add(-time.Hour).UTC()
+	if _, err := src.SetGoal(ctx, knowmind.Goal{Text: "send the report", Kind: knowmind.GoalTime, DueAt: &due}); err != nil {
+		t.Fatal(err)
+	}
+	watch, err := src.SetGoal(ctx, knowmind.Goal{Text: "watch the office", Kind: knowmind.GoalEvent,
+		Trigger: &knowmind.GoalTrigger{Words: []string{"office"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms, err := src.MatchGoals(ctx, []knowmind.WrittenMemory{{ID: upd.NewMemoryID, Text: "The office is in Hamburg since May."}}); err != nil || len(ms) != 1 {
+		t.Fatalf("goal matches %+v, %v", ms, err)
+	}
+	lisa := fixedExtractor{entity: knowmind.CandidateEntity{Type: "person", Name: "Lisa Müller"}, confidence: 0.6}
+	cap, err := src.Capture(ctx, knowmind.CaptureInput{Text: "Lisa zieht nach Hamburg.\nLisa spricht Spanisch.", Category: "person-info"}, lisa)
+	if err != nil || len(cap.Drafts) != 2 {
+		t.Fatalf("capture drafts %+v, %v", cap, err)
+	}
+	accepted, err := src.ReviewDraft(ctx, knowmind.ReviewInput{DraftID: cap.Drafts[1].ID, Action: knowmind.ReviewAccept, Reviewer: "tok_1"})
+	if err != nil || accepted.MemoryID == "" {
+		t.Fatalf("review %+v, %v", accepted, err)
 	}
 
 	path, recs := exportJSONL(t, src)
@@ -95,8 +123,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 	for _, r := range recs {
 		kinds[r.Type]++
 	}
-	if kinds["memory"] != 6 || kinds["document"] != 1 || kinds["relation"] != 4 {
-		t.Fatalf("export holds %v, want 6 memories, 1 document, 4 relations (3 links and the SUPERSEDES)", kinds)
+	if kinds["memory"] != 7 || kinds["document"] != 1 || kinds["relation"] != 5 || kinds["goal"] != 2 || kinds["draft"] != 2 {
+		t.Fatalf("export holds %v, want 7 memories, 1 document, 5 relations (4 links and the SUPERSEDES), 2 goals, 2 drafts", kinds)
 	}
 
 	dst := dgraphtest.NewTenant(t)
@@ -117,8 +145,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != want || want.Edges != 3 {
-		t.Fatalf("stats after import %+v, want %+v (3 current links; the unlinked one is history)", got, want)
+	if got != want || want.Edges != 4 {
+		t.Fatalf("stats after import %+v, want %+v (4 current links; the unlinked one is history)", got, want)
 	}
 	for _, id := range []string{a, b, c, d, upd.NewMemoryID, doc.ID} {
 		w, err := src.ListRelations(ctx, id)
@@ -148,6 +176,26 @@ func TestExportImportRoundTrip(t *testing.T) {
 			t.Errorf("recall %q after import:\n%q\nwant\n%q", q, hitKeys(g.Hits), hitKeys(w.Hits))
 		}
 	}
+	// The goals and drafts came across whole: the fired goal with its match, the accepted
+	// draft pointing at its memory, the open one at its entity (the event goal fires in the
+	// copy: checked below, after the copy's export).
+	goals, err := dst.ListGoals(ctx, "", 10)
+	if err != nil || len(goals) != 2 || !goals[0].Due {
+		t.Fatalf("goals after import %+v, %v", goals, err)
+	}
+	if g := goals[1]; g.ID != watch.ID || g.FiredCount != 1 || !slices.Equal(g.MatchedIDs, []string{upd.NewMemoryID}) {
+		t.Fatalf("event goal after import %+v", g)
+	}
+	open, err := dst.ListDrafts(ctx, knowmind.DraftOpen, 10)
+	if err != nil || len(open) != 1 || open[0].ID != cap.Drafts[0].ID || open[0].Category != "person-info" ||
+		!slices.Equal(open[0].Entities, []knowmind.EntityRef{{Type: "person", ID: "lisa-mueller"}}) {
+		t.Fatalf("open drafts after import %+v, %v", open, err)
+	}
+	done, err := dst.ListDrafts(ctx, knowmind.DraftAccepted, 10)
+	if err != nil || len(done) != 1 || done[0].MemoryID != accepted.MemoryID || done[0].ReviewedBy != "tok_1" {
+		t.Fatalf("accepted drafts after import %+v, %v", done, err)
+	}
+
 	_, again := exportJSONL(t, dst)
 	sortRecords(recs)
 	sortRecords(again)
@@ -155,6 +203,10 @@ func TestExportImportRoundTrip(t *testing.T) {
 		a, _ := json.MarshalIndent(again, "", " ")
 		b, _ := json.MarshalIndent(recs, "", " ")
 		t.Errorf("export of the copy differs:\n%s\nwant\n%s", a, b)
+	}
+
+	if ms, err := dst.MatchGoals(ctx, []knowmind.WrittenMemory{{ID: "x", Text: "a new office"}}); err != nil || len(ms) != 1 || ms[0].GoalID != watch.ID {
+		t.Fatalf("imported goal does not fire: %+v, %v", ms, err)
 	}
 
 	// The same file again: the cursor says everything is committed, nothing is read.
@@ -193,9 +245,19 @@ func hitKeys(hits []knowmind.RecallHit) []string {
 	return keys
 }
 
+func engineID(r knowmind.Record) string {
+	switch {
+	case r.Goal != nil:
+		return r.Goal.ID
+	case r.Draft != nil:
+		return r.Draft.ID
+	}
+	return ""
+}
+
 func sortRecords(recs []knowmind.Record) {
 	slices.SortFunc(recs, func(a, b knowmind.Record) int {
-		return strings.Compare(a.Type+a.ID+a.From+a.RelType+a.To, b.Type+b.ID+b.From+b.RelType+b.To)
+		return strings.Compare(a.Type+a.ID+a.From+a.RelType+a.To+engineID(a), b.Type+b.ID+b.From+b.RelType+b.To+engineID(b))
 	})
 }
 

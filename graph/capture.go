@@ -335,9 +335,10 @@ func writeContradictions(ctx context.Context, txn *dgo.Txn, facts []*capturedFac
 			if old == "" {
 				continue
 			}
+			meta := contradictionMeta(c.Reason)
 			nquads = append(nquads,
-				edgeNQuad(newUID, RelContradicts, old, EdgeID(f.id, RelContradicts, c.ExistingID), now, now, nil, false),
-				edgeNQuad(old, RelContradicts, newUID, EdgeID(c.ExistingID, RelContradicts, f.id), now, now, nil, true))
+				edgeNQuadMeta(newUID, RelContradicts, old, EdgeID(f.id, RelContradicts, c.ExistingID), now, now, nil, false, meta),
+				edgeNQuadMeta(old, RelContradicts, newUID, EdgeID(c.ExistingID, RelContradicts, f.id), now, now, nil, true, meta))
 			locks = append(locks, map[string]string{"uid": old, "Memory.id": c.ExistingID})
 		}
 	}
@@ -371,10 +372,18 @@ type capturedFact struct {
 
 // linkContradiction links a new fact to the memory it contradicts. A failed
 // link is logged: the conflict is reported all the same.
-func (t *Tenant) linkContradiction(ctx context.Context, newID, existingID string) {
-	if _, err := t.Link(ctx, newID, existingID, RelContradicts); err != nil {
+func (t *Tenant) linkContradiction(ctx context.Context, newID, existingID, reason string) {
+	if _, err := t.LinkWith(ctx, newID, existingID, RelContradicts, contradictionMeta(reason)); err != nil {
 		t.c.log.Warn("capture: linking a contradiction failed", "tenant", t.Name, "from", newID, "to", existingID, "err", err)
 	}
+}
+
+// CreatedByCapture is the created_by facet of the CONTRADICTS edges conflict detection writes.
+const CreatedByCapture = "capture"
+
+// contradictionMeta is what a detected contradiction's edges record: the detector and its reason.
+func contradictionMeta(reason string) knowmind.EdgeMeta {
+	return knowmind.EdgeMeta{CreatedBy: CreatedByCapture, Reason: cleanReason(reason)}
 }
 
 // RelContradicts is the relation a detected conflict is linked with (shapes/default.yaml).

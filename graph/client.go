@@ -244,8 +244,23 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 	if err := checkReembed(ctx, name, dg); err != nil {
 		return nil, err
 	}
+	before, err := SchemaVersion(ctx, dg)
+	if err != nil {
+		return nil, fmt.Errorf("tenant %q: read schema version: %w", name, err)
+	}
 	if err := ApplyTenantSchema(ctx, dg, c.cfg.Relations); err != nil {
 		return nil, err
+	}
+	if before < previewSchemaVersion {
+		n, err := backfillPreviews(ctx, dg)
+		if err != nil {
+			// Recorded as before, so the next open tries again.
+			_ = recordSchemaVersion(ctx, dg, before)
+			return nil, fmt.Errorf("tenant %q: %w", name, err)
+		}
+		if n > 0 {
+			c.log.Info("memories from before previews got one", "tenant", name, "memories", n)
+		}
 	}
 	if err := c.checkEmbedder(ctx, name, dg); err != nil {
 		return nil, err

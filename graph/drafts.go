@@ -315,7 +315,7 @@ func (t *Tenant) ReviewDraft(ctx context.Context, in knowmind.ReviewInput) (know
 	if e != nil {
 		t.indexed(e)
 		for _, m := range d.Conflicts {
-			t.linkContradiction(ctx, e.id, m.ID)
+			t.linkContradiction(ctx, e.id, m.ID, "the accepted draft contradicted it")
 		}
 	}
 	res.Thresholds, _, err = t.thresholds(ctx, d.Extractor)

@@ -323,7 +323,7 @@ func (t *Tenant) storedConflicts(ctx context.Context, e *entry, ents []knowmind.
 	for _, f := range conflict.Detect(e.content, existing) {
 		out = append(out, knowmind.Conflict{NewID: e.id, NewStatus: knowmind.RouteStored, ExistingID: f.ExistingID,
 			ExistingText: f.ExistingText, Reason: f.Reason})
-		t.linkContradiction(ctx, e.id, f.ExistingID)
+		t.linkContradiction(ctx, e.id, f.ExistingID, f.Reason)
 	}
 	return refs, out
 }

@@ -16,7 +16,8 @@ import (
 // Export reads a tenant as JSONL records (knowmind export): every memory and document, every
 // version and status (not notes: their projects, paths and revisions have no records yet), then
 // every relation edge between them as it was linked (the materialised inverses are
-// not written: import restores them), closed ones included, with their validity. Vectors are not
+// not written: import restores them), closed ones included, with their validity, then every
+// goal and draft (engineimport.go). Vectors are not
 // exported; an import embeds the content again with its embedder.
 
 // exportPage is how many memories one export query reads.
@@ -36,7 +37,7 @@ var exportEdgesQuery = template.Must(template.New("exportEdges").Parse(`query q(
   m(func: eq(Memory.kind, ["memory", "document"]), first: $n, after: $after) {
     uid Memory.id
 {{- range .}}
-    <{{.}}> @filter(eq(Memory.kind, ["memory", "document"])) @facets(created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse) { Memory.id }
+    <{{.}}> @filter(eq(Memory.kind, ["memory", "document"])) @facets(created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse, confidence: confidence, created_by: created_by, reason: reason) { Memory.id }
 {{- end}}
   }
 }`))
@@ -100,7 +101,8 @@ func (t *Tenant) Export(ctx context.Context, emit func(knowmind.Record) error) e
 					validFrom = *e.ValidFrom
 				}
 				if err := emit(knowmind.Record{Type: knowmind.RecordRelation, From: from, To: e.PeerID, RelType: rel,
-					EdgeID: EdgeID(from, rel, e.PeerID), CreatedAt: &created, ValidFrom: &validFrom, ValidTo: e.ValidTo}); err != nil {
+					EdgeID: EdgeID(from, rel, e.PeerID), CreatedAt: &created, ValidFrom: &validFrom, ValidTo: e.ValidTo,
+					Confidence: e.Confidence, CreatedBy: e.CreatedBy, Reason: e.Reason}); err != nil {
 					return err
 				}
 			}
@@ -110,7 +112,7 @@ func (t *Tenant) Export(ctx context.Context, emit func(knowmind.Record) error) e
 	if err != nil {
 		return fmt.Errorf("export relations: %w", err)
 	}
-	return nil
+	return t.exportGoalsAndDrafts(ctx, emit)
 }
 
 // pageMemories runs q (a block m with $after and $n) page by page and calls each with every node.

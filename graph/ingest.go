@@ -235,7 +235,7 @@ func (e *entry) node(blank, now, status, failure string) map[string]any {
 		"Memory.id":          e.id,
 		"Memory.kind":        e.kind,
 		"Memory.content":     e.content,
-		"Memory.preview":     chunk.Truncate(e.content, knowmind.RecallMaxContentChars),
+		"Memory.preview":     previewOf(e.content),
 		"Memory.status":      status,
 		"Memory.content_sha": e.sha,
 		"Memory.created_at":  now,

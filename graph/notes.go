@@ -459,7 +459,7 @@ func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in know
 		}
 	}
 	set := map[string]any{
-		"uid": "uid(n)", "Memory.title": title, "Memory.content": body, "Memory.content_sha": e.sha,
+		"uid": "uid(n)", "Memory.title": title, "Memory.content": body, "Memory.preview": previewOf(body), "Memory.content_sha": e.sha,
 		"Memory.lang": e.lang, "Memory.updated_at": now, "Memory.chunks": e.chunkNodes("n"),
 		"Memory.chunk_count": len(e.chunks), "Note.version": version, "Note.revision": revision,
 		"Note.title_key": key, "Note.link_keys": keys, "Note.updated_by": in.Actor.Principal,

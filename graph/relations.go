@@ -61,9 +61,11 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/dgraph-io/dgo/v240"
@@ -90,7 +92,7 @@ var edgePairQuery = template.Must(template.New("edgePair").Parse(`query edgePair
     Memory.kind
     Memory.memory_type
     Memory.tags
-    edge: <{{.Rel}}> @filter(eq(Memory.id, $to)) @facets(id: id, created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse) { uid }
+    edge: <{{.Rel}}> @filter(eq(Memory.id, $to)) @facets(id: id, created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse, confidence: confidence, created_by: created_by, reason: reason) { uid }
 {{- if .CountRel}}
     open: count(<{{.Rel}}> @facets({{.Open}}))
 {{- end}}
@@ -100,7 +102,7 @@ var edgePairQuery = template.Must(template.New("edgePair").Parse(`query edgePair
     Memory.kind
     Memory.memory_type
     Memory.tags
-    edge: <{{.Inverse}}> @filter(eq(Memory.id, $from)) @facets(id: id, created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse) { uid }
+    edge: <{{.Inverse}}> @filter(eq(Memory.id, $from)) @facets(id: id, created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse, confidence: confidence, created_by: created_by, reason: reason) { uid }
 {{- if .CountInverse}}
     open: count(<{{.Inverse}}> @facets({{.Open}}))
 {{- end}}
@@ -120,12 +122,22 @@ var relationsQuery = template.Must(template.New("relations").Parse(`query relati
 
 // edgeFacets is one edge as read back: the peer's uid plus the facets.
 type edgeFacets struct {
-	UID       string     `json:"uid"`
-	ID        string     `json:"id"`
-	CreatedAt *time.Time `json:"created_at"`
-	ValidFrom *time.Time `json:"valid_from"`
-	ValidTo   *time.Time `json:"valid_to"`
-	Inverse   bool       `json:"inverse"`
+	UID        string     `json:"uid"`
+	ID         string     `json:"id"`
+	CreatedAt  *time.Time `json:"created_at"`
+	ValidFrom  *time.Time `json:"valid_from"`
+	ValidTo    *time.Time `json:"valid_to"`
+	Inverse    bool       `json:"inverse"`
+	Confidence *float64   `json:"confidence"`
+	CreatedBy  string     `json:"created_by"`
+	Reason     string     `json:"reason"`
+}
+
+func (e *edgeFacets) meta() knowmind.EdgeMeta {
+	if e == nil {
+		return knowmind.EdgeMeta{}
+	}
+	return knowmind.EdgeMeta{Confidence: e.Confidence, CreatedBy: e.CreatedBy, Reason: e.Reason}
 }
 
 func (e *edgeFacets) isOpen() bool { return e != nil && e.ValidTo == nil }
@@ -154,6 +166,22 @@ func (n *linkEnd) classes() []string { return shapes.NodeClasses(n.Kind, n.Memor
 // Linking an open edge again writes nothing and returns the same ids;
 // linking a closed (unlinked) edge reopens it.
 func (t *Tenant) Link(ctx context.Context, fromID, toID, relType string) (knowmind.LinkResult, error) {
+	return t.LinkWith(ctx, fromID, toID, relType, knowmind.EdgeMeta{})
+}
+
+// LinkWith is Link recording meta on both edges (facets confidence, created_by, reason).
+// Linking an open edge again with other meta rewrites it.
+func (t *Tenant) LinkWith(ctx context.Context, fromID, toID, relType string, meta knowmind.EdgeMeta) (knowmind.LinkResult, error) {
+	if c := meta.Confidence; c != nil && (*c < 0 || *c > 1) {
+		return knowmind.LinkResult{}, knowmind.InvalidParam("confidence", "confidence must lie in 0..1")
+	}
+	meta.Reason = cleanReason(meta.Reason)
+	if utf8.RuneCountInString(meta.Reason) > knowmind.MaxEdgeReasonChars {
+		return knowmind.LinkResult{}, knowmind.InvalidParam("reason", "metadata.reason exceeds %d characters", knowmind.MaxEdgeReasonChars)
+	}
+	if utf8.RuneCountInString(meta.CreatedBy) > knowmind.MaxIDChars {
+		return knowmind.LinkResult{}, fmt.Errorf("link: created_by exceeds %d characters", knowmind.MaxIDChars)
+	}
 	rel, err := t.relationFor(fromID, toID, relType)
 	if err != nil {
 		return knowmind.LinkResult{}, err
@@ -180,12 +208,17 @@ func (t *Tenant) Link(ctx context.Context, fromID, toID, relType string) (knowmi
 		}
 		var nquads []string
 		switch {
+		case fwd.isOpen() && bwd.isOpen() && (meta == (knowmind.EdgeMeta{}) || sameMeta(fwd.meta(), meta)):
+			return nil // idempotent: nothing to write (no meta given keeps what the edge records)
 		case fwd.isOpen() && bwd.isOpen():
-			return nil // idempotent: nothing to write
+			// The same link with other meta: rewrite both edges' facets, keeping their interval.
+			nquads = append(nquads,
+				edgeNQuadMeta(src.UID, rel.Name, dst.UID, res.EdgeID, createdOr(fwd, now), validFromOr(fwd, now), nil, fwd.Inverse, meta),
+				edgeNQuadMeta(dst.UID, rel.Inverse, src.UID, res.InverseEdgeID, createdOr(bwd, now), validFromOr(bwd, now), nil, bwd.Inverse, meta))
 		case fwd.isOpen():
 			// The inverse went missing (or was closed on its own): restore it,
 			// keeping the direction flag opposite to the edge's.
-			nquads = append(nquads, edgeNQuad(dst.UID, rel.Inverse, src.UID, res.InverseEdgeID, createdOr(bwd, now), now, nil, !fwd.Inverse))
+			nquads = append(nquads, edgeNQuadMeta(dst.UID, rel.Inverse, src.UID, res.InverseEdgeID, createdOr(bwd, now), now, nil, !fwd.Inverse, fwd.meta()))
 		default:
 			from, to := src.classes(), dst.classes()
 			if err := set.Check(rel.Name, from, to, src.Open); err != nil {
@@ -199,8 +232,8 @@ func (t *Tenant) Link(ctx context.Context, fromID, toID, relType string) (knowmi
 				return err
 			}
 			nquads = append(nquads,
-				edgeNQuad(src.UID, rel.Name, dst.UID, res.EdgeID, createdOr(fwd, now), now, nil, false),
-				edgeNQuad(dst.UID, rel.Inverse, src.UID, res.InverseEdgeID, createdOr(bwd, now), now, nil, true))
+				edgeNQuadMeta(src.UID, rel.Name, dst.UID, res.EdgeID, createdOr(fwd, now), now, nil, false, meta),
+				edgeNQuadMeta(dst.UID, rel.Inverse, src.UID, res.InverseEdgeID, createdOr(bwd, now), now, nil, true, meta))
 		}
 		return writeEdges(ctx, txn, nquads, src.UID, fromID, dst.UID, toID)
 	})
@@ -455,14 +488,57 @@ func writeEdges(ctx context.Context, txn *dgo.Txn, nquads []string, fromUID, fro
 // edgeNQuad renders one edge with its full facet set (setting an edge again
 // replaces all its facets). validTo nil = open.
 func edgeNQuad(fromUID, rel, toUID, id string, createdAt, validFrom time.Time, validTo *time.Time, inverse bool) string {
+	return edgeNQuadMeta(fromUID, rel, toUID, id, createdAt, validFrom, validTo, inverse, knowmind.EdgeMeta{})
+}
+
+// edgeNQuadMeta is edgeNQuad with the link's meta as facets (absent ones not written).
+func edgeNQuadMeta(fromUID, rel, toUID, id string, createdAt, validFrom time.Time, validTo *time.Time, inverse bool, meta knowmind.EdgeMeta) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<%s> <%s> <%s> (id=%q, created_at=%s, valid_from=%s", fromUID, rel, toUID, id,
 		createdAt.UTC().Format(time.RFC3339Nano), validFrom.UTC().Format(time.RFC3339Nano))
 	if validTo != nil {
 		fmt.Fprintf(&b, ", valid_to=%s", validTo.UTC().Format(time.RFC3339Nano))
 	}
+	if meta.Confidence != nil {
+		fmt.Fprintf(&b, ", confidence=%s", strconv.FormatFloat(*meta.Confidence, 'f', -1, 64))
+	}
+	if meta.CreatedBy != "" {
+		fmt.Fprintf(&b, ", created_by=%q", meta.CreatedBy)
+	}
+	if meta.Reason != "" {
+		fmt.Fprintf(&b, ", reason=%q", meta.Reason)
+	}
 	fmt.Fprintf(&b, ", inverse=%t) .", inverse)
 	return b.String()
+}
+
+// cleanReason makes a reason safe as an N-Quad facet string: valid UTF-8, no control characters.
+func cleanReason(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s))
+}
+
+func sameMeta(a, b knowmind.EdgeMeta) bool {
+	ca, cb := 1.0, 1.0
+	if a.Confidence != nil {
+		ca = *a.Confidence
+	}
+	if b.Confidence != nil {
+		cb = *b.Confidence
+	}
+	return ca == cb && a.CreatedBy == b.CreatedBy && a.Reason == b.Reason
+}
+
+func validFromOr(e *edgeFacets, t time.Time) time.Time {
+	if e != nil && e.ValidFrom != nil {
+		return *e.ValidFrom
+	}
+	return t
 }
 
 // closeNQuad rewrites an open edge with valid_to = now, keeping its facets.
@@ -472,7 +548,7 @@ func closeNQuad(fromUID, rel, toUID string, e *edgeFacets, defaultID string, now
 	if e.ValidFrom != nil {
 		validFrom = *e.ValidFrom
 	}
-	return edgeNQuad(fromUID, rel, toUID, storedOr(e, defaultID), created, validFrom, &now, e.Inverse)
+	return edgeNQuadMeta(fromUID, rel, toUID, storedOr(e, defaultID), created, validFrom, &now, e.Inverse, e.meta())
 }
 
 func storedOr(e *edgeFacets, id string) string {

@@ -152,7 +152,7 @@ func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, v
 		revision := rw.n.Revision + 1
 		version := newVersionToken(revision)
 		node := map[string]any{
-			"uid": "uid(" + v + ")", "Memory.title": rw.title, "Memory.content": rw.body, "Memory.content_sha": rw.e.sha,
+			"uid": "uid(" + v + ")", "Memory.title": rw.title, "Memory.content": rw.body, "Memory.preview": previewOf(rw.body), "Memory.content_sha": rw.e.sha,
 			"Memory.lang": rw.e.lang, "Memory.updated_at": now, "Memory.chunks": rw.e.chunkNodes(v),
 			"Memory.chunk_count": len(rw.e.chunks), "Note.version": version, "Note.revision": revision,
 			"Note.updated_by": actor.Principal, "Note.updated_via": actor.Via, "Note.actor_kind": actorKind(actor),

@@ -52,17 +52,17 @@ func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) error {
 	if err != nil {
 		return fmt.Errorf("apply %s schema: %w", which, err)
 	}
-	return recordSchemaVersion(ctx, dg)
+	return recordSchemaVersion(ctx, dg, schema.Version)
 }
 
 // recordSchemaVersion upserts the namespace's Meta node (key "knowmind").
-func recordSchemaVersion(ctx context.Context, dg *dgo.Dgraph) error {
+func recordSchemaVersion(ctx context.Context, dg *dgo.Dgraph, version int) error {
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	req := &api.Request{
 		Query: `{ m as var(func: eq(Meta.key, "knowmind")) }`,
 		Mutations: []*api.Mutation{{SetNquads: []byte(fmt.Sprintf(
 			"uid(m) <Meta.key> \"knowmind\" .\nuid(m) <Meta.schema_version> \"%d\" .\nuid(m) <Meta.updated_at> %q .\nuid(m) <dgraph.type> \"Meta\" .",
-			schema.Version, now))}},
+			version, now))}},
 	}
 	return RunTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
 		_, err := txn.Do(ctx, req)

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/knowmind/knowmind"
 )
@@ -11,12 +12,17 @@ type BriefingParams struct {
 	Since     string       `json:"since,omitempty" jsonschema:"ISO 8601 time: only memories, drafts and conflicts created since then, goals fired since then (due goals always show)"`
 	Entity    *EntityParam `json:"entity,omitempty" jsonschema:"only what is about this entity (type and id or name); due goals always show"`
 	MaxTokens *int         `json:"max_tokens,omitempty" jsonschema:"token budget of the briefing's text, 100 to 20,000 (default 1,500); items that do not fit are counted as omitted" validate:"omitnil,min=100,max=20000"`
+	Mode      string       `json:"mode,omitempty" jsonschema:"llm (the configured model writes the text; the default when one is configured) or extractive (quotes only; the default otherwise)" validate:"omitempty,oneof=llm extractive"`
 }
 
-// BriefingResult is the extractive briefing.
+// BriefingResult is the briefing: the extractive sections always, the text written by the
+// model in mode llm.
 type BriefingResult = knowmind.Briefing
 
 func (s *service) briefing(ctx context.Context, p BriefingParams) (BriefingResult, error) {
+	if p.Mode == knowmind.BriefingLLM && s.engine.briefing == nil {
+		return BriefingResult{}, knowmind.InvalidParam("mode", "mode llm needs a model (knowmind serve --llm-url and --llm-model); use extractive")
+	}
 	since, err := parseTime("since", p.Since)
 	if err != nil {
 		return BriefingResult{}, err
@@ -40,5 +46,34 @@ func (s *service) briefing(ctx context.Context, p BriefingParams) (BriefingResul
 	if err != nil {
 		return BriefingResult{}, err
 	}
-	return knowmind.BuildBriefing(in), nil
+	b := knowmind.BuildBriefing(in)
+	w := s.engine.briefing
+	if w == nil || p.Mode == knowmind.BriefingExtractive || len(b.Sections) == 0 {
+		return b, nil // nothing to write from when no section has items
+	}
+	text, err := w.WriteBriefing(ctx, b)
+	if err != nil {
+		if ctx.Err() != nil {
+			return BriefingResult{}, ctx.Err()
+		}
+		s.log.WarnContext(ctx, "briefing model failed; answering the extractive briefing", "model", w.Model(), "err", err)
+		b.Fallback = fmt.Sprintf("the model %s failed (%s); this is the extractive briefing", w.Model(), reasonOf(err))
+		return b, nil
+	}
+	b.Mode, b.Model, b.Text, b.Tokens = knowmind.BriefingLLM, w.Model(), text, knowmind.ApproxTokens(text)
+	b.Note = "written by the model " + w.Model() + " from the sections' items, which it cites by id; the sections are its sources"
+	return b, nil
+}
+
+// reasonOf is what a client may read of a model's failure: the refusal's wording, or that
+// the provider was unavailable (transport details stay in the log).
+func reasonOf(err error) string {
+	if e := knowmind.AsError(err); e != nil && e.Code == knowmind.EPROVIDER {
+		return "provider unavailable"
+	}
+	msg := err.Error()
+	if len(msg) > 200 {
+		msg = msg[:200]
+	}
+	return msg
 }

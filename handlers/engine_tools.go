@@ -17,10 +17,13 @@ import (
 )
 
 // Extractors are knowmind_capture's extractors by name and the one used when
-// a call names none. The zero value offers the offline rules extractor only.
+// a call names none, and the model that writes knowmind_briefing (nil: the
+// extractive briefing only). The zero value offers the offline rules extractor
+// and the extractive briefing.
 type Extractors struct {
-	ByName  map[string]knowmind.Extractor
-	Default string
+	ByName   map[string]knowmind.Extractor
+	Default  string
+	Briefing knowmind.BriefingWriter
 }
 
 // engine is the memory engine's configuration inside the service.
@@ -31,10 +34,11 @@ type engine struct {
 	// described are the engine tools whose description ends in the vocabulary, with
 	// the description before it.
 	described map[string]string
+	briefing  knowmind.BriefingWriter // nil: extractive briefings only
 }
 
 func newEngine(x Extractors, v *vocabulary) engine {
-	e := engine{extractors: map[string]knowmind.Extractor{}, def: x.Default, vocab: v, described: map[string]string{}}
+	e := engine{extractors: map[string]knowmind.Extractor{}, def: x.Default, vocab: v, described: map[string]string{}, briefing: x.Briefing}
 	for name, ex := range x.ByName {
 		e.extractors[name] = ex
 	}
@@ -76,7 +80,7 @@ func (s *service) registerEngineTools(srv *mcp.Server) {
 		s.engine = newEngine(Extractors{}, newVocabulary(Deps{Graph: s.graph}))
 	}
 	vocab := s.engine.vocabSuffix()
-	for _, name := range []string{"knowmind_capture", "knowmind_list_drafts", "knowmind_list_entities"} {
+	for _, name := range []string{"knowmind_capture", "knowmind_list_drafts", "knowmind_list_entities", "knowmind_retrieve", "knowmind_replay"} {
 		s.engine.described[name] = ""
 	}
 	addTool(s, srv, tool{
@@ -156,12 +160,36 @@ func (s *service) registerEngineTools(srv *mcp.Server) {
 	addTool(s, srv, tool{
 		Name:  "knowmind_briefing",
 		Title: "Briefing",
-		Description: "What to know now, as an extractive structured briefing (mode extractive: every item quotes a stored goal, " +
-			"draft or memory and cites its ids; no model writes it): sections due goals, fired goals, open conflicts, open drafts " +
-			"and current memories (newest first) — since a time, about an entity, within a token budget (default 1,500).",
+		Description: "What to know now: due goals, fired goals, open conflicts, open drafts and current memories (newest " +
+			"first) — since a time, about an entity, within a token budget (default 1,500). mode extractive: structured " +
+			"sections whose items quote stored goals, drafts and memories and cite their ids; mode llm (when a model is " +
+			"configured, the default then): the model writes text from those items, citing the ids; if it fails the answer is " +
+			"extractive and fallback says why.",
 		Scope:    knowmind.ScopeRead,
 		ReadOnly: true,
 	}, s.briefing)
+	addTool(s, srv, tool{
+		Name:  "knowmind_retrieve",
+		Title: "Retrieve memories four ways",
+		Description: "Finds memories by sort_by: relevance (default; knowmind_recall's hybrid ranking of query), chronological " +
+			"(current memories newest valid first; query, category, entity_type, entity filter), profile (per entity a condensed " +
+			"profile of its current facts, entities with most facts first) or graph (from start_memory_id over open relations to " +
+			"max_depth 1–5, default 3; relation_types narrows it; symmetric relations both ways; answers relations [{source_id, " +
+			"target_id, type, confidence, created_by, depth}]). Every answer: memories [{id, content, entities [{type, id}], " +
+			"entity_type, entity_id, …}], semantic_profiles of the entities they name, context_tokens." + vocab,
+		Scope:    knowmind.ScopeRead,
+		ReadOnly: true,
+	}, s.retrieve)
+	addTool(s, srv, tool{
+		Name:  "knowmind_replay",
+		Title: "Replay a moment",
+		Description: "Time travel: the workspace's knowledge as it stood at timestamp (ISO 8601) — memories stored by then and " +
+			"valid then, including facts superseded later (with the valid_to they got), newest valid first; query (any of its " +
+			"words), category and entity_type narrow it; limit default 50. Same answer as knowmind_retrieve; semantic profiles " +
+			"show the entities' current state." + vocab,
+		Scope:    knowmind.ScopeRead,
+		ReadOnly: true,
+	}, s.replay)
 	for name := range s.engine.described {
 		s.engine.described[name] = strings.TrimSuffix(s.tools[name].Description, vocab)
 	}

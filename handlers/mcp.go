@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -121,6 +122,8 @@ type endpoint struct {
 	bodyTime  time.Duration
 	log       *slog.Logger
 	metrics   *Metrics // nil = none
+	// sessionLimit bounds the sessions each token holds (sessions.go).
+	sessionLimit *sessionLimit
 }
 
 func newEndpoint(srv *mcp.Server, a *authenticator, d Deps, log *slog.Logger) *endpoint {
@@ -151,6 +154,8 @@ func newEndpoint(srv *mcp.Server, a *authenticator, d Deps, log *slog.Logger) *e
 		maxBody:   maxBody,
 		bodyTime:  d.BodyReadTimeout,
 		log:       log,
+
+		sessionLimit: newSessionLimit(d.SessionsPerToken),
 	}
 	if e.bodyTime <= 0 {
 		e.bodyTime = defaultBodyTimeout
@@ -249,6 +254,12 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 	}
 
 	r = r.WithContext(context.WithValue(r.Context(), tokenInfoKey{}, ti))
+	if sid := r.Header.Get(sessionHeader); sid != "" {
+		e.sessionLimit.used(ti, sid, time.Now())
+		if r.Method == http.MethodDelete {
+			defer e.sessionLimit.closed(ti, sid)
+		}
+	}
 	switch r.Method {
 	case http.MethodGet:
 		// The server's event stream belongs to a session.
@@ -400,6 +411,15 @@ func (e *endpoint) post(w http.ResponseWriter, r *http.Request) {
 	h := e.sessions
 	if r.Header.Get(sessionHeader) == "" && msg.Method != "initialize" {
 		h = e.oneShot
+	}
+	if msg.Method == "initialize" && r.Header.Get(sessionHeader) == "" {
+		// The new session's id is in the answer's header.
+		defer func(header http.Header) {
+			ti, _ := r.Context().Value(tokenInfoKey{}).(*auth.TokenInfo)
+			if sid := header.Get(sessionHeader); sid != "" && ti != nil {
+				e.closeSessions(e.sessionLimit.opened(ti, sid, time.Now()))
+			}
+		}(w.Header())
 	}
 	if sseOK {
 		h.ServeHTTP(w, r)

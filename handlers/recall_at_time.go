@@ -83,12 +83,15 @@ func (s *service) recallAtTime(ctx context.Context, p RecallAtTimeParams) (Recal
 var iso8601Layouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02",
 	"20060102T150405.999999999Z0700", "20060102T150405.999999999", "20060102T1504Z0700", "20060102T1504", "20060102"}
 
-func parseISO8601(s string) (time.Time, error) {
+func parseISO8601(s string) (time.Time, error) { return parseISO8601Param("as_of", s) }
+
+// parseISO8601Param parses s (iso8601Layouts); an error names param.
+func parseISO8601Param(param, s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	for _, layout := range iso8601Layouts {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, knowmind.InvalidParam("as_of", "as_of must be an ISO 8601 date or time, e.g. 2026-03-14T00:00:00Z")
+	return time.Time{}, knowmind.InvalidParam(param, "%s must be an ISO 8601 date or time, e.g. 2026-03-14T00:00:00Z", param)
 }

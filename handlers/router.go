@@ -50,6 +50,9 @@ type Deps struct {
 	// OAuth verifies access tokens of an external authorization server and
 	// turns on the RFC 9728 metadata naming it; nil = none.
 	OAuth *oauth.Verifier
+	// SessionsPerToken bounds the MCP sessions one token holds; opening one
+	// more closes its least recently used; 0 = DefaultSessionsPerToken, negative = none.
+	SessionsPerToken int
 	// RateLimit requests per second per token, with RateBurst; 0 = unlimited.
 	RateLimit float64
 	RateBurst int

@@ -663,6 +663,7 @@ func TestSpec000ToolsList(t *testing.T) {
 		// prospective memory and briefing (docs/seed-001-names.md)
 		"knowmind_set_goal": {false, false, false}, "knowmind_list_goals": {true, true, false},
 		"knowmind_close_goal": {false, false, false}, "knowmind_briefing": {true, true, false},
+		"knowmind_retrieve": {true, true, false}, "knowmind_replay": {true, true, false},
 	}
 	if len(tools) != len(want) {
 		t.Errorf("%d tools listed, want %d", len(tools), len(want))

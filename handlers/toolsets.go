@@ -20,7 +20,7 @@ var toolsets = map[string][]string{
 		"knowmind_link_note", "knowmind_link_many", "knowmind_remember_about_user", "knowmind_remember_about_project"},
 	knowmind.ToolsetEngine: {"knowmind_explore", "knowmind_capture", "knowmind_review_draft", "knowmind_list_drafts",
 		"knowmind_list_entities", "knowmind_capture_calibration", "knowmind_set_capture_thresholds", "knowmind_set_goal",
-		"knowmind_list_goals", "knowmind_close_goal", "knowmind_briefing"},
+		"knowmind_list_goals", "knowmind_close_goal", "knowmind_briefing", "knowmind_retrieve", "knowmind_replay"},
 }
 
 // toolsetOf maps a tool to its toolset ("" for knowmind_health).

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -77,9 +78,17 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 	alpha := "127.0.0.1:" + strconv.Itoa(9080+cfg.DgraphPortOffset)
 	alphaHTTP := "127.0.0.1:" + strconv.Itoa(8080+cfg.DgraphPortOffset)
 	if !portOpen(alpha) {
+		dgraphDir := filepath.Join(cfg.DataDir, "dgraph")
+		keyFile, legacy, err := localdgraph.PrepareEncryption(dgraphDir, cmp.Or(cfg.EncryptKeyFile, filepath.Join(secretsDir, "encryption-key")))
+		if err != nil {
+			return nil, err
+		}
+		if legacy {
+			log.Warn("managed Dgraph: this data dir was made before encryption at rest and stays unencrypted; README \"Encryption at rest\" says how to move it to an encrypted one", "dir", dgraphDir)
+		}
 		b.cluster, err = localdgraph.Start(ctx, localdgraph.Config{
-			Binary: cfg.DgraphBin, DataDir: filepath.Join(cfg.DataDir, "dgraph"),
-			PortOffset: cfg.DgraphPortOffset, ACLSecretFile: aclSecret,
+			Binary: cfg.DgraphBin, DataDir: dgraphDir,
+			PortOffset: cfg.DgraphPortOffset, ACLSecretFile: aclSecret, EncryptionKeyFile: keyFile,
 			CacheMB: cfg.DgraphCacheMB, Logger: log,
 		})
 		if err != nil {

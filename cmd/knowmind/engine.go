@@ -11,7 +11,7 @@ import (
 )
 
 // newExtractors builds knowmind_capture's extractors: rules always, llm when
-// --llm-url is set (its key from KNOWMIND_LLM_API_KEY, never a flag, so it
+// --llm-url is set (the same model then writes knowmind_briefing) (its key from KNOWMIND_LLM_API_KEY, never a flag, so it
 // stays out of process listings). --extractor names the default.
 func newExtractors(cfg Config) (handlers.Extractors, error) {
 	x := handlers.Extractors{ByName: map[string]knowmind.Extractor{"rules": extract.Rules{}}, Default: cfg.Extractor}
@@ -22,6 +22,7 @@ func newExtractors(cfg Config) (handlers.Extractors, error) {
 			return x, err
 		}
 		x.ByName["llm"] = l
+		x.Briefing = l // knowmind_briefing's mode llm; the extractive briefing stays the offline default
 	}
 	if _, ok := x.ByName[x.Default]; !ok {
 		return x, fmt.Errorf("--extractor %q is not available (rules, or llm with --llm-url and --llm-model)", x.Default)

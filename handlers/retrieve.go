@@ -1,0 +1,75 @@
+package handlers
+
+import (
+	"context"
+	"strings"
+
+	"github.com/knowmind/knowmind"
+)
+
+// RetrieveParams are knowmind_retrieve's parameters (seed 001, memory_retrieve).
+type RetrieveParams struct {
+	SortBy     string       `json:"sort_by,omitempty" jsonschema:"relevance (default: hybrid recall of query), chronological (current memories, newest valid first), profile (per entity a condensed profile of its current facts) or graph (walk the relations from start_memory_id)" validate:"omitempty,oneof=relevance chronological profile graph"`
+	Query      string       `json:"query,omitempty" jsonschema:"relevance: the question (required); chronological: only memories containing any of these words" validate:"max=4000"`
+	Limit      *int         `json:"limit,omitempty" jsonschema:"most memories (profile: profiles) to return, 1 to 100 (default 10; relevance at most 25)" validate:"omitnil,min=1,max=100"`
+	Category   string       `json:"category,omitempty" jsonschema:"only memories (profile: facts) of this category" validate:"max=200"`
+	EntityType string       `json:"entity_type,omitempty" jsonschema:"only memories naming an entity of this type; profile: only entities of this type" validate:"max=200"`
+	Entity     *EntityParam `json:"entity,omitempty" jsonschema:"chronological: only memories naming this entity; profile: only its profile"`
+	// Graph mode.
+	StartMemoryID string   `json:"start_memory_id,omitempty" jsonschema:"graph: the memory to start from (required)" validate:"max=200"`
+	RelationTypes []string `json:"relation_types,omitempty" jsonschema:"graph: only these relation types, e.g. CAUSED_BY or caused_by (default: all but version history); symmetric ones are walked both ways" validate:"max=20,dive,max=64"`
+	MaxDepth      *int     `json:"max_depth,omitempty" jsonschema:"graph: hops from the start memory, 1 to 5 (default 3)" validate:"omitnil,min=1,max=5"`
+}
+
+// RetrieveResult is the answer of every mode: memories with entities, semantic profiles,
+// context tokens, and in graph mode the relations crossed.
+type RetrieveResult = knowmind.RetrieveResult
+
+func (s *service) retrieve(ctx context.Context, p RetrieveParams) (RetrieveResult, error) {
+	q := knowmind.RetrieveQuery{SortBy: p.SortBy, Query: p.Query, Limit: intOr(p.Limit, knowmind.RetrieveDefaultLimit),
+		Category: p.Category, EntityType: p.EntityType, StartMemoryID: p.StartMemoryID, RelationTypes: p.RelationTypes,
+		MaxDepth: intOr(p.MaxDepth, knowmind.GraphDefaultDepth)}
+	if q.SortBy == "" {
+		q.SortBy = knowmind.SortRelevance
+	}
+	if e := p.Entity; e != nil {
+		id := e.ID
+		if id == "" {
+			id = knowmind.EntitySlug(e.Name)
+		}
+		if id == "" {
+			return RetrieveResult{}, knowmind.InvalidParam("entity", "entity needs an id or a name")
+		}
+		q.Entity = &knowmind.EntityRef{Type: e.Type, ID: id}
+	}
+	if q.SortBy == knowmind.SortGraph && strings.TrimSpace(q.StartMemoryID) == "" {
+		return RetrieveResult{}, knowmind.InvalidParam("start_memory_id", "sort_by graph needs start_memory_id")
+	}
+	if q.SortBy == knowmind.SortRelevance && strings.TrimSpace(q.Query) == "" {
+		return RetrieveResult{}, knowmind.InvalidParam("query", "sort_by relevance needs a query")
+	}
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return RetrieveResult{}, err
+	}
+	switch q.SortBy {
+	case knowmind.SortChronological:
+		return t.Chronological(ctx, q)
+	case knowmind.SortProfile:
+		return t.Profiles(ctx, q)
+	case knowmind.SortGraph:
+		return t.RetrieveGraph(ctx, q)
+	}
+	// Relevance: knowmind_recall's ranking; with filters the full candidate count, filtered after.
+	k := min(q.Limit, knowmind.RecallMaxK)
+	if q.Category != "" || q.EntityType != "" {
+		k = knowmind.RecallMaxK
+	}
+	q.Limit = min(q.Limit, knowmind.RecallMaxK)
+	r, err := t.Recall(ctx, knowmind.RecallQuery{Query: q.Query, K: k, Hops: knowmind.RecallDefaultHops})
+	r, err = hideNotes(ctx, t, r, err)
+	if err != nil {
+		return RetrieveResult{}, err
+	}
+	return t.RetrieveRelevance(ctx, q, r.Hits)
+}
