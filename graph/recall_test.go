@@ -303,7 +303,9 @@ func TestRecallUsesExactVectorSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(req.DQL, "VX as var(func: uid(0x") || !strings.Contains(req.DQL, "ef: 200)") ||
+	// The service scores them: no HNSW, no vectors read, no pools.
+	if !strings.Contains(req.DQL, "VX as var(func: uid(0x") || strings.Contains(req.DQL, "similar_to") ||
+		strings.Contains(req.DQL, "Chunk.embedding") ||
 		strings.Contains(req.DQL, "PD as var") || strings.Contains(req.DQL, "PE as var") {
 		t.Fatalf("recall DQL without the exact candidates:\n%s", req.DQL)
 	}
@@ -315,6 +317,18 @@ func TestRecallUsesExactVectorSearch(t *testing.T) {
 	res := f.recallAblated(knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1}, graph.Ablation{NoText: true})
 	if len(res.Hits) != 1 || res.Hits[0].Title != "Rampe" {
 		t.Fatalf("vector-only recall: %+v", res.Hits)
+	}
+	req, err = f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1},
+		graph.Ablation{DgraphVectorScores: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(req.DQL, "VX as var(func: uid(0x") || !strings.Contains(req.DQL, "ef: 200)") {
+		t.Fatalf("recall DQL re-scoring in Dgraph:\n%s", req.DQL)
+	}
+	if res := f.recallAblated(knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1},
+		graph.Ablation{NoText: true, DgraphVectorScores: true}); len(res.Hits) != 1 || res.Hits[0].Title != "Rampe" {
+		t.Fatalf("vector-only recall re-scored in Dgraph: %+v", res.Hits)
 	}
 	req, err = f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1},
 		graph.Ablation{NoExactVectors: true})

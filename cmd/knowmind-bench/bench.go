@@ -65,6 +65,14 @@ type benchBackend struct {
 	password string
 }
 
+// alphaPid is the throwaway Dgraph's first alpha's process id (0: an external Dgraph).
+func (b *benchBackend) alphaPid() int {
+	if b.cluster == nil {
+		return 0
+	}
+	return b.cluster.Pid("alpha1")
+}
+
 func (b *benchBackend) Close() {
 	if b.client != nil {
 		b.client.Close()

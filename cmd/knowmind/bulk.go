@@ -25,16 +25,24 @@ func init() {
 // does not exist. Progress goes to stderr; refused records are listed at the
 // end and make the exit status 1, after everything else was written.
 func runImport(ctx context.Context, args []string) error {
-	const usage = "usage: knowmind import FILE.jsonl|DIR --tenant NAME [--batch N] [serve flags]"
+	const usage = "usage: knowmind import FILE.jsonl|DIR --tenant NAME [--batch N] [--vector-index drop|keep] [serve flags]"
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	tenant := fs.String("tenant", "", "tenant to import into (created if it does not exist)")
 	batch := fs.Int("batch", knowmind.ImportBatchSize, fmt.Sprintf("records per transaction, 1 to %d", knowmind.MaxImportBatchSize))
+	// drop (default): Dgraph's HNSW index of chunk vectors is dropped for the import and
+	// rebuilt once, in the background, at its end — updating it per chunk is most of a
+	// batch's cost (docs/bulk.md). Recall does not wait for it: the service searches its own
+	// copy of the vectors. keep: the index is updated per batch.
+	vectorIndex := fs.String("vector-index", "drop", "drop: drop Dgraph's vector index for the import and rebuild it at its end; keep: update it per batch")
 	cfg, pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return errors.New(usage)
+	}
+	if *vectorIndex != "drop" && *vectorIndex != "keep" {
+		return fmt.Errorf("--vector-index %q: want drop or keep", *vectorIndex)
 	}
 	if *batch < 1 || *batch > knowmind.MaxImportBatchSize {
 		return fmt.Errorf("--batch %d: want 1 to %d", *batch, knowmind.MaxImportBatchSize)
@@ -56,11 +64,25 @@ func runImport(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "importing %s into tenant %s: %d records, batches of %d, embedder %s\n", src.Name(), *tenant, src.Total(), *batch, b.embedder.ID())
+	fmt.Fprintf(os.Stderr, "importing %s into tenant %s: %d records, batches of %d, embedder %s, vector index %s\n", src.Name(), *tenant, src.Total(), *batch, b.embedder.ID(), *vectorIndex)
+	if *vectorIndex == "drop" {
+		if err := t.DropVectorIndex(ctx); err != nil {
+			return err
+		}
+	}
 	sum, err := bulk.Import(ctx, src, t, bulk.Options{Batch: *batch, Progress: func(p bulk.Progress) {
 		printImportProgress(*tenant, p)
 	}})
 	fmt.Fprintln(os.Stderr)
+	if *vectorIndex == "drop" {
+		// Also after a failed import: the service's next start would otherwise rebuild it
+		// while starting. In the background: the command ends, Dgraph goes on building.
+		if rerr := t.RestoreVectorIndex(context.WithoutCancel(ctx), true); rerr != nil {
+			fmt.Fprintf(os.Stderr, "restoring the vector index failed: %v (the next start of serve restores it)\n", rerr)
+		} else {
+			fmt.Fprintln(os.Stderr, "vector index: Dgraph rebuilds it in the background (similar_to answers from a partial index until it is done; recall does not use it)")
+		}
+	}
 	if sum.Resumed > 0 {
 		fmt.Fprintf(os.Stderr, "resumed after %d records committed by an earlier run\n", sum.Resumed)
 	}
