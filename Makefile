@@ -79,5 +79,11 @@ CYTOSCAPE_VERSION ?= 3.35.0
 ui-vendor:
 	ui/vendor.sh $(CYTOSCAPE_VERSION)
 
+## lint: go vet and staticcheck (built from the Go module proxy at a pinned version, cached; config in staticcheck.conf)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
 clean-data:
 	rm -rf data

@@ -48,6 +48,7 @@ const (
 	MaxListDrafts      = 200
 	MaxListEntities    = 500
 	MaxReviewerChars   = 200
+	MaxExtractorChars  = 64 // an extractor's name (rules, llm)
 )
 
 // Statuses of a draft.

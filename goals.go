@@ -30,6 +30,7 @@ const (
 	MaxGoalChars       = 2000
 	MaxGoalWords       = 20
 	MaxGoalTags        = 20
+	MaxGoalWordChars   = 100 // one trigger word
 	MaxGoalsListed     = 500
 	MaxGoalMatchesKept = 50 // matches a goal lists (the count goes on)
 )

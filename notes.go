@@ -55,6 +55,10 @@ const (
 	MaxCategoryChars     = 100
 	MaxWikiLinksPerNote  = 200
 	MaxRevisionsReturned = 50
+	MaxNoteTypeChars     = 100    // a note's type (frontmatter type:)
+	MaxVersionTokenChars = 100    // a versionToken as get_note hands it out
+	MaxFindChars         = 10_000 // edit_note's find text
+	MaxNotesCursorChars  = 2_000  // list_notes' nextCursor
 )
 
 // Project is a folder tree of notes in a tenant; its handle is shown and taken verbatim.

@@ -28,6 +28,9 @@ type EdgeMeta struct {
 // MaxEdgeReasonChars bounds EdgeMeta.Reason.
 const MaxEdgeReasonChars = 500
 
+// MaxConfidence is the most a link's confidence may be (EdgeMeta.Confidence is 0..1).
+const MaxConfidence = 1
+
 // UnlinkResult is what knowmind_unlink returns. Deleted means the edge and
 // its inverse are no longer current; their record stays, closed with
 // valid_to, for point-in-time queries.

@@ -15,6 +15,7 @@ const (
 	MaxTagChars          = 100
 	MaxUpdateReasonChars = 2000
 	MaxIDChars           = 200
+	MaxRecentCursorChars = 200 // list_recent's and recent_activity's nextCursor
 )
 
 // Bounds on what one memory or document may make of its content, so the work
@@ -78,6 +79,12 @@ type StoreResult struct {
 	// current memories about the same entities it contradicts (linked CONTRADICTS).
 	Entities  []EntityRef `json:"entities,omitzero"`
 	Conflicts []Conflict  `json:"conflicts,omitzero"`
+	// Note says, with Unchanged, that the content was already stored under another title,
+	// which was kept (Title is that one). Set by the tool, which knows the title it was sent.
+	Note string `json:"note,omitempty"`
+	// PMMatches: event goals the stored memory or document fired (knowmind_set_goal); only
+	// when some did. Set by the tool, which matches goals after the write.
+	PMMatches []GoalMatch `json:"pm_matches,omitempty"`
 }
 
 // UpdateFactResult is the result of knowmind_update_fact.

@@ -22,6 +22,8 @@ const (
 	RetrieveDefaultLimit  = 10
 	RetrieveMaxLimit      = 100
 	ReplayDefaultLimit    = 50 // the seed's default
+	ReplayMaxLimit        = 100
+	MaxTimestampChars     = 64 // replay's ISO 8601 timestamp
 	GraphDefaultDepth     = 3  // the seed's default
 	GraphMaxDepth         = 5
 	GraphMaxRelationTypes = 20

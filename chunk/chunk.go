@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // Sizes in characters (runes), the unit the spec counts content in.
@@ -115,7 +117,7 @@ func sections(text string) []section {
 			for len(path) < level {
 				path = append(path, "")
 			}
-			path = append(path[:level-1], Truncate(title, MaxHeadingChars))
+			path = append(path[:level-1], runes.Truncate(title, MaxHeadingChars))
 			continue
 		}
 		body.WriteString(line)
@@ -158,26 +160,7 @@ func headingPath(path []string) string {
 			parts = append(parts, p)
 		}
 	}
-	return Truncate(strings.Join(parts, " > "), MaxHeadingPathChars)
-}
-
-// Truncate cuts s to at most n characters (runes), the last one "…" when
-// anything was cut.
-func Truncate(s string, n int) string {
-	if len(s) <= n || utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	if n <= 0 {
-		return ""
-	}
-	i := 0
-	for pos := range s {
-		if i == n-1 {
-			return strings.TrimRight(s[:pos], " \t\n") + "…"
-		}
-		i++
-	}
-	return s
+	return runes.Truncate(strings.Join(parts, " > "), MaxHeadingPathChars)
 }
 
 // splitSection packs paragraphs into chunks of at most opt.Target runes.

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240"
-	"github.com/dgraph-io/dgo/v240/protos/api"
 	"github.com/moby/moby/api/types/container"
 	dockernet "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
@@ -25,8 +23,9 @@ import (
 	tcexec "github.com/testcontainers/testcontainers-go/exec"
 	"github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
 )
 
 // dockerUnavailable is the cheap first check, so that `go test ./...` on a
@@ -215,16 +214,8 @@ func TestComposeStackUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	dg := dgo.NewDgraphClient(api.NewDgraphClient(conn))
 	nsID, _ := strconv.ParseUint(ns[1], 10, 64)
-	if err := dg.LoginIntoNamespace(ctx, user[1], pw[1], nsID); err != nil {
-		t.Fatalf("analyst login into namespace %d: %v", nsID, err)
-	}
+	dg := dgraphtest.Login(t, graph.NamespaceCredentials{User: user[1], Password: pw[1], Namespace: nsID}, grpcAddr)
 	if _, err := dg.NewReadOnlyTxn().Query(ctx, `{ m(func: type(Meta)) { Meta.schema_version } }`); err != nil {
 		t.Fatalf("analyst query: %v", err)
 	}

@@ -17,10 +17,10 @@ import (
 	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/chunk"
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // The example tenant the queries in docs/queries run against: a small CRM
@@ -113,7 +113,7 @@ func seedTenant(t *testing.T) *graph.Tenant {
 	t.Helper()
 	seedOnce.Do(func() {
 		ten := dgraphtest.NewTenant(t)
-		seedErr = seed(context.Background(), ten)
+		seedErr = seed(context.Background(), dgraphtest.DG(t, ten), ten)
 		seeded = ten
 	})
 	if seedErr != nil {
@@ -122,7 +122,9 @@ func seedTenant(t *testing.T) *graph.Tenant {
 	return seeded
 }
 
-func seed(ctx context.Context, ten *graph.Tenant) error {
+// seed writes the example through raw (a client on ten's namespace) in the shapes ingest writes,
+// links through the service, and writes the history edges update_fact leaves.
+func seed(ctx context.Context, raw *dgo.Dgraph, ten *graph.Tenant) error {
 	// The service's default embedder, so the vectors are what a default
 	// install stores.
 	emb, err := embed.New(embed.Config{})
@@ -144,7 +146,7 @@ func seed(ctx context.Context, ten *graph.Tenant) error {
 		nodes = append(nodes, n)
 	}
 	js, _ := json.Marshal(nodes)
-	if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetJson: js}); err != nil {
+	if _, err := raw.NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetJson: js}); err != nil {
 		return fmt.Errorf("write memories: %w", err)
 	}
 	for _, l := range seedLinks {
@@ -160,10 +162,10 @@ func seed(ctx context.Context, ten *graph.Tenant) error {
 			return fmt.Errorf("unlink %s %s %s: %w", l.from, l.rel, l.to, err)
 		}
 	}
-	if err := supersede(ctx, ten, "memory_mueller_tarif_v2", "memory_mueller_tarif_v1"); err != nil {
+	if err := supersede(ctx, raw, "memory_mueller_tarif_v2", "memory_mueller_tarif_v1"); err != nil {
 		return err
 	}
-	return supersede(ctx, ten, "memory_mueller_tarif_v3", "memory_mueller_tarif_v2")
+	return supersede(ctx, raw, "memory_mueller_tarif_v3", "memory_mueller_tarif_v2")
 }
 
 // memoryNode is the JSON the ingest path writes for one memory or document
@@ -187,7 +189,7 @@ func memoryNode(ctx context.Context, emb embed.Embedder, m seedMemory) (map[stri
 	n := map[string]any{
 		"uid": "_:" + m.id, "dgraph.type": "Memory",
 		"Memory.id": m.id, "Memory.kind": kind, "Memory.title": m.title, "Memory.content": strings.Join(content, "\n\n"),
-		"Memory.preview":     chunk.Truncate(strings.Join(content, "\n\n"), knowmind.RecallMaxContentChars),
+		"Memory.preview":     runes.Truncate(strings.Join(content, "\n\n"), knowmind.RecallMaxContentChars),
 		"Memory.status":      status,
 		"Memory.content_sha": hex.EncodeToString(sum[:]), "Memory.lang": m.lang,
 		"Memory.created_at": m.createdAt, "Memory.updated_at": m.createdAt, "Memory.valid_from": validFrom,
@@ -263,7 +265,7 @@ func entityBlank(key string) string {
 // version and the one it replaces (graph/facts.go): newer -SUPERSEDES->
 // older and the materialised older -SUPERSEDED_BY-> newer, with the facets
 // every relation edge has. The memories' validity is already seeded.
-func supersede(ctx context.Context, ten *graph.Tenant, newer, older string) error {
+func supersede(ctx context.Context, raw *dgo.Dgraph, newer, older string) error {
 	q := `query q($n: string, $o: string) { n as var(func: eq(Memory.id, $n)) o as var(func: eq(Memory.id, $o)) }`
 	var at string
 	for _, m := range seedMemories {
@@ -281,7 +283,7 @@ func supersede(ctx context.Context, ten *graph.Tenant, newer, older string) erro
 		facets(graph.EdgeID(older, "SUPERSEDED_BY", newer), true))
 	req := &api.Request{Query: q, Vars: map[string]string{"$n": newer, "$o": older},
 		Mutations: []*api.Mutation{{SetNquads: []byte(nquads)}}}
-	return graph.RunTxn(ctx, ten.DG(), func(ctx context.Context, txn *dgo.Txn) error {
+	return graph.RunTxn(ctx, raw, func(ctx context.Context, txn *dgo.Txn) error {
 		_, err := txn.Do(ctx, req)
 		return err
 	})
@@ -338,7 +340,7 @@ func TestSeedLooksLikeWhatTheServiceWrites(t *testing.T) {
 func usedPredicates(t *testing.T, ten *graph.Tenant, fn, filter string) []string {
 	t.Helper()
 	ctx := context.Background()
-	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `schema {}`)
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().Query(ctx, `schema {}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +365,7 @@ func usedPredicates(t *testing.T, ten *graph.Tenant, fn, filter string) []string
 		fmt.Fprintf(&b, "  p%d(func: %s) @filter((%s) AND has(<%s>)) { count(uid) }\n", i, fn, filter, p)
 	}
 	fmt.Fprintf(&b, "  untagged(func: %s) @filter(%s) { t: Chunk.text }\n  de(func: %s) @filter(%s) { t: Chunk.text@de }\n}", fn, filter, fn, filter)
-	resp, err = ten.DG().NewReadOnlyTxn().Query(ctx, b.String())
+	resp, err = dgraphtest.DG(t, ten).NewReadOnlyTxn().Query(ctx, b.String())
 	if err != nil {
 		t.Fatalf("%s: %v", b.String(), err)
 	}
@@ -389,7 +391,7 @@ func usedPredicates(t *testing.T, ten *graph.Tenant, fn, filter string) []string
 // edgeFacets lists the facet names on the rel edges of a tenant.
 func edgeFacets(t *testing.T, ten *graph.Tenant, rel string) []string {
 	t.Helper()
-	resp, err := ten.DG().NewReadOnlyTxn().Query(context.Background(), `{ q(func: has(`+rel+`)) { `+rel+` @facets { uid } } }`)
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().Query(context.Background(), `{ q(func: has(`+rel+`)) { `+rel+` @facets { uid } } }`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 //
 // BenchmarkHugotTiny runs the real hugot pipeline (tokenizer, Go backend,
 // mean pooling, normalisation) on the tiny one-Gather model: it measures the
-// pipeline's overhead, not a transformer. Real models are far slower
-// (MiniLM-L6 about 20–25 embeddings/s on 2 cores, per issue 4).
+// pipeline's overhead, not a transformer. Real models are far slower (README,
+// "Embeddings").
 const (
 	benchBatch = 32
 	benchWords = 40

@@ -16,6 +16,9 @@
 // (model, dimension, algorithm version); the caller records it with the
 // vectors and must refuse to mix vectors of different IDs.
 //
+// It also holds the cross-encoder recall reranks with (CrossEncoder, crossencoder.go): a hugot
+// model like the hugot embedder, sharing its session set-up.
+//
 // This package knows nothing of Dgraph, tenants, MCP or HTTP handlers.
 package embed
 

@@ -17,6 +17,8 @@ import (
 	"github.com/knights-analytics/hugot/backends"
 	"github.com/knights-analytics/hugot/options"
 	"github.com/knights-analytics/hugot/pipelines"
+
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // hugotEmbedder runs a sentence-transformer ONNX model in-process through
@@ -43,6 +45,15 @@ type hugotEmbedder struct {
 // would grow memory without limit; steps of about √2 cost at most ~1.5x
 // padding.
 var hugotSequenceBuckets = []int{16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048}
+
+// newGoSession starts a hugot session on the pure-Go backend, padding inputs up to these batch
+// sizes and sequence lengths (the embedder's and the cross-encoder's).
+func newGoSession(batchBuckets, sequenceBuckets []int) (*hugot.Session, error) {
+	return hugot.NewGoSession(
+		options.WithGoMLXBatchBuckets(batchBuckets),
+		options.WithGoMLXSequenceBuckets(sequenceBuckets),
+	)
+}
 
 func newHugot(cfg Config) (Embedder, error) {
 	if cfg.ModelDir == "" {
@@ -73,10 +84,7 @@ func newHugot(cfg Config) (Embedder, error) {
 	if modelMax := maxPositionEmbeddings(dir); modelMax > 0 && modelMax < maxTokens {
 		maxTokens = modelMax
 	}
-	session, err := hugot.NewGoSession(
-		options.WithGoMLXBatchBuckets(batchBuckets(batch)),
-		options.WithGoMLXSequenceBuckets(sequenceBuckets(maxTokens)),
-	)
+	session, err := newGoSession(batchBuckets(batch), sequenceBuckets(maxTokens))
 	if err != nil {
 		return nil, fmt.Errorf("embed: start hugot session: %w", err)
 	}
@@ -185,7 +193,7 @@ func (e *hugotEmbedder) embed(ctx context.Context, prefix string, texts []string
 	for i, t := range texts {
 		// hugot's Go tokenizer calls log.Fatal on a tokenizer error; valid
 		// UTF-8 of bounded length is what keeps it on the happy path.
-		inputs[i] = prefix + capRunes(strings.ToValidUTF8(t, "\uFFFD"), e.maxRunes)
+		inputs[i] = prefix + runes.Cut(strings.ToValidUTF8(t, "\uFFFD"), e.maxRunes)
 	}
 	vecs, err := inBatches(ctx, inputs, e.batch, e.concurrency, func(_ context.Context, batch []string) ([][]float32, error) {
 		return e.run(batch)
@@ -362,21 +370,6 @@ func sequenceBuckets(maxTokens int) []int {
 		}
 	}
 	return append(b, maxTokens)
-}
-
-// capRunes returns s cut to at most n runes.
-func capRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos]
-		}
-		i++
-	}
-	return s
 }
 
 func contains(list []string, s string) bool {

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // openAIEmbedder calls an OpenAI-compatible POST /v1/embeddings endpoint
@@ -218,7 +220,7 @@ func serverMessage(raw []byte) string {
 		}
 	}
 	msg := strings.TrimSpace(string(raw))
-	if short := capRunes(msg, 300); short != msg {
+	if short := runes.Cut(msg, 300); short != msg {
 		msg = short + "…"
 	}
 	if msg == "" {

@@ -53,7 +53,7 @@ type Config struct {
 	Relations []string
 	// Embedder writes chunk vectors and embeds queries (see embed/).
 	Embedder Embedder
-	// Reranker reorders recall's best candidates (a cross-encoder, see rerank/); nil = none,
+	// Reranker reorders recall's best candidates (a cross-encoder, see embed.CrossEncoder); nil = none,
 	// and recall says "rerank": "none".
 	Reranker Reranker
 	// NoExactVectors turns off the exact vector search in this process (vecindex.go): recall
@@ -107,9 +107,6 @@ type Tenant struct {
 	goals     goalCache        // open event goals for matching writes (goals.go)
 }
 
-// DG returns the namespace-scoped Dgraph client.
-func (t *Tenant) DG() *dgo.Dgraph { return t.dg }
-
 // Open dials every alpha, logs in as guardian of the default namespace
 // (retrying: ACL login fails for a few seconds after /health turns healthy)
 // and applies the galaxy schema.
@@ -152,6 +149,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		c.stubs = append(c.stubs, api.NewDgraphClient(conn))
 	}
 	c.failover = newFailoverClient(c.stubs)
+	//lint:ignore SA1019 dgo.NewClient dials by itself; the sessions share these connections through failover
 	c.galaxy = dgo.NewDgraphClient(&passwordFallback{DgraphClient: c.failover, user: cfg.User, password: cfg.Password})
 	if err := retryLogin(ctx, func(ctx context.Context) error {
 		return c.galaxy.LoginIntoNamespace(ctx, cfg.User, cfg.Password, 0)
@@ -176,9 +174,6 @@ func (c *Client) Close() {
 // Shapes returns the relation shapes links are checked against (the set
 // tools/list describes to agents).
 func (c *Client) Shapes() *shapes.Set { return c.cfg.Shapes }
-
-// Galaxy is the guardian session on the default namespace (tenants, tokens).
-func (c *Client) Galaxy() *dgo.Dgraph { return c.galaxy }
 
 // Ping checks that every alpha answers a query; it returns one error per alpha
 // (nil = reachable), for readiness per alpha.
@@ -235,6 +230,7 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 		}
 	}
 	session := &passwordFallback{DgraphClient: c.failover, user: "groot", password: c.namespacePassword(name), namespace: ns}
+	//lint:ignore SA1019 dgo.NewClient dials by itself; the sessions share these connections through failover
 	dg := dgo.NewDgraphClient(session)
 	if err := retryLogin(ctx, func(ctx context.Context) error {
 		return dg.LoginIntoNamespace(ctx, "groot", c.namespacePassword(name), ns)
@@ -488,10 +484,10 @@ func retryLogin(ctx context.Context, login func(context.Context) error) error {
 }
 
 // RunTxn runs fn in a read-write transaction and commits it (fn must not use
-// CommitNow), retrying when
-// Dgraph aborts it for a conflict (the notes measured 3 of 8 parallel upserts
-// aborted; writes to the vector index abort each other more often still:
-// 12 attempts ran out with 4 parallel writers, hence 20, ~15 s at most). fn must be safe to run again.
+// CommitNow), retrying when Dgraph aborts it for a conflict: parallel upserts
+// abort each other, writes to the vector index more often still
+// (docs/dgraph-notes.md "Writes"), hence 20 attempts, ~15 s at most. fn must
+// be safe to run again.
 func RunTxn(ctx context.Context, dg *dgo.Dgraph, fn func(ctx context.Context, txn *dgo.Txn) error) error {
 	var err error
 	for attempt := 0; attempt < 20; attempt++ {

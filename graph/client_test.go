@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/dgraph-io/dgo/v240/protos/api"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
@@ -28,13 +26,9 @@ func TestTenantsAreSeparateNamespaces(t *testing.T) {
 	if a.Namespace == b.Namespace || a.Namespace == 0 {
 		t.Fatalf("namespaces: a=%d b=%d", a.Namespace, b.Namespace)
 	}
-	_, err := a.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true,
-		SetNquads: []byte(`_:m <Memory.title> "secret of a" .`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dgraphtest.SetNquads(t, a, `_:m <Memory.title> "secret of a" .`)
 	count := func(ten *graph.Tenant) int {
-		resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ q(func: has(Memory.title)) { count(uid) } }`)
+		resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().Query(ctx, `{ q(func: has(Memory.title)) { count(uid) } }`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,11 +50,11 @@ func TestTenantsAreSeparateNamespaces(t *testing.T) {
 func TestSchemaVersionRecordedAndRelationPredicate(t *testing.T) {
 	ctx := context.Background()
 	ten := dgraphtest.NewTenant(t)
-	v, err := graph.SchemaVersion(ctx, ten.DG())
+	v, err := graph.SchemaVersion(ctx, dgraphtest.DG(t, ten))
 	if err != nil || v != schema.Version {
 		t.Fatalf("schema version = %d, %v; want %d", v, err, schema.Version)
 	}
-	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `schema(pred: [RELATES_TO]) { reverse count }`)
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().Query(ctx, `schema(pred: [RELATES_TO]) { reverse count }`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +133,7 @@ func TestConcurrentTenantCreationAgrees(t *testing.T) {
 				t.Fatalf("round %d: namespaces %v, errors %v: the clients disagree", round, ns, errs)
 			}
 		}
-		resp, err := env.Client.Galaxy().NewReadOnlyTxn().QueryWithVars(ctx,
+		resp, err := env.Galaxy(t).NewReadOnlyTxn().QueryWithVars(ctx,
 			`query q($n: string) { t(func: eq(Tenant.name, $n)) { count(uid) } }`, map[string]string{"$n": name})
 		if err != nil {
 			t.Fatal(err)
@@ -163,12 +157,7 @@ func TestSessionRenewsWithPasswordWhenRefreshTokenIsRefused(t *testing.T) {
 	refused := &api.LoginRequest{RefreshToken: "eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjF9.c3RhbGU"}
 
 	// What dgo alone gets from Dgraph for such a token.
-	conn, err := grpc.NewClient(env.Alphas[0], grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	raw := api.NewDgraphClient(conn)
+	raw := dgraphtest.Stub(t, env.Alphas[0])
 	if _, err := raw.Login(ctx, refused); err == nil {
 		t.Fatal("Dgraph accepted a stale refresh token; the test proves nothing")
 	}

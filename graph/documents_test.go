@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dgraph-io/dgo/v240/protos/api"
-
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
@@ -37,7 +35,7 @@ type storedChunk struct {
 // chunksOf reads a document's chunks in position order.
 func chunksOf(t *testing.T, ten *graph.Tenant, id string) []storedChunk {
 	t.Helper()
-	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(context.Background(),
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().QueryWithVars(context.Background(),
 		`query q($id: string) { q(func: eq(Memory.id, $id)) { Memory.chunks(orderasc: Chunk.position) { text: Chunk.text@. Chunk.position Chunk.heading } } }`,
 		map[string]string{"$id": id})
 	if err != nil {
@@ -65,7 +63,7 @@ func vectorHit(t *testing.T, ten *graph.Tenant, text string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, `query q($v: float32vector) {
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().QueryWithVars(ctx, `query q($v: float32vector) {
   var(func: similar_to(Chunk.embedding, 5, $v)) { e as Chunk.embedding  s as math(e dot $v) }
   q(func: uid(s), orderdesc: val(s), first: 1) { ~Memory.chunks { Memory.id } }
 }`, map[string]string{"$v": graph.VectorString(vec)})
@@ -213,14 +211,8 @@ func TestUploadDocumentReplacementRemovesEdges(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Hand-written edges both ways between the memory and v1.
-	_, err = ten.DG().NewTxn().Do(ctx, &api.Request{
-		Query:     fmt.Sprintf(`{ m as var(func: eq(Memory.id, %q))  d as var(func: eq(Memory.id, %q)) }`, mem.ID, v1.ID),
-		Mutations: []*api.Mutation{{SetNquads: []byte("uid(m) <REFERENCES> uid(d) .\nuid(d) <REFERENCED_BY> uid(m) .")}},
-		CommitNow: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dgraphtest.Upsert(t, ten, fmt.Sprintf(`{ m as var(func: eq(Memory.id, %q))  d as var(func: eq(Memory.id, %q)) }`, mem.ID, v1.ID), nil,
+		"uid(m) <REFERENCES> uid(d) .\nuid(d) <REFERENCED_BY> uid(m) .")
 	if n := queryCount(t, ten, `{ q(func: has(REFERENCES)) { count(uid) } }`, nil); n != 1 {
 		t.Fatalf("setup: %d REFERENCES sources", n)
 	}

@@ -20,9 +20,9 @@ import (
 	"strings"
 	"text/template"
 	"time"
-	"unicode/utf8"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/internal/runes"
 	"github.com/knowmind/knowmind/shapes"
 )
 
@@ -202,13 +202,10 @@ func (t *Tenant) exploreMemory(ctx context.Context, id string, res *knowmind.Exp
 	return m.UID, nil
 }
 
-// cutRunes cuts s to at most max characters, ending in "…" when cut.
+// cutRunes is runes.Truncate, saying whether it cut.
 func cutRunes(s string, max int) (string, bool) {
-	if len(s) <= max || utf8.RuneCountInString(s) <= max {
-		return s, false
-	}
-	r := []rune(s)
-	return string(r[:max-1]) + "…", true
+	t := runes.Truncate(s, max)
+	return t, t != s
 }
 
 // hopNode is a peer as exploreHopQuery returns it, with the edge's facets.

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240/protos/api"
-
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
@@ -229,9 +227,7 @@ func BenchmarkExplore(b *testing.B) {
 			}
 		}
 	}
-	if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(nq.String())}); err != nil {
-		b.Fatal(err)
-	}
+	dgraphtest.SetNquads(b, ten, nq.String())
 	asOf := time.Now().UTC()
 	for _, hops := range []int{1, 2, 3} {
 		for _, at := range []*time.Time{nil, &asOf} {

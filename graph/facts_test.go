@@ -31,7 +31,7 @@ type supersededByEdge struct {
 // versionEdges reads a version's SUPERSEDES and SUPERSEDED_BY edges with facets.
 func versionEdges(t *testing.T, ten *graph.Tenant, id string) (supersedes []supersedesEdge, supersededBy []supersededByEdge) {
 	t.Helper()
-	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(context.Background(), `query q($id: string) {
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().QueryWithVars(context.Background(), `query q($id: string) {
   q(func: eq(Memory.id, $id)) {
     SUPERSEDES @facets { Memory.id }
     SUPERSEDED_BY @facets { Memory.id }
@@ -88,8 +88,10 @@ func TestUpdateFactChain(t *testing.T) {
 		t.Fatalf("valid times: v1 %v–%v, v2 %v–%v, v3 %v–%v", m1.ValidFrom, m1.ValidTo, m2.ValidFrom, m2.ValidTo, m3.ValidFrom, m3.ValidTo)
 	}
 	// Transaction time: each version records when it was stored and keeps it.
-	if !(m1.CreatedAt.Before(m2.CreatedAt) && m2.CreatedAt.Before(m3.CreatedAt)) || !m2.CreatedAt.Equal(m2.ValidFrom) {
-		t.Errorf("created_at: %v, %v, %v", m1.CreatedAt, m2.CreatedAt, m3.CreatedAt)
+	// v1's record is not rewritten by the update (only valid_to and updated_at).
+	if !(m1.CreatedAt.Before(m2.CreatedAt) && m2.CreatedAt.Before(m3.CreatedAt)) || !m2.CreatedAt.Equal(m2.ValidFrom) ||
+		!m1.UpdatedAt.Equal(*m1.ValidTo) {
+		t.Errorf("created_at: %v, %v, %v; v1 updated_at %v", m1.CreatedAt, m2.CreatedAt, m3.CreatedAt, m1.UpdatedAt)
 	}
 	// The new version carries the new text and reason, the target's type, tags and source.
 	if m2.Title != "Anschrift Müller GmbH ab 01.06.2026" || !strings.Contains(m2.Content, "Industriestraße 7") ||

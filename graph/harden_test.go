@@ -11,12 +11,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/dgraph-io/dgo/v240/protos/api"
-
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/chunk"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // storedChunkChars sums the characters a tenant holds in chunk texts and headings.
@@ -29,7 +28,7 @@ func storedChunkChars(t *testing.T, ten *graph.Tenant) (chars, chunks, longestHe
 			Heading string `json:"Chunk.heading"`
 		}
 	}
-	resp, err := ten.DG().NewReadOnlyTxn().Query(context.Background(),
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().Query(context.Background(),
 		`{ c(func: has(Chunk.position)) { de: Chunk.text@de en: Chunk.text Chunk.heading } }`)
 	if err != nil {
 		t.Fatal(err)
@@ -125,21 +124,18 @@ func TestRecallDoesNotReadWholeContents(t *testing.T) {
 				"Chunk.position": 0, "Chunk.embedding": graph.VectorString(vecs[0])}},
 		}
 		if i%2 == 0 { // the odd ones are as stored before previews existed
-			m["Memory.preview"] = chunk.Truncate(content, knowmind.RecallMaxContentChars)
+			m["Memory.preview"] = runes.Truncate(content, knowmind.RecallMaxContentChars)
 		}
 		nodes = append(nodes, m)
 	}
-	body, _ := json.Marshal(nodes)
-	if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetJson: body}); err != nil {
-		t.Fatal(err)
-	}
+	dgraphtest.SetJSON(t, ten, nodes)
 
 	q := knowmind.RecallQuery{Query: "Zebraquark Wartungsvertrag", K: knowmind.RecallMaxK, Hops: 1}
 	req, err := ten.PrepareRecall(ctx, q, graph.Ablation{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, req.DQL, req.Vars)
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().QueryWithVars(ctx, req.DQL, req.Vars)
 	if err != nil {
 		t.Fatal(err)
 	}

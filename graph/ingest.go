@@ -18,6 +18,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/chunk"
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // What store_memory, upload_document and update_fact share: validation,
@@ -170,7 +171,7 @@ func (e *entry) split() error {
 			}
 			header += c.Heading
 		}
-		header = chunk.Truncate(header, maxChunkHeaderChars)
+		header = runes.Truncate(header, maxChunkHeaderChars)
 		if header == "" {
 			e.texts[i] = c.Text
 		} else {

@@ -17,7 +17,7 @@ import (
 // queryCount runs a DQL block named q that returns count(uid) and gives the number.
 func queryCount(t testing.TB, ten *graph.Tenant, query string, vars map[string]string) int {
 	t.Helper()
-	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(context.Background(), query, vars)
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().QueryWithVars(context.Background(), query, vars)
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
@@ -157,7 +157,7 @@ func TestStoreMemoryWritesChunkAndVector(t *testing.T) {
 	// The vector is the embedder's: a query with the same text finds it first.
 	emb := dgraphtest.Shared(t).Embedder
 	vec, _ := emb.EmbedQuery(ctx, "QM-Schulung jährlich für Service-Mitarbeitende")
-	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx,
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().QueryWithVars(ctx,
 		`query q($v: float32vector) { q(func: similar_to(Chunk.embedding, 1, $v)) { ~Memory.chunks { Memory.id } } }`,
 		map[string]string{"$v": graph.VectorString(vec)})
 	if err != nil {
@@ -261,7 +261,7 @@ func TestStoreMemoryEmbeddingFailsKeepsFailed(t *testing.T) {
 	if res.Status != knowmind.StatusFailed || res.ID == "" || kerr.Data["id"] != res.ID {
 		t.Fatalf("result = %+v, error data = %v", res, kerr.Data)
 	}
-	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx,
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().QueryWithVars(ctx,
 		`query q($id: string) { q(func: eq(Memory.id, $id)) { Memory.status Memory.error Memory.content n: count(Memory.chunks) } }`,
 		map[string]string{"$id": res.ID})
 	if err != nil {

@@ -93,7 +93,7 @@ func TestTrashReleasesTitleAndEmptyDeletes(t *testing.T) {
 	if err != nil || len(rels.Incoming) != 0 || len(rels.Outgoing) != 0 {
 		t.Fatalf("edges into deleted notes must go: %+v %v", rels, err)
 	}
-	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ r(func: type(Revision)) { count(uid) } c(func: has(Chunk.position)) { count(uid) } }`)
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().Query(ctx, `{ r(func: type(Revision)) { count(uid) } c(func: has(Chunk.position)) { count(uid) } }`)
 	if err != nil || string(resp.Json) != `{"r":[{"count":0}],"c":[{"count":1}]}` {
 		t.Fatalf("revisions and chunks left: %s %v", resp.Json, err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/chunk"
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // Memory.preview is what recall reads of a candidate instead of its whole
@@ -25,7 +25,7 @@ const previewSchemaVersion = 5
 const previewBackfillBatch = 50
 
 func previewOf(content string) string {
-	return chunk.Truncate(content, knowmind.RecallMaxContentChars)
+	return runes.Truncate(content, knowmind.RecallMaxContentChars)
 }
 
 const previewsMissingQuery = `{

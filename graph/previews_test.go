@@ -9,9 +9,9 @@ import (
 	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/chunk"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/internal/runes"
 	"github.com/knowmind/knowmind/schema"
 )
 
@@ -35,7 +35,7 @@ func TestPreviewBackfill(t *testing.T) {
 	}
 	note := createNote(t, ten, "", "# Vorher\n\nAlter Text.")
 	// As a version before schema 5 left them: no previews, version 4 recorded.
-	if _, err := ten.DG().NewTxn().Do(ctx, &api.Request{
+	if _, err := dgraphtest.DG(t, ten).NewTxn().Do(ctx, &api.Request{
 		Query: `{ m as var(func: has(Memory.preview))  meta as var(func: eq(Meta.key, "knowmind")) }`,
 		Mutations: []*api.Mutation{
 			{DelNquads: []byte(`uid(m) <Memory.preview> * .`)},
@@ -63,11 +63,11 @@ func TestPreviewBackfill(t *testing.T) {
 		t.Fatalf("previews after reopening: %d of 4: %v", len(got), got)
 	}
 	for content, preview := range got {
-		if preview != chunk.Truncate(content, knowmind.RecallMaxContentChars) || preview == "" {
+		if preview != runes.Truncate(content, knowmind.RecallMaxContentChars) || preview == "" {
 			t.Errorf("preview of %.40q: %.60q", content, preview)
 		}
 	}
-	if v, err := graph.SchemaVersion(ctx, reopened.DG()); err != nil || v != schema.Version {
+	if v, err := graph.SchemaVersion(ctx, dgraphtest.DG(t, reopened)); err != nil || v != schema.Version {
 		t.Fatalf("schema version after the backfill: %d, %v", v, err)
 	}
 
@@ -86,7 +86,7 @@ func TestPreviewBackfill(t *testing.T) {
 // previews maps each memory's content to its preview (those that have one).
 func previews(t *testing.T, ten *graph.Tenant) map[string]string {
 	t.Helper()
-	resp, err := ten.DG().NewReadOnlyTxn().Query(context.Background(), `{ m(func: has(Memory.preview)) { Memory.content Memory.preview } }`)
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().Query(context.Background(), `{ m(func: has(Memory.preview)) { Memory.content Memory.preview } }`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,8 +83,10 @@ const (
 //
 //	VH      HNSW's approximate top-N chunks
 //	VX      the exact top-N chunks by the service's own scan of the vectors (vecindex.go),
-//	        given by uid; when the service has them, VH runs at a small ef as a safety net
-//	        (chunks another replica wrote since the last sync) and there are no pools
+//	        given by uid. Normally (recallPlan.served) the service has scored them itself
+//	        and VX is the whole vector step: no VH, no VC, no pools, no vector read — the
+//	        request starts from a few dozen uids. Only the DgraphVectorScores ablation keeps
+//	        the plan before: VH at a small ef as a safety net and VC re-scoring in Dgraph
 //	PD, PE  a wider full-text pool per language (same rarest-first words, bigger budget),
 //	        only without VX: they catch true neighbours HNSW missed
 //	VC      vector candidates: VH, VX, the text candidates and the pools, each re-scored exactly
@@ -92,7 +94,6 @@ const (
 //	        chunks holding the query's most specific words catch true neighbours HNSW missed,
 //	        at the cost of reading their vectors. vec keeps the best N by exact score.
 //	TD, TE  full-text candidates: German analysis on Chunk.text@de, English on untagged text
-//	M0      the memories of all candidate chunks that pass the memory filter
 //	SV, SD, SE  graph seeds: the best vector chunks by exact score and the chunks holding the
 //	        query's rarest words (see graphSeeds); S0 their memories
 //	hopN    the edges of the previous frontier (S0, then FN-1) over every relation predicate in
@@ -100,11 +101,14 @@ const (
 //	        only; FN the new nodes they reach
 //	vec     vector candidates, best exact score first, each with its eligible memory
 //	txt     text candidates with their text (for BM25) and their eligible memory
-//	mem     the details of every memory hit or reached (no content: recallContentQuery reads
-//	        it for the hits returned only); for documents the candidate chunks and the first
-//	        chunk (a document's content is its chunks)
+//
+// It reads uids and the text candidates' text only: the details of the memories (id, title,
+// preview, a document's chunk) are read by recallDetailsQuery for the hits chosen, a few of the
+// hundreds of memories this request reaches.
 var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec: float32vector, $de: string, $en: string, $sde: string, $sen: string, $vde: string, $ven: string, $asof: string) {
-{{- if .Vector}}
+{{- if .Served}}
+  VX as var(func: uid({{.Exact}}))
+{{- else if .Vector}}
   VH as var(func: similar_to(Chunk.embedding, {{.VectorN}}, $vec, ef: {{.VectorEF}}))
 {{- if .Exact}}
   VX as var(func: uid({{.Exact}}))
@@ -126,11 +130,10 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
 {{- if .PoolEN}}
   PE as var(func: anyoftext(Chunk.text, $ven), first: {{.PoolCap}})
 {{- end}}
-  var(func: uid({{.Candidates}})) {
-    M0 as ~Memory.chunks @filter({{.MemoryFilter}})
-  }
 {{- if .Hops}}
-{{- if .Vector}}
+{{- if .Served}}
+  SV as var(func: uid({{.ExactSeeds}}))
+{{- else if .Vector}}
   SV as var(func: uid(VC), orderdesc: val(vs), first: {{.Seeds}})
 {{- end}}
 {{- if .SeedDE}}
@@ -147,17 +150,24 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
   hop{{$h.N}}(func: uid({{$h.From}})) {
     uid
   {{- range $i, $rel := $.Relations}}
-    h{{$h.N}}o{{$i}} as <{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) @filter({{$.MemoryFilter}}) { uid }
-    h{{$h.N}}i{{$i}} as <~{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) @filter({{$.MemoryFilter}}) { uid }
+    {{if $h.Next}}h{{$h.N}}o{{$i}} as {{end}}<{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) @filter({{$.MemoryFilter}}) { uid }
+    {{if $h.Next}}h{{$h.N}}i{{$i}} as {{end}}<~{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) @filter({{$.MemoryFilter}}) { uid }
   {{- end}}
   }
+{{- if $h.Next}}
   F{{$h.N}} as var(func: uid({{$h.Reached}})) @filter(NOT uid({{$h.Seen}}))
 {{- end}}
-{{- if .Vector}}
+{{- end}}
+{{- if .Served}}
+  vec(func: uid(VX)) {
+    uid
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from }
+  }
+{{- else if .Vector}}
   vec(func: uid(VC), orderdesc: val(vs), first: {{.VectorN}}) {
     uid
     s: val(vs)
-    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid }
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from }
   }
 {{- end}}
 {{- if or .TextDE .TextEN}}
@@ -165,31 +175,16 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
     uid
     de: Chunk.text@de
     en: Chunk.text
-    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid }
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from }
   }
 {{- end}}
-  mem(func: uid({{.Memories}})) {
-    uid
-    Memory.id
-    Memory.kind
-    Memory.title
-    Memory.source
-    Memory.valid_from
-    Memory.valid_to
-  }
-  docs(func: uid({{.Memories}})) @filter(eq(Memory.kind, "document")) {
-    uid
-{{- if .Vector}}
-    hit: Memory.chunks @filter(uid(VC)) { uid de: Chunk.text@de en: Chunk.text }
-{{- end}}
-    head: Memory.chunks (orderasc: Chunk.position, first: 1) { uid de: Chunk.text@de en: Chunk.text }
-  }
 }`))
 
 type recallHop struct {
 	N             int
 	From, Reached string // uid() argument lists
 	Seen          string
+	Next          bool // another hop follows: FN, the new frontier, is needed
 }
 
 type recallQueryArgs struct {
@@ -198,16 +193,17 @@ type recallQueryArgs struct {
 	VectorEF       int
 	VectorPool     string // uid() arguments whose chunks are re-scored exactly: VH and the text candidates
 	Exact          string // uids of the exact search's top chunks ("" = none)
+	Served         bool   // the service scored the vector candidates: VX alone, no HNSW, no re-score
+	ExactSeeds     string // with Served: the best graphSeeds(k) of Exact
+	VectorVar      string // the block holding the vector candidates: VC, or VX when Served
 	TextDE, TextEN bool
 	TextCap        int
-	Candidates     string
 	TextVars       string
 	MemoryFilter   string
 	EdgeFilter     string
 	Relations      []string
 	Fanout         int
 	Hops           []recallHop
-	Memories       string
 	Seeds          int
 	SeedDE, SeedEN bool
 	SeedVars       string
@@ -221,10 +217,13 @@ type recallPlan struct {
 	textDE, textEN bool     // full-text candidates per stored language
 	seedDE, seedEN bool     // full-text graph seeds per stored language
 	poolDE, poolEN bool     // full-text pools for the vector re-score per stored language
-	exact          []uint64 // the exact vector search's top chunks (nil: not searched)
-	k, hops        int
-	asOf           *time.Time
-	relations      []string
+	exact          []uint64 // the exact vector search's top chunks, best first (nil: not searched)
+	// served: the service scored the exact candidates itself (RecallRequest.vecScore), so the
+	// query only maps them to their eligible memories: no HNSW and no vectors read.
+	served    bool
+	k, hops   int
+	asOf      *time.Time
+	relations []string
 }
 
 // vectorCandidates is how many chunks each vector step (HNSW, the exact search) proposes for
@@ -254,8 +253,14 @@ func buildRecallQuery(p recallPlan) (string, error) {
 		a.EdgeFilter = fmt.Sprintf(edgeAtTimeFilter, p.asOf.UTC().Format(time.RFC3339Nano))
 	}
 	var cands, text, seeds []string
+	a.VectorVar = "VC"
+	if p.vector && p.served && len(p.exact) > 0 {
+		a.Served, a.VectorVar = true, "VX"
+		a.Exact = formatUIDs(p.exact)
+		a.ExactSeeds = formatUIDs(p.exact[:min(len(p.exact), graphSeeds(p.k))])
+	}
 	if p.vector {
-		cands, seeds = append(cands, "VC"), append(seeds, "SV")
+		cands, seeds = append(cands, a.VectorVar), append(seeds, "SV")
 	}
 	if p.textDE {
 		cands, text = append(cands, "TD"), append(text, "TD")
@@ -265,7 +270,7 @@ func buildRecallQuery(p recallPlan) (string, error) {
 	}
 	pool := append([]string{"VH"}, text...)
 	a.PoolDE, a.PoolEN, a.PoolCap = p.vector && p.poolDE, p.vector && p.poolEN, vectorPoolCap
-	if p.vector && p.exact != nil {
+	if p.vector && p.exact != nil && !a.Served {
 		// The exact candidates make the pools and a wide HNSW search pointless.
 		a.Exact, a.VectorEF = formatUIDs(p.exact), exactVectorEF
 		a.PoolDE, a.PoolEN = false, false
@@ -278,10 +283,13 @@ func buildRecallQuery(p recallPlan) (string, error) {
 		pool = append(pool, "PE")
 	}
 	a.VectorPool = strings.Join(pool, ", ")
+	if a.Served {
+		a.PoolDE, a.PoolEN = false, false
+	}
 	if len(cands) == 0 {
 		return "", fmt.Errorf("recall query without candidates")
 	}
-	a.Candidates, a.TextVars = strings.Join(cands, ", "), strings.Join(text, ", ")
+	a.TextVars = strings.Join(text, ", ")
 	a.SeedDE, a.SeedEN = p.seedDE && p.textDE, p.seedEN && p.textEN
 	if a.SeedDE {
 		seeds = append(seeds, "SD")
@@ -290,11 +298,10 @@ func buildRecallQuery(p recallPlan) (string, error) {
 		seeds = append(seeds, "SE")
 	}
 	a.SeedVars = strings.Join(seeds, ", ")
-	memories := []string{"M0"}
 	if len(p.relations) > 0 && len(seeds) > 0 {
 		seen := []string{"S0"}
 		for n := 1; n <= p.hops; n++ {
-			h := recallHop{N: n, From: "S0", Seen: strings.Join(seen, ", ")}
+			h := recallHop{N: n, From: "S0", Seen: strings.Join(seen, ", "), Next: n < p.hops}
 			if n > 1 {
 				h.From = "F" + strconv.Itoa(n-1)
 			}
@@ -304,11 +311,9 @@ func buildRecallQuery(p recallPlan) (string, error) {
 			}
 			h.Reached = strings.Join(reached, ", ")
 			a.Hops = append(a.Hops, h)
-			memories = append(memories, "F"+strconv.Itoa(n))
 			seen = append(seen, "F"+strconv.Itoa(n))
 		}
 	}
-	a.Memories = strings.Join(memories, ", ")
 	var b strings.Builder
 	if err := recallQuery.Execute(&b, a); err != nil {
 		return "", err
@@ -316,12 +321,24 @@ func buildRecallQuery(p recallPlan) (string, error) {
 	return b.String(), nil
 }
 
-// recallContentQuery reads the content of the memories a recall returns, once they are
-// chosen: their stored preview (the first knowmind.RecallMaxContentChars characters), and
-// the whole content only of memories written before previews existed. Reading the content of
-// every candidate and neighbour moved up to 1,000,000 characters per memory, hundreds of
-// memories per recall. %s is a list of uids Dgraph returned.
-const recallContentQuery = `{
+// recallDetailsQuery reads what a recall returns of the memories it chose, once they are
+// chosen (the second and last request of a recall, in the same read-only transaction): id,
+// kind, title, source and validity; their stored preview (the first
+// knowmind.RecallMaxContentChars characters), and the whole content only of memories written
+// before previews existed; for documents the chunk that represents the hit (%[2]s, when it is
+// not a text candidate whose text the first request read: recallChunksBlock) and the first chunk. Reading these
+// for every candidate and neighbour (hundreds) cost more than the second round trip. %[1]s and
+// %[2]s are uid lists Dgraph returned.
+const recallDetailsQuery = `{
+  mem(func: uid(%[1]s)) {
+    uid
+    Memory.id
+    Memory.kind
+    Memory.title
+    Memory.source
+    Memory.valid_from
+    Memory.valid_to
+  }
   content(func: uid(%[1]s)) @filter(NOT eq(Memory.kind, "document")) {
     uid
     Memory.preview
@@ -330,20 +347,32 @@ const recallContentQuery = `{
     uid
     Memory.content
   }
+  docs(func: uid(%[1]s)) @filter(eq(Memory.kind, "document")) {
+    uid
+    head: Memory.chunks (orderasc: Chunk.position, first: 1) { uid de: Chunk.text@de en: Chunk.text }
+  }%[2]s
 }`
+
+// recallChunksBlock is recallDetailsQuery's block for the chunks of document hits (%s: uids).
+const recallChunksBlock = `
+  chunks(func: uid(%s)) {
+    uid
+    de: Chunk.text@de
+    en: Chunk.text
+  }`
 
 // recallResponse is the JSON of recallQuery.
 type recallResponse struct {
 	Vec []struct {
 		UID   string  `json:"uid"`
 		Score float64 `json:"s"`
-		M     []dgUID `json:"m"`
+		M     []dgMem `json:"m"`
 	} `json:"vec"`
 	Txt []struct {
 		UID string  `json:"uid"`
 		DE  string  `json:"de"`
 		EN  string  `json:"en"`
-		M   []dgUID `json:"m"`
+		M   []dgMem `json:"m"`
 	} `json:"txt"`
 	Mem []struct {
 		UID       string     `json:"uid"`
@@ -364,9 +393,16 @@ type recallResponse struct {
 	} `json:"legacy"`
 	Docs []struct {
 		UID  string        `json:"uid"`
-		Hit  []dgChunkText `json:"hit"`
 		Head []dgChunkText `json:"head"`
 	} `json:"docs"`
+	Chunks []dgChunkText `json:"chunks"`
+}
+
+// dgMem is a candidate chunk's memory with what the time and title signals need.
+type dgMem struct {
+	UID       string     `json:"uid"`
+	Title     string     `json:"t"`
+	ValidFrom *time.Time `json:"f"`
 }
 
 type dgUID struct {
@@ -453,6 +489,10 @@ type Ablation struct {
 	WithFeedback bool
 	// NoTime ignores the time a question names (package timeq).
 	NoTime bool
+	// DgraphVectorScores keeps the exact search but lets Dgraph re-score its candidates with
+	// HNSW's and the text candidates' (the plan before the service scored them), for the speed
+	// benchmark's comparison.
+	DgraphVectorScores bool
 }
 
 // The time a question names (timeq.Parse) is a further signal of weight timeWeight; a memory's
@@ -510,6 +550,7 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 		if err := json.Unmarshal(resp.Json, &out); err != nil {
 			return knowmind.RecallResult{}, fmt.Errorf("decode recall response: %w", err)
 		}
+		req.scoreVectors(&out)
 		adjacent, err := parseHops(resp.Json, q.Hops)
 		if err != nil {
 			return knowmind.RecallResult{}, err
@@ -527,9 +568,18 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			// The time the question names against each memory's time (valid_from: when it
 			// was stored, or the occurred_at capture was given).
 			sig.Time, sig.TimeWeight = map[string]float64{}, timeWeight
-			for _, m := range out.Mem {
-				if m.ValidFrom != nil {
-					sig.Time[m.UID] = span.Match(*m.ValidFrom, timeSlack)
+			for _, c := range out.Txt {
+				for _, m := range c.M {
+					if m.ValidFrom != nil {
+						sig.Time[m.UID] = span.Match(*m.ValidFrom, timeSlack)
+					}
+				}
+			}
+			for _, c := range out.Vec {
+				for _, m := range c.M {
+					if m.ValidFrom != nil {
+						sig.Time[m.UID] = span.Match(*m.ValidFrom, timeSlack)
+					}
 				}
 			}
 		}
@@ -543,9 +593,10 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 		if rr != nil && !a.NoRerank {
 			depth = max(q.K, rerankDepth)
 		}
-		// The hits are chosen first, then only their content is read.
-		_, chosen := out.hits(fused, depth, q.AsOf != nil)
-		if err := readContent(ctx, txn, &out, chosen); err != nil {
+		// The hits are chosen first (every fused entry passed the memory filter), then only
+		// their details are read.
+		chosen := fused[:min(depth, len(fused))]
+		if err := readDetails(ctx, txn, &out, chosen); err != nil {
 			return knowmind.RecallResult{}, err
 		}
 		hits, from := out.hits(chosen, depth, q.AsOf != nil)
@@ -572,26 +623,39 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 	return res, nil
 }
 
-// readContent reads the content of the chosen hits (recallContentQuery) in the recall's
-// transaction, into out.Content.
-func readContent(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen []rank.Hit) error {
+// readDetails reads the details of the chosen hits (recallDetailsQuery) in the recall's
+// transaction, into out.Mem, out.Content, out.Docs and out.Chunks.
+func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen []rank.Hit) error {
 	if len(chosen) == 0 {
 		return nil
 	}
+	read := make(map[string]bool, len(out.Txt))
+	for _, c := range out.Txt {
+		read[c.UID] = true
+	}
 	uids := make([]uint64, 0, len(chosen))
+	var chunks []uint64
 	for _, h := range chosen {
 		if u, err := parseUID(h.ID); err == nil {
 			uids = append(uids, u)
 		}
+		if u, err := parseUID(h.Chunk); err == nil && h.Chunk != "" && !read[h.Chunk] {
+			chunks = append(chunks, u)
+		}
 	}
-	resp, err := txn.Query(ctx, fmt.Sprintf(recallContentQuery, formatUIDs(uids)))
+	chunkBlock := ""
+	if len(chunks) > 0 {
+		chunkBlock = fmt.Sprintf(recallChunksBlock, formatUIDs(chunks))
+	}
+	resp, err := txn.Query(ctx, fmt.Sprintf(recallDetailsQuery, formatUIDs(uids), chunkBlock))
 	if err != nil {
-		return fmt.Errorf("recall content query: %w", err)
+		return fmt.Errorf("recall details query: %w", err)
 	}
 	var content recallResponse
 	if err := json.Unmarshal(resp.Json, &content); err != nil {
-		return fmt.Errorf("decode recall content: %w", err)
+		return fmt.Errorf("decode recall details: %w", err)
 	}
+	out.Mem, out.Docs, out.Chunks = content.Mem, content.Docs, content.Chunks
 	out.Content = content.Content
 	for _, l := range content.Legacy {
 		for i := range out.Content {
@@ -609,6 +673,27 @@ type RecallRequest struct {
 	DQL  string // "" when there is nothing to ask (text only, and no word the index could match)
 	Vars map[string]string
 	text [2]textSide
+	// vecScore: the vector candidates' scores by chunk uid when the service scored them (the
+	// exact search over the vectors it holds, which are the stored ones); nil when Dgraph
+	// re-scores them in the query.
+	vecScore map[uint64]float64
+}
+
+// scoreVectors fills in the scores of the vector candidates the service scored, and drops
+// those it did not (none: the query asks for exactly those).
+func (r RecallRequest) scoreVectors(out *recallResponse) {
+	if r.vecScore == nil {
+		return
+	}
+	kept := out.Vec[:0]
+	for _, c := range out.Vec {
+		u, err := parseUID(c.UID)
+		if s, ok := r.vecScore[u]; err == nil && ok {
+			c.Score = s
+			kept = append(kept, c)
+		}
+	}
+	out.Vec = kept
 }
 
 // PrepareRecall validates q, embeds the query, chooses the full-text terms and renders the DQL,
@@ -643,7 +728,14 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 			}
 			t.text.maybeSync(ctx, t)
 			// false: nothing held (a new tenant) or another dimension; HNSW and the pools stand in.
-			exact, _ = t.text.vec.search(vec, vectorCandidates(q.K))
+			var scores []float32
+			exact, scores, _ = t.text.vec.searchScored(vec, vectorCandidates(q.K))
+			if len(exact) > 0 && !a.DgraphVectorScores {
+				req.vecScore = make(map[uint64]float64, len(exact))
+				for i, u := range exact {
+					req.vecScore[u] = float64(scores[i])
+				}
+			}
 		}
 	}
 	// Full text, per stored language: the words to match and the statistics to score with.
@@ -671,7 +763,7 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 		textDE: req.text[0].match != "", textEN: req.text[1].match != "",
 		seedDE: req.text[0].seed != "", seedEN: req.text[1].seed != "",
 		poolDE: req.text[0].pool != "", poolEN: req.text[1].pool != "",
-		exact: exact, k: q.K, hops: q.Hops, asOf: q.AsOf, relations: t.c.cfg.Relations,
+		exact: exact, served: req.vecScore != nil, k: q.K, hops: q.Hops, asOf: q.AsOf, relations: t.c.cfg.Relations,
 	})
 	if err != nil {
 		return req, err
@@ -824,8 +916,10 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 	}
 	titleOf := map[string]string{}
 	if in.titles {
-		for _, m := range out.Mem {
-			titleOf[m.UID] = m.Title
+		for _, c := range out.Txt {
+			for _, m := range c.M {
+				titleOf[m.UID] = m.Title
+			}
 		}
 	}
 	for i, side := range in.text {
@@ -926,11 +1020,11 @@ func (out *recallResponse) hits(fused []rank.Hit, k int, atTime bool) (hits []kn
 	for _, c := range out.Txt {
 		chunkText[c.UID] = dgChunkText{DE: c.DE, EN: c.EN}.text()
 	}
+	for _, c := range out.Chunks {
+		chunkText[c.UID] = c.text()
+	}
 	docHead := map[string]string{}
 	for _, d := range out.Docs {
-		for _, c := range d.Hit {
-			chunkText[c.UID] = c.text()
-		}
 		if len(d.Head) > 0 {
 			docHead[d.UID] = d.Head[0].text()
 		}

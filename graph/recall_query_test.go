@@ -21,7 +21,7 @@ func TestRecallQueryShape(t *testing.T) {
 		"anyoftext(Chunk.text@de, $de)", "anyoftext(Chunk.text, $en)",
 		"SV as var(func: uid(VC), orderdesc: val(vs), first: 10)",
 		"<RELATES_TO> (first: 25) @facets(" + edgeOpenFilter + ")", "<~RELATES_TO>", "<~SUPERSEDES>",
-		"hop1(func: uid(S0))", "hop2(func: uid(F1))", "F2 as var", "mem(func: uid(M0, F1, F2))",
+		"hop1(func: uid(S0))", "hop2(func: uid(F1))", "F1 as var",
 		memoryCurrentFilter,
 	} {
 		if !strings.Contains(q, want) {
@@ -44,5 +44,57 @@ func TestRecallQueryShape(t *testing.T) {
 	q, _ = buildRecallQuery(recallPlan{vector: true, k: 5, hops: 1, asOf: &asOf, relations: rels})
 	if !strings.Contains(q, `@facets(le(valid_from, "2026-03-14T00:00:00Z") AND NOT le(valid_to, "2026-03-14T00:00:00Z"))`) {
 		t.Errorf("edges at as_of:\n%s", q)
+	}
+}
+
+// With the service's exact search scored in the service, the request names the vector
+// candidates and the graph seeds by uid and reads no vector: no HNSW, no math, no pools; the
+// memories' details are left to recallDetailsQuery.
+func TestRecallQueryServedVectors(t *testing.T) {
+	rels := []string{"RELATES_TO"}
+	exact := make([]uint64, 100)
+	for i := range exact {
+		exact[i] = uint64(0x100 + i)
+	}
+	q, err := buildRecallQuery(recallPlan{vector: true, textDE: true, seedDE: true, poolDE: true,
+		exact: exact, served: true, k: 5, hops: 2, relations: rels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"VX as var(func: uid(0x100, 0x101,", "vec(func: uid(VX))",
+		"SV as var(func: uid(0x100, 0x101, 0x102, 0x103, 0x104, 0x105, 0x106, 0x107, 0x108, 0x109))",
+		"var(func: uid(SV, SD))", "hop2(func: uid(F1))",
+	} {
+		if !strings.Contains(q, want) {
+			t.Errorf("query lacks %q:\n%s", want, q)
+		}
+	}
+	for _, not := range []string{"similar_to", "math(", "Chunk.embedding", "PD as", "VC", "mem(", "Memory.title"} {
+		if strings.Contains(q, not) {
+			t.Errorf("query holds %q:\n%s", not, q)
+		}
+	}
+	// Not served (the ablation, or nothing held): Dgraph re-scores as before.
+	q, _ = buildRecallQuery(recallPlan{vector: true, textDE: true, exact: exact, k: 5, hops: 0, relations: rels})
+	if !strings.Contains(q, "math(emb dot $vec)") || !strings.Contains(q, "ef: 200)") {
+		t.Errorf("re-scored in Dgraph:\n%s", q)
+	}
+}
+
+func TestScoreVectors(t *testing.T) {
+	out := recallResponse{}
+	out.Vec = append(out.Vec, struct {
+		UID   string  `json:"uid"`
+		Score float64 `json:"s"`
+		M     []dgMem `json:"m"`
+	}{UID: "0x2a"}, struct {
+		UID   string  `json:"uid"`
+		Score float64 `json:"s"`
+		M     []dgMem `json:"m"`
+	}{UID: "0x7"})
+	RecallRequest{vecScore: map[uint64]float64{0x2a: 0.5}}.scoreVectors(&out)
+	if len(out.Vec) != 1 || out.Vec[0].UID != "0x2a" || out.Vec[0].Score != 0.5 {
+		t.Fatalf("scored: %+v", out.Vec)
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240/protos/api"
-
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
@@ -103,22 +101,17 @@ func TestRecallGermanStemming(t *testing.T) {
 
 func TestRecallHopsReachLinkedMemories(t *testing.T) {
 	f := newRecallFixture(t)
-	hub := f.store("Workshop Müller GmbH März", "Workshop zur Qualitätssicherung bei der Müller GmbH am 12. März in Detmold.")
-	mid := f.store("Kundenakte", "Stammdaten des Kunden: Industriestraße 7, Ansprechpartner Herr Berger.")
-	far := f.store("Rahmenvertrag", "Laufzeit bis Ende 2027, Kündigungsfrist drei Monate, Preisanpassung jährlich.")
-	// Memories that share a word with the query outrank far on their own.
-	for _, s := range []string{
-		"Qualitätssicherung im Lager: Stichproben jeden Montag.",
-		"Der Workshop für neue Auszubildende findet im Mai statt.",
-		"Detmold ist Sitz der Niederlassung Nord.",
-		"März-Abrechnung wird am Monatsende erstellt.",
-	} {
+	sc := dgraphtest.HopsScenario
+	hub := f.store(sc.Hub.Title, sc.Hub.Content)
+	mid := f.store(sc.Mid.Title, sc.Mid.Content)
+	far := f.store(sc.Far.Title, sc.Far.Content)
+	for _, s := range sc.Noise { // each outranks far on its own
 		f.store("", s)
 	}
 	f.link(hub, mid, "RELATES_TO")
 	f.link(mid, far, "REFERENCES")
 
-	q := "Workshop Qualitätssicherung Müller GmbH Detmold März"
+	q := sc.Query
 	res0 := f.recall(knowmind.RecallQuery{Query: q, K: 3, Hops: 0})
 	if len(res0.Hits) == 0 || res0.Hits[0].MemoryID != hub {
 		t.Fatalf("hops=0: %+v, want %s first", res0.Hits, hub)
@@ -211,9 +204,7 @@ _:m <Memory.valid_from> "2020-01-01T00:00:00Z" .
 _:m <Memory.chunks> _:c .
 _:c <Chunk.text@de> "Zebrastreifen vor dem Haupteingang" .
 _:m <dgraph.type> "Memory" .`
-	if _, err := f.ten.DG().NewTxn().Mutate(f.ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(mu)}); err != nil {
-		t.Fatal(err)
-	}
+	dgraphtest.SetNquads(t, f.ten, mu)
 	ok := f.store("Eingang", "Der Haupteingang ist ab sieben Uhr geöffnet.")
 	res := f.recall(knowmind.RecallQuery{Query: "Zebrastreifen Haupteingang", K: 5, Hops: 2})
 	if ids := hitIDs(res); !slices.Equal(ids, []string{ok}) {
@@ -314,7 +305,9 @@ func TestRecallUsesExactVectorSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(req.DQL, "VX as var(func: uid(0x") || !strings.Contains(req.DQL, "ef: 200)") ||
+	// The service scores them: no HNSW, no vectors read, no pools.
+	if !strings.Contains(req.DQL, "VX as var(func: uid(0x") || strings.Contains(req.DQL, "similar_to") ||
+		strings.Contains(req.DQL, "Chunk.embedding") ||
 		strings.Contains(req.DQL, "PD as var") || strings.Contains(req.DQL, "PE as var") {
 		t.Fatalf("recall DQL without the exact candidates:\n%s", req.DQL)
 	}
@@ -326,6 +319,18 @@ func TestRecallUsesExactVectorSearch(t *testing.T) {
 	res := f.recallAblated(knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1}, graph.Ablation{NoText: true})
 	if len(res.Hits) != 1 || res.Hits[0].Title != "Rampe" {
 		t.Fatalf("vector-only recall: %+v", res.Hits)
+	}
+	req, err = f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1},
+		graph.Ablation{DgraphVectorScores: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(req.DQL, "VX as var(func: uid(0x") || !strings.Contains(req.DQL, "ef: 200)") {
+		t.Fatalf("recall DQL re-scoring in Dgraph:\n%s", req.DQL)
+	}
+	if res := f.recallAblated(knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1},
+		graph.Ablation{NoText: true, DgraphVectorScores: true}); len(res.Hits) != 1 || res.Hits[0].Title != "Rampe" {
+		t.Fatalf("vector-only recall re-scored in Dgraph: %+v", res.Hits)
 	}
 	req, err = f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1},
 		graph.Ablation{NoExactVectors: true})
@@ -493,14 +498,8 @@ func TestRecallTimeNamedInQuestion(t *testing.T) {
 	march := f.store("Teammeeting", "Im Teammeeting wurde das Budget für den Relaunch besprochen.")
 	may := f.store("Teammeeting", "Im Teammeeting wurde das Budget für den Relaunch erneut besprochen.")
 	for id, when := range map[string]string{march: "2026-03-14T10:00:00Z", may: "2026-05-02T10:00:00Z"} {
-		up := &api.Request{
-			Query:     fmt.Sprintf(`{ m as var(func: eq(Memory.id, %q)) }`, id),
-			Mutations: []*api.Mutation{{SetNquads: []byte(fmt.Sprintf(`uid(m) <Memory.valid_from> %q .`, when))}},
-			CommitNow: true,
-		}
-		if _, err := f.ten.DG().NewTxn().Do(f.ctx, up); err != nil {
-			t.Fatal(err)
-		}
+		dgraphtest.Upsert(t, f.ten, fmt.Sprintf(`{ m as var(func: eq(Memory.id, %q)) }`, id), nil,
+			fmt.Sprintf(`uid(m) <Memory.valid_from> %q .`, when))
 	}
 	for q, want := range map[string]string{
 		"Was wurde am 14. März 2026 im Teammeeting zum Budget besprochen?": march,

@@ -485,13 +485,8 @@ func writeEdges(ctx context.Context, txn *dgo.Txn, nquads []string, fromUID, fro
 	return err
 }
 
-// edgeNQuad renders one edge with its full facet set (setting an edge again
-// replaces all its facets). validTo nil = open.
-func edgeNQuad(fromUID, rel, toUID, id string, createdAt, validFrom time.Time, validTo *time.Time, inverse bool) string {
-	return edgeNQuadMeta(fromUID, rel, toUID, id, createdAt, validFrom, validTo, inverse, knowmind.EdgeMeta{})
-}
-
-// edgeNQuadMeta is edgeNQuad with the link's meta as facets (absent ones not written).
+// edgeNQuadMeta renders one edge with its full facet set (setting an edge again replaces all
+// its facets) and the link's meta (absent ones not written). validTo nil = open.
 func edgeNQuadMeta(fromUID, rel, toUID, id string, createdAt, validFrom time.Time, validTo *time.Time, inverse bool, meta knowmind.EdgeMeta) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<%s> <%s> <%s> (id=%q, created_at=%s, valid_from=%s", fromUID, rel, toUID, id,

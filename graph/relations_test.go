@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240/protos/api"
-
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
@@ -31,10 +29,7 @@ func addMemory(t *testing.T, ten *graph.Tenant, id, memoryType string, tags ...s
 	if len(tags) > 0 {
 		node["Memory.tags"] = tags
 	}
-	js, _ := json.Marshal(node)
-	if _, err := ten.DG().NewTxn().Mutate(context.Background(), &api.Mutation{CommitNow: true, SetJson: js}); err != nil {
-		t.Fatal(err)
-	}
+	dgraphtest.SetJSON(t, ten, node)
 }
 
 // edgeState reads, in ONE query, the edge from --rel--> to and the edge
@@ -51,7 +46,7 @@ func readEdgePair(t *testing.T, ten *graph.Tenant, from, rel, to, inverse string
   a(func: eq(Memory.id, $from)) { e: %[1]s @filter(eq(Memory.id, $to)) @facets { Memory.id } n: count(%[1]s) }
   b(func: eq(Memory.id, $to)) { e: %[2]s @filter(eq(Memory.id, $from)) @facets { Memory.id } n: count(%[2]s) }
 }`, rel, inverse)
-	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(context.Background(), q, map[string]string{"$from": from, "$to": to})
+	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().QueryWithVars(context.Background(), q, map[string]string{"$from": from, "$to": to})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -592,7 +587,7 @@ func TestDocsRelationsQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(id string, asOf time.Time) map[string][]map[string]any {
-		resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, string(q),
+		resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().QueryWithVars(ctx, string(q),
 			map[string]string{"$id": id, "$as_of": asOf.Format(time.RFC3339Nano)})
 		if err != nil {
 			t.Fatal(err)
@@ -634,16 +629,9 @@ func TestDocsRelationsQuery(t *testing.T) {
 // into Dgraph, as knowmind_link did before it refused history edges.
 func writeHistoryEdge(t *testing.T, ten *graph.Tenant, newID, oldID string) {
 	t.Helper()
-	req := &api.Request{
-		Query: fmt.Sprintf(`{ n as var(func: eq(Memory.id, %q)) o as var(func: eq(Memory.id, %q)) }`, newID, oldID),
-		Mutations: []*api.Mutation{{SetNquads: []byte(fmt.Sprintf(
-			"uid(n) <SUPERSEDES> uid(o) (id=%q, inverse=false) .\nuid(o) <SUPERSEDED_BY> uid(n) (id=%q, inverse=true) .",
-			graph.EdgeID(newID, "SUPERSEDES", oldID), graph.EdgeID(oldID, "SUPERSEDED_BY", newID)))}},
-		CommitNow: true,
-	}
-	if _, err := ten.DG().NewTxn().Do(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
+	dgraphtest.Upsert(t, ten, fmt.Sprintf(`{ n as var(func: eq(Memory.id, %q)) o as var(func: eq(Memory.id, %q)) }`, newID, oldID), nil,
+		fmt.Sprintf("uid(n) <SUPERSEDES> uid(o) (id=%q, inverse=false) .\nuid(o) <SUPERSEDED_BY> uid(n) (id=%q, inverse=true) .",
+			graph.EdgeID(newID, "SUPERSEDES", oldID), graph.EdgeID(oldID, "SUPERSEDED_BY", newID)))
 }
 
 // Issue 13: knowmind_link with SUPERSEDES closed any memory, and unlink

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/chunk"
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // knowmind_retrieve's chronological and profile modes, the semantic profiles every retrieve and
@@ -273,7 +273,7 @@ func (t *Tenant) profiles(ctx context.Context, r profileRoot, category string, l
 			if text == "" {
 				text = f.Title
 			}
-			text = chunk.Truncate(text, profileFactChars)
+			text = runes.Truncate(text, profileFactChars)
 			sp.Facts = append(sp.Facts, knowmind.ProfileFact{MemoryID: f.ID, Text: text, Category: f.Category, CreatedAt: f.CreatedAt})
 			texts = append(texts, strings.TrimRight(text, ". ")+".")
 		}

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240/protos/api"
-
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
 )
@@ -41,9 +39,7 @@ func BenchmarkRetrieveGraph(b *testing.B) {
 				"_:m%[1]d <Memory.title> \"Memory %[1]d\" .\n_:m%[1]d <Memory.status> \"indexed\" .\n_:m%[1]d <Memory.valid_from> %[2]q .\n"+
 				"_:m%[1]d <Memory.created_at> %[2]q .\n", i, now)
 		}
-		if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(nq.String())}); err != nil {
-			b.Fatal(err)
-		}
+		dgraphtest.SetNquads(b, ten, nq.String())
 	}
 	uids := map[int]string{}
 	for lo := 0; lo < n; lo += 5000 {
@@ -51,7 +47,7 @@ func BenchmarkRetrieveGraph(b *testing.B) {
 		for i := lo; i < min(lo+5000, n); i++ {
 			ids = append(ids, strconv.Quote(fmt.Sprintf("m%d", i)))
 		}
-		resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, fmt.Sprintf(`{ m(func: eq(Memory.id, [%s])) { uid Memory.id } }`, strings.Join(ids, ",")))
+		resp, err := dgraphtest.DG(b, ten).NewReadOnlyTxn().Query(ctx, fmt.Sprintf(`{ m(func: eq(Memory.id, [%s])) { uid Memory.id } }`, strings.Join(ids, ",")))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -84,9 +80,7 @@ func BenchmarkRetrieveGraph(b *testing.B) {
 				links++
 			}
 		}
-		if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(nq.String())}); err != nil {
-			b.Fatal(err)
-		}
+		dgraphtest.SetNquads(b, ten, nq.String())
 	}
 	b.Logf("loaded %d memories and %d links in %s", n, links, time.Since(start).Round(time.Millisecond))
 	if _, err := ten.RetrieveGraph(ctx, knowmind.RetrieveQuery{StartMemoryID: "m0", MaxDepth: 5}); err != nil { // warm the caches

@@ -49,22 +49,17 @@ import (
 // writes. Until the next sync the ranking is only approximately the one a single replica would
 // compute — BM25 degrades gracefully, bm25.Score clamps unknown document frequencies.
 //
-// Cost (BenchmarkTextStatsSync: one alpha, memories of one 40-word chunk, a 2-core machine
-// busy with other work, so upper bounds): a sync that finds nothing new reads a count and an
-// empty window — 2 ms at 5k memories, 85 ms at 100k (the count(uid) over the status index is
-// most of it). A full id diff, only when the counts disagree (a deletion by another replica,
-// in practice a document re-upload), lists every Memory.id: 40 ms at 5k, 2.2 s at 100k, in the
-// background. Memories created in the last ~6 minutes (textSyncSlack plus an interval) are
-// listed by every sync, so right after a bulk import by another replica a sync costs about a
-// diff until the import leaves the window.
+// Cost (BenchmarkTextStatsSync, BenchmarkTextStatsLoad; the numbers are in docs/dgraph-notes.md
+// "BM25 statistics"): a sync that finds nothing new reads a count and an empty window, the
+// count(uid) over the status index being most of it. A full id diff, only when the counts
+// disagree (a deletion by another replica, in practice a document re-upload), lists every
+// Memory.id, in the background. Memories created in the last ~6 minutes (textSyncSlack plus an
+// interval) are listed by every sync, so right after a bulk import by another replica a sync
+// costs about a diff until the import leaves the window.
 //
-// A full load (BenchmarkTextStatsLoad, same setup, load average 15-35 on the 2 cores) takes
-// 21-25 s at 100k memories. Done one phase after the other it takes 24-26 s: reading the pages
-// from Dgraph 20-21 s (about four fifths of it Dgraph's own processing and encoding), analysing
-// 3.4-4.2 s, counting 0.7 s. The load overlaps the analysis and counting with the reading, so
-// it is bound by Dgraph's reading — with Dgraph on the same two cores, by the CPU they share —
-// and holds the index's lock only for the swap (hooks waited under 15 ms during one; they
-// used to wait the 4-5 s of analysis and counting). Pages of 2000 memories were no faster.
+// A full load overlaps the analysis and counting with reading the pages from Dgraph, so it is
+// bound by Dgraph's reading (most of it Dgraph's own processing and encoding), and holds the
+// index's lock only for the swap, so ingest hooks do not wait for the analysis and counting.
 type textIndex struct {
 	mu       sync.Mutex
 	ix       bm25.Index

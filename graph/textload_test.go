@@ -2,7 +2,6 @@ package graph_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -14,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240"
-	"github.com/dgraph-io/dgo/v240/protos/api"
 	"github.com/google/uuid"
 
 	"github.com/knowmind/knowmind"
@@ -74,17 +71,7 @@ func writeTextMemories(tb testing.TB, ten *graph.Tenant, memories []textMemory) 
 			"Memory.chunk_count": len(m.chunks), "Memory.chunks": chunks,
 		})
 	}
-	body, err := json.Marshal(nodes)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	err = graph.RunTxn(context.Background(), ten.DG(), func(ctx context.Context, txn *dgo.Txn) error {
-		_, err := txn.Mutate(ctx, &api.Mutation{SetJson: body})
-		return err
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	dgraphtest.SetJSON(tb, ten, nodes)
 }
 
 // loadTextOnly writes n indexed memories with one untagged chunk of 40 synthetic words each.

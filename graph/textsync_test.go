@@ -2,15 +2,11 @@ package graph_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/dgraph-io/dgo/v240"
-	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bm25"
@@ -241,14 +237,8 @@ func TestTextStatsSyncLearnsUncountableNodes(t *testing.T) {
 	f := newReplicaFixture(t)
 	id := f.store(f.a, "Eins", "Die Lieferung kommt am Montag.")
 	f.syncByRecall(f.a)
-	body, _ := json.Marshal(map[string]any{"uid": "_:dup", "dgraph.type": "Memory", "Memory.id": id,
+	dgraphtest.SetJSON(t, f.b, map[string]any{"uid": "_:dup", "dgraph.type": "Memory", "Memory.id": id,
 		"Memory.status": knowmind.StatusIndexed, "Memory.created_at": time.Now().UTC().Format(time.RFC3339Nano)})
-	if err := graph.RunTxn(f.ctx, f.b.DG(), func(ctx context.Context, txn *dgo.Txn) error {
-		_, err := txn.Mutate(ctx, &api.Mutation{SetJson: body})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
 	for i, wantDiff := range []bool{true, false} {
 		res, err := f.a.SyncTextStats(f.ctx, false)
 		if err != nil || res.Diffed != wantDiff || res.Added != 0 || res.Removed != 0 {

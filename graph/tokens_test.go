@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240/protos/api"
-
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
@@ -41,7 +39,7 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 
 	// Only the hash is stored.
-	resp, err := c.Galaxy().NewReadOnlyTxn().Query(ctx, fmt.Sprintf(`{ t(func: uid(%s)) { expand(_all_) } }`, tok.ID))
+	resp, err := dgraphtest.Shared(t).Galaxy(t).NewReadOnlyTxn().Query(ctx, fmt.Sprintf(`{ t(func: uid(%s)) { expand(_all_) } }`, tok.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +81,7 @@ func TestVerifyTokenRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Expire it by moving expires_at into the past.
-	_, err = c.Galaxy().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(fmt.Sprintf(
-		`<%s> <Token.expires_at> %q .`, tok.ID, time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dgraphtest.Shared(t).SetGalaxyNquads(t, fmt.Sprintf(`<%s> <Token.expires_at> %q .`, tok.ID, time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)))
 	for name, tc := range map[string]struct{ token, msg string }{
 		"expired":   {secret, "token expired"},
 		"unknown":   {graph.TokenPrefix + strings.Repeat("a", 43), "invalid token"},

@@ -125,17 +125,24 @@ func (s *vectorSet) len() int {
 // (cosine: vectors are unit length), best first, and false when the set cannot answer (empty,
 // or q of another dimension). The scan itself is rank.TopN.
 func (s *vectorSet) search(q []float32, n int) ([]uint64, bool) {
+	uids, _, ok := s.searchScored(q, n)
+	return uids, ok
+}
+
+// searchScored is search with each chunk's score (the dot product with q), best first.
+func (s *vectorSet) searchScored(q []float32, n int) ([]uint64, []float32, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if len(s.uids) == 0 || len(q) != s.dim || n <= 0 {
-		return nil, false
+		return nil, nil, false
 	}
 	top := rank.TopN(q, s.data, s.dim, n)
 	out := make([]uint64, len(top))
+	scores := make([]float32, len(top))
 	for i, h := range top {
-		out[i] = s.uids[h.Index]
+		out[i], scores[i] = s.uids[h.Index], h.Score
 	}
-	return out, true
+	return out, scores, true
 }
 
 // parseVector reads a float32vector as Dgraph's JSON answer carries it: an array of numbers,

@@ -12,11 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240"
-	"github.com/dgraph-io/dgo/v240/protos/api"
 	"github.com/golang-jwt/jwt/v5"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
@@ -94,7 +90,7 @@ func TestCrossTenantAttack(t *testing.T) {
 		t.Fatal(err)
 	}
 	var uids struct{ U []struct{ UID string } }
-	resp, err := tenA.DG().NewReadOnlyTxn().Query(ctx, `{ u(func: has(Memory.id), first: 6) { uid } }`)
+	resp, err := env.DG(t, tenA).NewReadOnlyTxn().Query(ctx, `{ u(func: has(Memory.id), first: 6) { uid } }`)
 	if err != nil || json.Unmarshal(resp.Json, &uids) != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +223,7 @@ func TestCrossTenantAttack(t *testing.T) {
 		for _, ns := range []uint64{tenA.Namespace, 0} {
 			dgLogins++
 			attempts++
-			dg := dialDgraph(t, env.Alphas[0])
+			dg := dgraphtest.Dial(t, env.Alphas[0])
 			if err := dg.LoginIntoNamespace(ctx, cred.user, cred.password, ns); err == nil {
 				leaks++
 				t.Errorf("tenant B's %s logs into namespace %d", cred.user, ns)
@@ -238,7 +234,7 @@ func TestCrossTenantAttack(t *testing.T) {
 		// In B's own namespace, A's words are nowhere.
 		dgLogins++
 		attempts++
-		dg := dialDgraph(t, env.Alphas[0])
+		dg := dgraphtest.Dial(t, env.Alphas[0])
 		if err := dg.LoginIntoNamespace(ctx, cred.user, cred.password, analyst.Namespace); err != nil {
 			t.Fatalf("B's own login: %v", err)
 		}
@@ -312,14 +308,4 @@ func tamperJWT(token, from, to string) string {
 	payload, _ := jwt.NewParser().DecodeSegment(parts[1])
 	parts[1] = base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(payload), from, to, 1)))
 	return strings.Join(parts, ".")
-}
-
-func dialDgraph(t *testing.T, addr string) *dgo.Dgraph {
-	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return dgo.NewDgraphClient(api.NewDgraphClient(conn))
 }

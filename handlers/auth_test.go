@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240/protos/api"
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/knowmind/knowmind"
@@ -56,10 +55,7 @@ func TestAuthFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Galaxy().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(fmt.Sprintf(
-		`<%s> <Token.expires_at> %q .`, tok.ID, time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)))}); err != nil {
-		t.Fatal(err)
-	}
+	dgraphtest.Shared(t).SetGalaxyNquads(t, fmt.Sprintf(`<%s> <Token.expires_at> %q .`, tok.ID, time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)))
 	now := time.Now()
 	claims := func(edit func(jwt.MapClaims)) jwt.MapClaims {
 		c := jwt.MapClaims{"tenant": tenant, "scope": "read", "aud": testJWTAudience, "sub": "u1", "exp": now.Add(time.Hour).Unix()}

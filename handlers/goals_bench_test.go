@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240/protos/api"
-
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
 )
@@ -68,8 +66,5 @@ func seedGoals(b testing.TB, tenant string, n int) {
 		nodes = append(nodes, map[string]any{"dgraph.type": "Goal", "Goal.id": fmt.Sprintf("bench-goal-%d", i), "Goal.text": "g",
 			"Goal.kind": knowmind.GoalEvent, "Goal.status": knowmind.GoalOpen, "Goal.trigger": string(tr), "Goal.created_at": now})
 	}
-	js, _ := json.Marshal(nodes)
-	if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{SetJson: js, CommitNow: true}); err != nil {
-		b.Fatal(err)
-	}
+	dgraphtest.SetJSON(b, ten, nodes)
 }

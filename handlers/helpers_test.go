@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240/protos/api"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -259,9 +258,7 @@ _:d <Memory.updated_at> %[4]q .
 _:d <Memory.valid_from> %[4]q .
 _:m <RELATES_TO> _:d .
 `, tenant, title, now.Add(-time.Hour).Format(time.RFC3339), now.Format(time.RFC3339), strings.Join(vec, ","))
-	if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(nq)}); err != nil {
-		t.Fatal(err)
-	}
+	dgraphtest.SetNquads(t, ten, nq)
 }
 
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`

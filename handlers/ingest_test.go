@@ -440,7 +440,11 @@ func TestUploadDocumentUpsertPerTitle(t *testing.T) {
 // The update chain v1 → v2 → v3: valid time closes and opens at the same
 // instant, each version keeps its transaction time, SUPERSEDES edges link
 // new to old, and the superseded v1 cannot be updated again.
-func TestUpdateFactChain(t *testing.T) {
+// TestUpdateFactTool is knowmind_update_fact end to end through MCP: two updates, the result's
+// keys, the history as list_relations shows it, a fork refused with -32002 naming the current
+// version. What the versions hold (valid and transaction time, texts, edges) is
+// graph's TestUpdateFactChain.
+func TestUpdateFactTool(t *testing.T) {
 	srv := newTestServer(t, nil)
 	url := srv.URL + "/api/mcp/v1"
 	tenant := dgraphtest.TenantName(t)
@@ -470,31 +474,6 @@ func TestUpdateFactChain(t *testing.T) {
 	u2 := update(v1.ID, "Anschrift Müller GmbH ab 01.06.2026", "Müller GmbH, Industriestraße 7, 32756 Detmold.", "Adresse geändert zum 01.06.2026")
 	u3 := update(u2.NewMemoryID, "Anschrift Müller GmbH ab 01.01.2027", "Müller GmbH, Hafenweg 3, 32756 Detmold.", "erneut umgezogen")
 
-	m1, m2, m3 := memoryOf(t, tenant, v1.ID), memoryOf(t, tenant, u2.NewMemoryID), memoryOf(t, tenant, u3.NewMemoryID)
-	if m1.ValidTo == nil || !m1.ValidTo.Equal(m2.ValidFrom) || m2.ValidTo == nil || !m2.ValidTo.Equal(m3.ValidFrom) || m3.ValidTo != nil {
-		t.Errorf("valid time: v1 %s–%v, v2 %s–%v, v3 %s–%v", m1.ValidFrom, m1.ValidTo, m2.ValidFrom, m2.ValidTo, m3.ValidFrom, m3.ValidTo)
-	}
-	if !m1.ValidFrom.Before(m2.ValidFrom) || !m2.ValidFrom.Before(m3.ValidFrom) {
-		t.Errorf("valid_from not increasing: %s, %s, %s", m1.ValidFrom, m2.ValidFrom, m3.ValidFrom)
-	}
-	// Transaction time: each version's created_at is when it was written;
-	// v1's record is not rewritten by the update (only valid_to, updated_at).
-	if !m1.CreatedAt.Equal(m1.ValidFrom) || !m2.CreatedAt.Equal(m2.ValidFrom) || !m3.CreatedAt.Equal(m3.ValidFrom) ||
-		!m1.UpdatedAt.Equal(*m1.ValidTo) {
-		t.Errorf("transaction time: created v1 %s v2 %s v3 %s, v1 updated %s", m1.CreatedAt, m2.CreatedAt, m3.CreatedAt, m1.UpdatedAt)
-	}
-	if m1.Content != "Müller GmbH, Bahnhofstraße 1, 32756 Detmold." || m1.Title != "Anschrift Müller GmbH" {
-		t.Errorf("v1 changed: %+v", m1)
-	}
-	if m3.Title != "Anschrift Müller GmbH ab 01.01.2027" || m3.Content != "Müller GmbH, Hafenweg 3, 32756 Detmold." ||
-		m3.UpdateReason != "erneut umgezogen" || m3.MemoryType != "reference" || !slices.Equal(m3.Tags, []string{"kunde"}) ||
-		m3.Status != knowmind.StatusIndexed || m3.Chunks != 1 {
-		t.Errorf("v3 %+v", m3)
-	}
-	if m2.UpdateReason != "Adresse geändert zum 01.06.2026" {
-		t.Errorf("v2 update_reason %q", m2.UpdateReason)
-	}
-
 	// The SUPERSEDES edges, as list_relations shows them.
 	rel, _ := relationsOf(t, url, read, u2.NewMemoryID)
 	if len(rel.Outgoing) != 1 || rel.Outgoing[0].RelType != graph.RelSupersedes || rel.Outgoing[0].To != v1.ID ||
@@ -521,12 +500,6 @@ func TestUpdateFactChain(t *testing.T) {
 	// Nothing deleted, nothing forked.
 	if s := statsOf(t, url, read); s.Memories != 3 || s.Chunks != 3 {
 		t.Errorf("stats %+v, want 3 versions with a chunk each", s)
-	}
-	// The old content stored again is a new assertion (v1 is no longer current).
-	var again StoreMemoryResult
-	structured(t, callTool(t, url, write, "knowmind_store_memory", map[string]any{"content": "Müller GmbH, Bahnhofstraße 1, 32756 Detmold."}), &again)
-	if again.Unchanged || again.ID == v1.ID {
-		t.Errorf("storing v1's content again: %+v, want a new memory", again)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -391,48 +390,6 @@ func TestEditNoteConcurrentSameToken(t *testing.T) {
 	got := c.get(n.ID, true)
 	if wins != 1 || conflicts != 19 || other != 0 || got.Revision != 2 || len(got.Revisions) != 1 || strings.Count(got.Content, "Edit ") != 1 {
 		t.Fatalf("wins %d conflicts %d other %d; note revision %d, %d revisions:\n%s", wins, conflicts, other, got.Revision, len(got.Revisions), got.Content)
-	}
-}
-
-// TestNoteParamLimitsMatchDomain: the validate tags of the notes tools say the limits notes.go
-// names, so the schema agents see and the rules the graph applies cannot drift apart.
-func TestNoteParamLimitsMatchDomain(t *testing.T) {
-	for _, tc := range []struct {
-		params any
-		field  string
-		want   string
-	}{
-		{CreateNoteParams{}, "Project", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxProjectHandle)},
-		{CreateNoteParams{}, "Path", fmt.Sprintf("max=%d", knowmind.MaxNotePathChars)},
-		{CreateNoteParams{}, "Tags", fmt.Sprintf("max=%d,dive,notblank,max=%d", knowmind.MaxTags, knowmind.MaxTagChars)},
-		{CreateNoteParams{}, "Links", fmt.Sprintf("max=%d", knowmind.MaxNoteLinks)},
-		{SearchParams{}, "Limit", fmt.Sprintf("omitnil,min=1,max=%d", knowmind.MaxSearchLimit)},
-		{SearchParams{}, "Path", fmt.Sprintf("max=%d", knowmind.MaxNotePathChars)},
-		{ContextParams{}, "BudgetTokens", fmt.Sprintf("omitnil,min=100,max=%d", knowmind.MaxBudgetTokens)},
-		{RememberAboutUserParams{}, "Observation", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxObservationChars)},
-		{RememberAboutUserParams{}, "Category", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxCategoryChars)},
-		{RememberAboutProjectParams{}, "Observation", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxObservationChars)},
-		{LinkNoteParams{}, "ToTitle", fmt.Sprintf("max=%d", knowmind.MaxTitleChars)},
-		{LinkParams{}, "ToTitle", fmt.Sprintf("omitempty,notblank,max=%d", knowmind.MaxTitleChars)},
-		{GetNoteParams{}, "ID", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxIDChars)},
-		{ListNotesParams{}, "Limit", fmt.Sprintf("omitnil,min=1,max=%d", knowmind.MaxListNotes)},
-		{ListNotesParams{}, "Path", fmt.Sprintf("max=%d", knowmind.MaxNotePathChars)},
-		{ListNotesParams{}, "Project", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxProjectHandle)},
-		{RecentActivityParams{}, "Limit", fmt.Sprintf("omitnil,min=1,max=%d", knowmind.MaxActivity)},
-		{StartSessionParams{}, "Project", fmt.Sprintf("max=%d", knowmind.MaxProjectHandle)},
-		{RenameNoteParams{}, "Title", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxTitleChars)},
-		{RenameNoteParams{}, "ID", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxIDChars)},
-		{MoveNoteParams{}, "Path", fmt.Sprintf("max=%d", knowmind.MaxNotePathChars)},
-		{RenameProjectParams{}, "Project", fmt.Sprintf("required,notblank,max=%d", knowmind.MaxProjectHandle)},
-		{RenameProjectParams{}, "Handle", fmt.Sprintf("max=%d", knowmind.MaxProjectHandle)},
-		{RenameProjectParams{}, "Name", fmt.Sprintf("max=%d", knowmind.MaxProjectNameChars)},
-		{CreateNotesParams{}, "Notes", fmt.Sprintf("required,min=1,max=%d,dive", knowmind.MaxBatchNotes)},
-		{LinkManyParams{}, "Links", fmt.Sprintf("required,min=1,max=%d,dive", knowmind.MaxBatchLinks)},
-	} {
-		f, ok := reflect.TypeOf(tc.params).FieldByName(tc.field)
-		if !ok || f.Tag.Get("validate") != tc.want {
-			t.Errorf("%T.%s validate %q, want %q", tc.params, tc.field, f.Tag.Get("validate"), tc.want)
-		}
 	}
 }
 

@@ -89,32 +89,25 @@ func TestRecallToolGermanStemming(t *testing.T) {
 	}
 }
 
+// hops reaches the graph through MCP, default 2; how hops rank is graph's
+// TestRecallHopsReachLinkedMemories on the same scenario.
 func TestRecallToolHops(t *testing.T) {
 	c := newRecallClient(t)
-	hub := c.store("Workshop Müller GmbH März", "Workshop zur Qualitätssicherung bei der Müller GmbH am 12. März in Detmold.")
-	mid := c.store("Kundenakte", "Stammdaten des Kunden: Industriestraße 7, Ansprechpartner Herr Berger.")
-	far := c.store("Rahmenvertrag", "Laufzeit bis Ende 2027, Kündigungsfrist drei Monate, Preisanpassung jährlich.")
-	for _, s := range []string{
-		"Qualitätssicherung im Lager: Stichproben jeden Montag.",
-		"Der Workshop für neue Auszubildende findet im Mai statt.",
-		"Detmold ist Sitz der Niederlassung Nord.",
-		"Die März-Abrechnung wird am Monatsende erstellt.",
-	} {
+	sc := dgraphtest.HopsScenario
+	hub := c.store(sc.Hub.Title, sc.Hub.Content)
+	mid := c.store(sc.Mid.Title, sc.Mid.Content)
+	far := c.store(sc.Far.Title, sc.Far.Content)
+	for _, s := range sc.Noise {
 		c.store("", s)
 	}
 	c.link(hub, mid, "RELATES_TO")
 	c.link(mid, far, "REFERENCES")
-	q := "Workshop Qualitätssicherung Müller GmbH Detmold März"
 
-	if ids := c.recall("knowmind_recall", map[string]any{"query": q, "k": 3, "hops": 0}); len(ids) == 0 || ids[0] != hub || slices.Contains(ids, far) {
+	if ids := c.recall("knowmind_recall", map[string]any{"query": sc.Query, "k": 3, "hops": 0}); len(ids) == 0 || ids[0] != hub || slices.Contains(ids, far) {
 		t.Fatalf("hops=0: %+v, want the hub first and not the 2-hop memory", c.lastRecalled.Hits)
 	}
-	if ids := c.recall("knowmind_recall", map[string]any{"query": q, "k": 3, "hops": 2}); !slices.Equal(ids, []string{hub, mid, far}) {
-		t.Fatalf("hops=2: %+v, want hub, its neighbour, the neighbour's neighbour", c.lastRecalled.Hits)
-	}
-	// Default hops is 2.
-	if ids := c.recall("knowmind_recall", map[string]any{"query": q, "k": 3}); !slices.Contains(ids, far) {
-		t.Fatalf("default hops: %+v, want the 2-hop memory", c.lastRecalled.Hits)
+	if ids := c.recall("knowmind_recall", map[string]any{"query": sc.Query, "k": 3}); !slices.Equal(ids, []string{hub, mid, far}) {
+		t.Fatalf("default hops: %+v, want hub, its neighbour, the neighbour's neighbour", c.lastRecalled.Hits)
 	}
 }
 

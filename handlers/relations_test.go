@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240/protos/api"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/knowmind/knowmind"
@@ -43,13 +42,7 @@ func seedMemory(t testing.TB, tenant, title, memoryType string, tags ...string) 
 	if len(tags) > 0 {
 		m["Memory.tags"] = tags
 	}
-	js, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetJson: js}); err != nil {
-		t.Fatal(err)
-	}
+	dgraphtest.SetJSON(t, ten, m)
 	return id
 }
 

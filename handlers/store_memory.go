@@ -27,25 +27,10 @@ type EntityParam struct {
 	Name string `json:"name,omitempty" jsonschema:"display name, e.g. Lisa Müller" validate:"max=200"`
 }
 
-// StoreMemoryResult is the spec's result plus unchanged (true when the same
-// content was already stored: nothing was written and id is that memory's).
-type StoreMemoryResult struct {
-	MemoryID          string `json:"memory_id"`
-	ID                string `json:"id"`
-	Title             string `json:"title"`
-	Status            string `json:"status"`
-	ChunksWritten     int    `json:"chunks_written"`
-	EmbeddingProvider string `json:"embedding_provider"`
-	Unchanged         bool   `json:"unchanged,omitempty"`
-	// Note says, with unchanged, that the content was already stored under
-	// another title, which was kept (title is that one).
-	Note string `json:"note,omitempty"`
-	// Entities and Conflicts: only when entities were given.
-	Entities  []knowmind.EntityRef `json:"entities,omitempty"`
-	Conflicts []knowmind.Conflict  `json:"conflicts,omitempty"`
-	// PMMatches: event goals this memory fired (knowmind_set_goal); only when some did.
-	PMMatches []knowmind.GoalMatch `json:"pm_matches,omitempty"`
-}
+// StoreMemoryResult is the spec's result plus unchanged (true when the same content was
+// already stored: nothing was written and id is that memory's), a note when that memory has
+// another title, and the entities, conflicts and fired goals.
+type StoreMemoryResult = knowmind.StoreResult
 
 // storeMemory stores a new memory in the caller's tenant (append-only,
 // idempotent by content; see graph.Tenant.StoreMemory). A failed ingest is
@@ -65,18 +50,15 @@ func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMe
 	for _, e := range p.Entities {
 		in.Entities = append(in.Entities, knowmind.CandidateEntity{Type: e.Type, ID: e.ID, Name: e.Name})
 	}
-	r, err := t.StoreMemory(ctx, in)
+	res, err := t.StoreMemory(ctx, in)
 	if err != nil {
 		return StoreMemoryResult{}, err
 	}
-	res := StoreMemoryResult{MemoryID: r.MemoryID, ID: r.ID, Title: r.Title, Status: r.Status,
-		ChunksWritten: r.ChunksWritten, EmbeddingProvider: r.EmbeddingProvider, Unchanged: r.Unchanged,
-		Entities: r.Entities, Conflicts: r.Conflicts}
-	if r.Unchanged && p.Title != "" && p.Title != r.Title {
-		res.Note = fmt.Sprintf("this content is already stored as memory %s titled %q; nothing was written and that title was kept", r.ID, r.Title)
+	if res.Unchanged && p.Title != "" && p.Title != res.Title {
+		res.Note = fmt.Sprintf("this content is already stored as memory %s titled %q; nothing was written and that title was kept", res.ID, res.Title)
 	}
-	if !r.Unchanged {
-		res.PMMatches = s.matchGoals(ctx, t, []knowmind.WrittenMemory{{ID: r.ID, Text: p.Title + "\n" + p.Content, Tags: p.Tags, Entities: r.Entities}})
+	if !res.Unchanged {
+		res.PMMatches = s.matchGoals(ctx, t, []knowmind.WrittenMemory{{ID: res.ID, Text: p.Title + "\n" + p.Content, Tags: p.Tags, Entities: res.Entities}})
 	}
 	return res, nil
 }

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,7 +19,6 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
@@ -132,12 +130,9 @@ func seedUIGraph(t *testing.T, tenant, url, writeToken string) uiGraph {
 	link(g.contract, g.client, "REFERENCES")
 	// A failed ingest as the service keeps one: status failed, its error, no chunks.
 	g.failed = "failed-" + g.client
-	failed, _ := json.Marshal(map[string]any{"dgraph.type": "Memory", "Memory.id": g.failed, "Memory.kind": "memory",
+	dgraphtest.SetJSON(t, ten, map[string]any{"dgraph.type": "Memory", "Memory.id": g.failed, "Memory.kind": "memory",
 		"Memory.title": "Protokoll (Embedding fehlgeschlagen)", "Memory.content": "…", "Memory.status": knowmind.StatusFailed,
 		"Memory.error": "embedding provider unavailable", "Memory.created_at": time.Now().UTC(), "Memory.valid_from": time.Now().UTC()})
-	if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetJson: failed}); err != nil {
-		t.Fatal(err)
-	}
 	return g
 }
 

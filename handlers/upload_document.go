@@ -15,21 +15,10 @@ type UploadDocumentParams struct {
 	Source  string `json:"source,omitempty" jsonschema:"where it comes from (URL, path)" validate:"max=2000"`
 }
 
-// UploadDocumentResult is the spec's result. replaced_document_ids is always
-// an array; unchanged appears (true) only when the same title and content
-// were already the current document, which is then returned as it is.
-type UploadDocumentResult struct {
-	MemoryID            string   `json:"memory_id"`
-	ID                  string   `json:"id"`
-	Title               string   `json:"title"`
-	Status              string   `json:"status"`
-	ChunksWritten       int      `json:"chunks_written"`
-	EmbeddingProvider   string   `json:"embedding_provider"`
-	ReplacedDocumentIDs []string `json:"replaced_document_ids"`
-	Unchanged           bool     `json:"unchanged,omitempty"`
-	// PMMatches: event goals the document fired (knowmind_set_goal); only when some did.
-	PMMatches []knowmind.GoalMatch `json:"pm_matches,omitempty"`
-}
+// UploadDocumentResult is the spec's result. replaced_document_ids is always an array;
+// unchanged appears (true) only when the same title and content were already the current
+// document, which is then returned as it is.
+type UploadDocumentResult = knowmind.StoreResult
 
 // uploadDocument ingests a document in the caller's tenant, upserted per
 // title: the old versions are deleted only after the new one is ingested
@@ -42,19 +31,15 @@ func (s *service) uploadDocument(ctx context.Context, p UploadDocumentParams) (U
 	if err != nil {
 		return UploadDocumentResult{}, err
 	}
-	r, err := t.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: p.Title, Content: p.Content, Source: p.Source})
+	res, err := t.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: p.Title, Content: p.Content, Source: p.Source})
 	if err != nil {
 		return UploadDocumentResult{}, err
 	}
-	replaced := r.ReplacedDocumentIDs
-	if replaced == nil {
-		replaced = []string{} // the spec's array, never null
+	if res.ReplacedDocumentIDs == nil {
+		res.ReplacedDocumentIDs = []string{} // the spec's array, never null
 	}
-	res := UploadDocumentResult{MemoryID: r.MemoryID, ID: r.ID, Title: r.Title, Status: r.Status,
-		ChunksWritten: r.ChunksWritten, EmbeddingProvider: r.EmbeddingProvider,
-		ReplacedDocumentIDs: replaced, Unchanged: r.Unchanged}
-	if !r.Unchanged {
-		res.PMMatches = s.matchGoals(ctx, t, []knowmind.WrittenMemory{{ID: r.ID, Text: p.Title + "\n" + p.Content}})
+	if !res.Unchanged {
+		res.PMMatches = s.matchGoals(ctx, t, []knowmind.WrittenMemory{{ID: res.ID, Text: p.Title + "\n" + p.Content}})
 	}
 	return res, nil
 }

@@ -9,11 +9,11 @@ package markdown
 import (
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // Split separates a leading YAML frontmatter block ("---" line, YAML, "---" line) from the
@@ -199,9 +199,9 @@ func replaceSection(body, heading, content string) (string, error) {
 	}
 	switch {
 	case found == 0:
-		return "", knowmind.InvalidParam("heading", "heading: no section %q in the note", truncate(want, 80))
+		return "", knowmind.InvalidParam("heading", "heading: no section %q in the note", runes.Truncate(want, 80))
 	case found > 1:
-		return "", knowmind.InvalidParam("heading", "heading: %d sections are called %q", found, truncate(want, 80))
+		return "", knowmind.InvalidParam("heading", "heading: %d sections are called %q", found, runes.Truncate(want, 80))
 	}
 	end := len(lines)
 	fenced = false
@@ -225,13 +225,6 @@ func replaceSection(body, heading, content string) (string, error) {
 		b.WriteString("\n" + strings.Join(lines[end:], "\n"))
 	}
 	return b.String(), nil
-}
-
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
 }
 
 // RewriteWikiLinks points the [[links]] to oldTitle (case-insensitive, outside code fences) at

@@ -16,7 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dgraph-io/dgo/v240"
 	"github.com/dgraph-io/dgo/v240/protos/api"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bench/locomo"
@@ -24,7 +27,6 @@ import (
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/localdgraph"
-	"github.com/knowmind/knowmind/rerank"
 	"github.com/knowmind/knowmind/shapes"
 )
 
@@ -58,10 +60,18 @@ type benchBackend struct {
 	client   *graph.Client
 	cluster  *localdgraph.Cluster
 	embedder embed.Embedder
-	reranker *rerank.CrossEncoder
+	reranker *embed.CrossEncoder
 	dir      string
 	alphas   []string
 	password string
+}
+
+// alphaPid is the throwaway Dgraph's first alpha's process id (0: an external Dgraph).
+func (b *benchBackend) alphaPid() int {
+	if b.cluster == nil {
+		return 0
+	}
+	return b.cluster.Pid("alpha1")
 }
 
 func (b *benchBackend) Close() {
@@ -92,7 +102,7 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 	b.embedder = emb
 	var rr graph.Reranker
 	if f.rerankerDir != "" {
-		if b.reranker, err = rerank.New(f.rerankerDir); err != nil {
+		if b.reranker, err = embed.NewCrossEncoder(f.rerankerDir); err != nil {
 			b.Close()
 			return nil, err
 		}
@@ -161,6 +171,40 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 	return b, nil
 }
 
+// benchTenant is a tenant of the benchmark: the service's session on it (store, recall) and a
+// client of the benchmark's own on its namespace, logged in with the tenant's credentials as an
+// analyst would (graph hands out no raw client), for the fast loader and the DQL sent without
+// the service.
+type benchTenant struct {
+	*graph.Tenant
+	dg *dgo.Dgraph
+}
+
+// DG is the benchmark's own client on the tenant's namespace.
+func (t *benchTenant) DG() *dgo.Dgraph { return t.dg }
+
+// tenant opens (creating) the tenant name and logs a client of the benchmark into it.
+func (b *benchBackend) tenant(ctx context.Context, name string) (*benchTenant, error) {
+	ten, err := b.client.Tenant(ctx, name, true)
+	if err != nil {
+		return nil, err
+	}
+	cred, err := b.client.NamespaceCredentials(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	dg, err := dgo.NewRoundRobinClient(b.alphas,
+		dgo.WithGrpcOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
+		dgo.WithGrpcOption(grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20))))
+	if err != nil {
+		return nil, err
+	}
+	if err := dg.LoginIntoNamespace(ctx, cred.User, cred.Password, cred.Namespace); err != nil {
+		return nil, fmt.Errorf("login into tenant %s: %w", name, err)
+	}
+	return &benchTenant{Tenant: ten, dg: dg}, nil
+}
+
 // parallel runs fn(i) for i in 0..n-1 on workers goroutines and returns the first error.
 func parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -224,7 +268,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	defer b.Close()
 
 	type convTenant struct {
-		ten   *graph.Tenant
+		ten   *benchTenant
 		diaOf map[string]string // memory id → dia_id
 	}
 	tenants := map[string]*convTenant{}
@@ -235,7 +279,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	for ci := range convs {
 		c := &convs[ci]
 		name := "locomo-" + strings.Trim(tenantUnsafe.ReplaceAllString(strings.ToLower(c.SampleID), "-"), "-")
-		ten, err := b.client.Tenant(ctx, name, true)
+		ten, err := b.tenant(ctx, name)
 		if err != nil {
 			return err
 		}
@@ -397,7 +441,7 @@ func writeFusionGain(w io.Writer, runs []locomo.Named) {
 // setSessionTimes sets each turn's time (Memory.valid_from) to its session's date, as capture
 // does with occurred_at: StoreMemory stamps the time of storing. Turns already at their
 // session's date are left alone.
-func setSessionTimes(ctx context.Context, ten *graph.Tenant, c *locomo.Conversation) error {
+func setSessionTimes(ctx context.Context, ten *benchTenant, c *locomo.Conversation) error {
 	when := map[string]time.Time{}
 	for _, t := range c.Turns {
 		d, err := time.Parse("3:04 pm on 2 January, 2006", t.SessionDate)
@@ -435,7 +479,7 @@ func setSessionTimes(ctx context.Context, ten *graph.Tenant, c *locomo.Conversat
 
 // storedSources maps memory id → source of every indexed memory of the tenant (empty for a new
 // tenant).
-func storedSources(ctx context.Context, ten *graph.Tenant) (map[string]string, error) {
+func storedSources(ctx context.Context, ten *benchTenant) (map[string]string, error) {
 	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Memory.status, "indexed")) { Memory.id Memory.source } }`)
 	if err != nil {
 		return nil, err

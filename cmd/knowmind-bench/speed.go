@@ -18,8 +18,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/chunk"
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // runBenchSpeed measures recall on synthetic memories: latency and throughput from 1 and 8
@@ -31,7 +31,7 @@ import (
 // of them German (stored as Chunk.text@de), vectors from the configured embedder; each memory
 // linked RELATES_TO to two random earlier ones. The memories are written by batched mutations
 // in the shape ingest writes (StoreMemory is one transaction per memory, far too slow for
-// 100k on this machine). Queries: 4 words taken from a random stored memory.
+// 100k). Queries: 4 words taken from a random stored memory.
 func runBenchSpeed(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench speed", flag.ContinueOnError)
 	var bf benchFlags
@@ -45,6 +45,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	tenant := fs.String("tenant", "", "tenant of the workload (default speed-N); with --dir, measure the first N memories of an interrupted bigger load")
 	sweep := fs.Bool("sweep", false, "also measure vector recall@10 for several over-fetch / ef settings")
 	timing := fs.Bool("timing", true, "measure latency and throughput (off: only vector recall)")
+	dropIndex := fs.Bool("drop-vector-index", true, "load without Dgraph's HNSW index and rebuild it in the background afterwards (recall does not use it while the service holds the vectors)")
 	vectorIndex := fs.String("vector-index", "", `experiment: another index for Chunk.embedding in the benchmark tenant, e.g. 'hnsw(metric:"euclidean")' (use a fresh --dir: opening the tenant again re-applies the schema)`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -58,7 +59,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	if name == "" {
 		name = fmt.Sprintf("speed-%d", *n)
 	}
-	ten, err := b.client.Tenant(ctx, name, true)
+	ten, err := b.tenant(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stdout, "Chunk.embedding index: %s\n\n", *vectorIndex)
 	}
 	w := newWorkload(*seed)
-	ids, vecs, err := loadSynthetic(ctx, b, ten, w, *n, *batch)
+	ids, vecs, dropped, err := loadSynthetic(ctx, b, ten, w, *n, *batch, *dropIndex && *vectorIndex == "")
 	if err != nil {
 		return err
 	}
@@ -127,22 +128,29 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 			p50[0][0]/p50[0][1], p50[1][0]/p50[1][1])
 
 		// Where the time goes: recall with signals switched off, one client.
+		asOfNow := time.Now().UTC()
 		fmt.Fprintln(out, "| recall variant (1 client) | p50 ms | p95 ms |")
 		fmt.Fprintln(out, "|---|--:|--:|")
 		for _, v := range []struct {
 			name string
 			q    knowmind.RecallQuery
 			a    graph.Ablation
+			hnsw bool // needs Dgraph's HNSW index
 		}{
-			{"vector only, hops 0", knowmind.RecallQuery{K: *k}, graph.Ablation{NoText: true}},
-			{"text only, hops 0", knowmind.RecallQuery{K: *k}, graph.Ablation{NoVector: true}},
-			{"vector only, hops 0, without the exact search (HNSW ef 2000)", knowmind.RecallQuery{K: *k}, graph.Ablation{NoText: true, NoExactVectors: true}},
-			{"text+vector, hops 0", knowmind.RecallQuery{K: *k}, graph.Ablation{}},
-			{"text+vector, hops 0, without the exact search (HNSW ef 2000, pools)", knowmind.RecallQuery{K: *k}, graph.Ablation{NoExactVectors: true}},
-			{"text+vector, hops 1", knowmind.RecallQuery{K: *k, Hops: 1}, graph.Ablation{}},
-			{"text+vector, hops 2", knowmind.RecallQuery{K: *k, Hops: 2}, graph.Ablation{}},
-			{"text+vector, hops 3", knowmind.RecallQuery{K: *k, Hops: 3}, graph.Ablation{}},
+			{"vector only, hops 0", knowmind.RecallQuery{K: *k}, graph.Ablation{NoText: true}, false},
+			{"text only, hops 0", knowmind.RecallQuery{K: *k}, graph.Ablation{NoVector: true}, false},
+			{"vector only, hops 0, without the exact search (HNSW ef 2000)", knowmind.RecallQuery{K: *k}, graph.Ablation{NoText: true, NoExactVectors: true}, true},
+			{"text+vector, hops 0", knowmind.RecallQuery{K: *k}, graph.Ablation{}, false},
+			{"text+vector, hops 0, without the exact search (HNSW ef 2000, pools)", knowmind.RecallQuery{K: *k}, graph.Ablation{NoExactVectors: true}, true},
+			{"text+vector, hops 1", knowmind.RecallQuery{K: *k, Hops: 1}, graph.Ablation{}, false},
+			{"text+vector, hops 2", knowmind.RecallQuery{K: *k, Hops: 2}, graph.Ablation{}, false},
+			{"text+vector, hops 2, vectors re-scored in Dgraph with HNSW's (the plan before)", knowmind.RecallQuery{K: *k, Hops: 2}, graph.Ablation{DgraphVectorScores: true}, true},
+			{"recall_at_time (now), hops 2", knowmind.RecallQuery{K: *k, Hops: 2, AsOf: &asOfNow}, graph.Ablation{}, false},
+			{"text+vector, hops 3", knowmind.RecallQuery{K: *k, Hops: 3}, graph.Ablation{}, false},
 		} {
+			if v.hnsw && dropped {
+				continue // no HNSW index yet
+			}
 			lat, _, err := measure(ctx, *queries/2, 1, func(ctx context.Context, i int) error {
 				q := v.q
 				q.Query = qs[i%len(qs)]
@@ -158,6 +166,15 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 
 	}
 
+	if dropped {
+		// Recall does not need it (the service holds the vectors); analysts' similar_to does.
+		if err := graph.RestoreVectorIndex(ctx, ten.DG(), true); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "HNSW index of Chunk.embedding: rebuild started in the background; the rows that need it are left out")
+		fmt.Fprintln(out)
+	}
+
 	// Vector recall@10: exact top-10 by brute force over every stored vector, against the
 	// candidate step (HNSW over-fetch + exact re-score: recall with text off and no hops) and
 	// against bare HNSW top-10.
@@ -170,7 +187,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		exact := exactTop(qv, vecs, ids, 10)
 		// The vector signal as full recall computes it; the same without the service's exact
 		// search (HNSW and the full-text pools); HNSW alone.
-		for _, c := range []struct {
+		for ci, c := range []struct {
 			sum     *float64
 			signals graph.Ablation
 		}{
@@ -178,6 +195,9 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 			{&pools, graph.Ablation{NoTextScore: true, NoRerank: true, NoExactVectors: true}},
 			{&overFetch, graph.Ablation{NoText: true, NoRerank: true, NoExactVectors: true}},
 		} {
+			if ci > 0 && dropped {
+				break // HNSW is being built
+			}
 			res, err := ten.RecallAblated(ctx, knowmind.RecallQuery{Query: q, K: 10}, c.signals)
 			if err != nil {
 				return err
@@ -188,22 +208,32 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 			}
 			*c.sum += overlap(exact, got)
 		}
+		if dropped {
+			continue
+		}
 		hn, err := bareHNSW(ctx, ten, graph.VectorString(qv), 10)
 		if err != nil {
 			return err
 		}
 		bare += overlap(exact, hn)
 	}
-	fmt.Fprintf(out, "vector recall@10 against exact search (%d queries):\n"+
-		"- recall's vector signal (the service's exact search, HNSW at ef %d and the text candidates, re-scored in Dgraph): %.3f\n"+
-		"- without the service's exact search (HNSW at ef %d and the full-text pools, re-scored exactly): %.3f\n"+
-		"- HNSW candidates alone (similar_to over-fetch at ef %d, re-scored exactly): %.3f\n"+
-		"- bare similar_to top-10 (default ef): %.3f\n\n",
-		len(qs), graph.ExactVectorEF, union/float64(len(qs)), graph.VectorEF, pools/float64(len(qs)),
-		graph.VectorEF, overFetch/float64(len(qs)), bare/float64(len(qs)))
+	if dropped {
+		fmt.Fprintf(out, "vector recall@10 against exact search (%d queries): recall's vector signal (the service's exact search) %.3f; HNSW rows not measured (index being rebuilt)\n\n",
+			len(qs), union/float64(len(qs)))
+	} else {
+		fmt.Fprintf(out, "vector recall@10 against exact search (%d queries):\n"+
+			"- recall's vector signal (the service's exact search, HNSW at ef %d and the text candidates, re-scored in Dgraph): %.3f\n"+
+			"- without the service's exact search (HNSW at ef %d and the full-text pools, re-scored exactly): %.3f\n"+
+			"- HNSW candidates alone (similar_to over-fetch at ef %d, re-scored exactly): %.3f\n"+
+			"- bare similar_to top-10 (default ef): %.3f\n\n",
+			len(qs), graph.ExactVectorEF, union/float64(len(qs)), graph.VectorEF, pools/float64(len(qs)),
+			graph.VectorEF, overFetch/float64(len(qs)), bare/float64(len(qs)))
+	}
+
+	fmt.Fprintf(out, "peak RSS: alpha %s, this process (service and benchmark) %s\n\n", peakRSS(b.alphaPid()), peakRSS(os.Getpid()))
 
 	// How over-fetch and the query-time ef trade recall for time.
-	if *sweep {
+	if *sweep && !dropped {
 		fmt.Fprintln(out, "| similar_to k | ef | recall@10 | p50 ms |")
 		fmt.Fprintln(out, "|--:|--:|--:|--:|")
 		for _, c := range sweepSettings {
@@ -227,7 +257,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 
 // rescored is the candidate step alone: similar_to's top n with query-time ef, re-scored
 // exactly, best k memories.
-func rescored(ctx context.Context, ten *graph.Tenant, vec string, n, ef, k int) ([]string, error) {
+func rescored(ctx context.Context, ten *benchTenant, vec string, n, ef, k int) ([]string, error) {
 	root := fmt.Sprintf("similar_to(Chunk.embedding, %d, $vec, ef: %d)", n, ef)
 	if n == 0 {
 		root = "has(Chunk.embedding)" // exact: every stored vector scored inside Dgraph
@@ -298,9 +328,12 @@ func (w *workload) query(i int) string {
 
 // loadSynthetic writes n memories (or finds them from an earlier run in --dir) and returns
 // their ids and vectors, index-aligned.
-func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *workload, n, batch int) ([]string, [][]float32, error) {
-	ids := make([]string, n)
-	vecs := make([][]float32, n)
+//
+// dropIndex: the load runs without Dgraph's HNSW index (dropped reports whether this run did
+// so); the caller restores it.
+func loadSynthetic(ctx context.Context, b *benchBackend, ten *benchTenant, w *workload, n, batch int, dropIndex bool) (ids []string, vecs [][]float32, dropped bool, err error) {
+	ids = make([]string, n)
+	vecs = make([][]float32, n)
 	texts := make([]string, n)
 	langs := make([]string, n)
 	titles := make([]string, n)
@@ -318,7 +351,7 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 		e := min(s+256, n)
 		v, err := b.embedder.EmbedPassages(ctx, texts[s:e])
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		copy(vecs[s:e], v)
 	}
@@ -326,18 +359,18 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 
 	existing, err := storedSources(ctx, ten)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if len(existing) > n {
 		// Exact search would miss the extra vectors that HNSW searches.
-		return nil, nil, fmt.Errorf("the tenant holds %d memories, more than --n %d", len(existing), n)
+		return nil, nil, false, fmt.Errorf("the tenant holds %d memories, more than --n %d", len(existing), n)
 	}
 	if len(existing) == n {
 		fmt.Fprintf(os.Stderr, "reusing %d stored memories\n", len(existing))
 		if linked, err := hasEdges(ctx, ten); err != nil || linked {
-			return ids, vecs, err
+			return ids, vecs, false, err
 		}
-		return ids, vecs, linkSynthetic(ctx, ten, ids, n)
+		return ids, vecs, false, linkSynthetic(ctx, ten, ids, n)
 	}
 	if len(existing) > 0 {
 		// An interrupted load: each batch committed whole, so skip the batches already there.
@@ -345,6 +378,11 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 	}
 
 	start = time.Now()
+	if dropIndex {
+		if err := graph.DropVectorIndex(ctx, ten.DG()); err != nil {
+			return nil, nil, false, err
+		}
+	}
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	added := 0
 	for s := 0; s < n; s += batch {
@@ -363,7 +401,7 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 			node := map[string]any{
 				"uid": fmt.Sprintf("_:m%d", i), "dgraph.type": "Memory",
 				"Memory.id": ids[i], "Memory.kind": knowmind.KindMemory, "Memory.title": titles[i],
-				"Memory.content": contents[i], "Memory.preview": chunk.Truncate(contents[i], knowmind.RecallMaxContentChars),
+				"Memory.content": contents[i], "Memory.preview": runes.Truncate(contents[i], knowmind.RecallMaxContentChars),
 				"Memory.status":      knowmind.StatusIndexed,
 				"Memory.content_sha": graph.ContentSHA(contents[i]), "Memory.created_at": now,
 				"Memory.updated_at": now, "Memory.valid_from": now, "Memory.chunk_count": 1,
@@ -382,14 +420,14 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 		}
 		body, err := json.Marshal(nodes)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		err = graph.RunTxn(ctx, ten.DG(), func(ctx context.Context, txn *dgo.Txn) error {
 			_, err := txn.Mutate(ctx, &api.Mutation{SetJson: body})
 			return err
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("load batch at %d: %w", s, err)
+			return nil, nil, false, fmt.Errorf("load batch at %d: %w", s, err)
 		}
 		el := time.Since(start).Seconds()
 		added += e - s
@@ -397,13 +435,18 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *graph.Tenant, w *w
 	}
 	fmt.Fprintf(os.Stderr, "\nloaded %d memories in %.0fs (%.0f/s, %d per transaction)\n", added, time.Since(start).Seconds(),
 		float64(added)/time.Since(start).Seconds(), batch)
-
-	return ids, vecs, linkSynthetic(ctx, ten, ids, n)
+	if err := linkSynthetic(ctx, ten, ids, n); err != nil {
+		return nil, nil, false, err
+	}
+	el := time.Since(start)
+	fmt.Printf("load: %d memories and their links in %.0f s (%.0f memories/s, HNSW index %s)\n\n", added, el.Seconds(),
+		float64(added)/el.Seconds(), map[bool]string{true: "dropped during the load, rebuilt in the background after the timings", false: "updated per batch"}[dropIndex])
+	return ids, vecs, dropIndex, nil
 }
 
 // hasEdges tells whether the workload's links were written (a load interrupted before them
 // has none).
-func hasEdges(ctx context.Context, ten *graph.Tenant) (bool, error) {
+func hasEdges(ctx context.Context, ten *benchTenant) (bool, error) {
 	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ e(func: has(RELATES_TO), first: 1) { uid } }`)
 	if err != nil {
 		return false, err
@@ -417,7 +460,7 @@ func hasEdges(ctx context.Context, ten *graph.Tenant) (bool, error) {
 
 // linkSynthetic writes the workload's edges: each memory RELATES_TO two random earlier ones,
 // both directions materialised with the facets link writes.
-func linkSynthetic(ctx context.Context, ten *graph.Tenant, ids []string, n int) error {
+func linkSynthetic(ctx context.Context, ten *benchTenant, ids []string, n int) error {
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	uidOf, err := memoryUIDs(ctx, ten)
 	if err != nil {
@@ -461,7 +504,7 @@ func linkSynthetic(ctx context.Context, ten *graph.Tenant, ids []string, n int) 
 	return nil
 }
 
-func memoryUIDs(ctx context.Context, ten *graph.Tenant) (map[string]string, error) {
+func memoryUIDs(ctx context.Context, ten *benchTenant) (map[string]string, error) {
 	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: has(Memory.id)) { uid Memory.id } }`)
 	if err != nil {
 		return nil, err
@@ -557,7 +600,7 @@ func overlap(want, got []string) float64 {
 }
 
 // bareHNSW is similar_to's own top-k, without over-fetch (for comparison).
-func bareHNSW(ctx context.Context, ten *graph.Tenant, vec string, k int) ([]string, error) {
+func bareHNSW(ctx context.Context, ten *benchTenant, vec string, k int) ([]string, error) {
 	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, fmt.Sprintf(`query q($vec: float32vector) {
   c(func: similar_to(Chunk.embedding, %d, $vec)) { ~Memory.chunks { Memory.id } }
 }`, k), map[string]string{"$vec": vec})
@@ -591,3 +634,22 @@ func chunkMemoryIDs(data []byte) ([]string, error) {
 // sweepSettings are the (similar_to k, ef) pairs --sweep measures.
 // k = 0 is the exact scan (has(Chunk.embedding)), for the cost of exactness.
 var sweepSettings = [][2]int{{10, 90}, {100, 100}, {100, 400}, {200, 200}, {400, 400}, {400, 1000}, {1000, 1000}, {400, 2000}, {1000, 3000}, {0, 0}}
+
+// peakRSS reads a process's peak resident set (VmHWM) from /proc, or "?".
+func peakRSS(pid int) string {
+	if pid <= 0 {
+		return "?"
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
+			return fmt.Sprintf("%.0f MB", kb/1024)
+		}
+	}
+	return "?"
+}

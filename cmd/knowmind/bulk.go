@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,51 +25,64 @@ func init() {
 // does not exist. Progress goes to stderr; refused records are listed at the
 // end and make the exit status 1, after everything else was written.
 func runImport(ctx context.Context, args []string) error {
-	const usage = "usage: knowmind import FILE.jsonl|DIR --tenant NAME [--batch N] [serve flags]"
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return errors.New(usage)
-	}
-	path := args[0]
-	tenant, rest := takeStringFlag(args[1:], "tenant", "")
-	batchFlag, rest := takeStringFlag(rest, "batch", strconv.Itoa(knowmind.ImportBatchSize))
-	batch, err := strconv.Atoi(batchFlag)
-	if err != nil || batch < 1 || batch > knowmind.MaxImportBatchSize {
-		return fmt.Errorf("--batch %q: want 1 to %d", batchFlag, knowmind.MaxImportBatchSize)
-	}
-	if tenant == "" {
-		return errors.New("import: --tenant is required\n" + usage)
-	}
-	src, unresolved, err := openSource(path)
+	const usage = "usage: knowmind import FILE.jsonl|DIR --tenant NAME [--batch N] [--vector-index drop|keep] [serve flags]"
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "tenant to import into (created if it does not exist)")
+	batch := fs.Int("batch", knowmind.ImportBatchSize, fmt.Sprintf("records per transaction, 1 to %d", knowmind.MaxImportBatchSize))
+	// drop (default): Dgraph's HNSW index of chunk vectors is dropped for the import and
+	// rebuilt once, in the background, at its end — updating it per chunk is most of a
+	// batch's cost (docs/bulk.md). Recall does not wait for it: the service searches its own
+	// copy of the vectors. keep: the index is updated per batch.
+	vectorIndex := fs.String("vector-index", "drop", "drop: drop Dgraph's vector index for the import and rebuild it at its end; keep: update it per batch")
+	cfg, pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	cfg, err := parseServeFlags(rest)
+	if len(pos) != 1 {
+		return errors.New(usage)
+	}
+	if *vectorIndex != "drop" && *vectorIndex != "keep" {
+		return fmt.Errorf("--vector-index %q: want drop or keep", *vectorIndex)
+	}
+	if *batch < 1 || *batch > knowmind.MaxImportBatchSize {
+		return fmt.Errorf("--batch %d: want 1 to %d", *batch, knowmind.MaxImportBatchSize)
+	}
+	if *tenant == "" {
+		return errors.New("import: --tenant is required\n" + usage)
+	}
+	src, unresolved, err := openSource(pos[0])
 	if err != nil {
 		return err
 	}
 	// The import holds no copy of the vectors it writes; a running service loads them itself.
-	cfg.ExactVectors = false
-	log := newLogger(cfg.LogLevel)
-	e, err := newEmbedder(cfg)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	cfg.embedder = e
-	b, err := openBackend(ctx, cfg, log)
+	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{embedder: true, noExactVectors: true})
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	t, err := b.client.Tenant(ctx, tenant, true)
+	t, err := b.client.Tenant(ctx, *tenant, true)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "importing %s into tenant %s: %d records, batches of %d, embedder %s\n", src.Name(), tenant, src.Total(), batch, e.ID())
-	sum, err := bulk.Import(ctx, src, t, bulk.Options{Batch: batch, Progress: func(p bulk.Progress) {
-		printImportProgress(tenant, p)
+	fmt.Fprintf(os.Stderr, "importing %s into tenant %s: %d records, batches of %d, embedder %s, vector index %s\n", src.Name(), *tenant, src.Total(), *batch, b.embedder.ID(), *vectorIndex)
+	if *vectorIndex == "drop" {
+		if err := t.DropVectorIndex(ctx); err != nil {
+			return err
+		}
+	}
+	sum, err := bulk.Import(ctx, src, t, bulk.Options{Batch: *batch, Progress: func(p bulk.Progress) {
+		printImportProgress(*tenant, p)
 	}})
 	fmt.Fprintln(os.Stderr)
+	if *vectorIndex == "drop" {
+		// Also after a failed import: the service's next start would otherwise rebuild it
+		// while starting. In the background: the command ends, Dgraph goes on building.
+		if rerr := t.RestoreVectorIndex(context.WithoutCancel(ctx), true); rerr != nil {
+			fmt.Fprintf(os.Stderr, "restoring the vector index failed: %v (the next start of serve restores it)\n", rerr)
+		} else {
+			fmt.Fprintln(os.Stderr, "vector index: Dgraph rebuilds it in the background (similar_to answers from a partial index until it is done; recall does not use it)")
+		}
+	}
 	if sum.Resumed > 0 {
 		fmt.Fprintf(os.Stderr, "resumed after %d records committed by an earlier run\n", sum.Resumed)
 	}
@@ -138,19 +151,19 @@ func printImportProgress(label string, p bulk.Progress) {
 
 // runExport takes serve's flags plus --tenant and --out (default stdout).
 func runExport(ctx context.Context, args []string) error {
-	tenant, rest := takeStringFlag(args, "tenant", "")
-	out, rest := takeStringFlag(rest, "out", "")
-	if tenant == "" {
-		return errors.New("usage: knowmind export --tenant NAME [--out FILE] [serve flags]")
-	}
-	cfg, err := parseServeFlags(rest)
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	tenantFlag := fs.String("tenant", "", "tenant to export")
+	outFlag := fs.String("out", "", "file to write (default: stdout)")
+	cfg, pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
+	tenant, out := *tenantFlag, *outFlag
+	if tenant == "" || len(pos) > 0 {
+		return errors.New("usage: knowmind export --tenant NAME [--out FILE] [serve flags]")
+	}
 	// Reading needs no embedder; export tenants whatever embedder wrote them.
-	cfg.skipTenantCheck = true
-	cfg.ExactVectors = false
-	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel))
+	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{noExactVectors: true})
 	if err != nil {
 		return err
 	}

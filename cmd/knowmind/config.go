@@ -6,12 +6,11 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/knowmind/knowmind/embed"
-	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/handlers"
 )
 
@@ -65,10 +64,6 @@ type Config struct {
 	LLMModel         string        // its model name
 	LLMTimeout       time.Duration // per request
 
-	embedder        embed.Embedder                                  // built from the fields above by newEmbedder
-	reranker        graph.Reranker                                  // from RerankerDir (serve only); nil = none
-	skipTenantCheck bool                                            // reembed: do not refuse tenants on another embedder
-	observeRPC      func(method string, d time.Duration, err error) // Dgraph round trips, for metrics (serve only)
 }
 
 func envOr(name, def string) string {
@@ -91,10 +86,43 @@ func splitList(s string) []string {
 // minSecretBytes is the shortest service secret accepted.
 const minSecretBytes = 32
 
-// parseServeFlags fills Config from args and the environment.
+// parseServeFlags fills Config from serve's flags and the environment.
 func parseServeFlags(args []string) (Config, error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg, pos, err := parseFlags(flag.NewFlagSet("serve", flag.ContinueOnError), args)
+	if err == nil && len(pos) > 0 {
+		err = fmt.Errorf("unexpected arguments: %v", pos)
+	}
+	return cfg, err
+}
+
+// parseFlags registers Config's flags on fs beside the command's own, parses args (flags and
+// positional arguments in any order: `token revoke ID --data-dir D` and `token revoke --data-dir
+// D ID` both work) and completes Config. It returns the positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) (Config, []string, error) {
 	var c Config
+	complete := c.register(fs)
+	var pos []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, pos = args[:i], args[i+1:]
+	}
+	var before []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return c, nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		before = append(before, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return c, append(before, pos...), complete()
+}
+
+// register adds every setting's flag to fs, with the environment's values as defaults, and
+// returns the step that completes c after fs.Parse: lists split, secret files read, paths made
+// absolute.
+func (c *Config) register(fs *flag.FlagSet) (complete func() error) {
 	var dgraph, dgraphHTTP, origins, oauthAudience, proxies, secretFile, passwordFile string
 	fs.StringVar(&c.Addr, "addr", envOr("addr", "127.0.0.1:8765"), "HTTP listen address (env KNOWMIND_ADDR)")
 	fs.StringVar(&c.DataDir, "data-dir", envOr("data-dir", "./data"), "data directory: managed Dgraph and secrets (env KNOWMIND_DATA_DIR)")
@@ -150,12 +178,12 @@ func parseServeFlags(args []string) (Config, error) {
 	fs.StringVar(&c.LLMURL, "llm-url", envOr("llm-url", ""), "base URL of an OpenAI-compatible chat completions server for the llm extractor; key in KNOWMIND_LLM_API_KEY (env KNOWMIND_LLM_URL)")
 	fs.StringVar(&c.LLMModel, "llm-model", envOr("llm-model", ""), "model name for the llm extractor (env KNOWMIND_LLM_MODEL)")
 	fs.DurationVar(&c.LLMTimeout, "llm-timeout", 60*time.Second, "per-request timeout of the llm extractor")
-	if err := fs.Parse(args); err != nil {
-		return c, err
+	return func() error {
+		return c.complete(dgraph, dgraphHTTP, origins, oauthAudience, proxies, secretFile, passwordFile)
 	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
-	}
+}
+
+func (c *Config) complete(dgraph, dgraphHTTP, origins, oauthAudience, proxies, secretFile, passwordFile string) error {
 	c.Dgraph, c.DgraphHTTP, c.AllowedOrigins = splitList(dgraph), splitList(dgraphHTTP), splitList(origins)
 	c.OAuthAudience = splitList(oauthAudience)
 	// Secrets from files keep them out of `ps` and `docker inspect`.
@@ -167,33 +195,33 @@ func parseServeFlags(args []string) (Config, error) {
 			continue
 		}
 		if *f.value != "" {
-			return c, fmt.Errorf("--%s and --%s-file are both set: use one", f.flag, f.flag)
+			return fmt.Errorf("--%s and --%s-file are both set: use one", f.flag, f.flag)
 		}
 		data, err := os.ReadFile(f.file)
 		if err != nil {
-			return c, fmt.Errorf("--%s-file: %w", f.flag, err)
+			return fmt.Errorf("--%s-file: %w", f.flag, err)
 		}
 		*f.value = strings.TrimRight(string(data), "\r\n")
 		if *f.value == "" {
-			return c, fmt.Errorf("--%s-file %s is empty", f.flag, f.file)
+			return fmt.Errorf("--%s-file %s is empty", f.flag, f.file)
 		}
 	}
 	// The secret derives every tenant namespace's password.
 	if c.Secret != "" && len(c.Secret) < minSecretBytes {
-		return c, fmt.Errorf("--secret must be at least %d bytes (e.g. openssl rand -hex 32)", minSecretBytes)
+		return fmt.Errorf("--secret must be at least %d bytes (e.g. openssl rand -hex 32)", minSecretBytes)
 	}
 	for _, p := range splitList(proxies) {
 		prefix, err := netip.ParsePrefix(p)
 		if err != nil {
 			addr, aerr := netip.ParseAddr(p)
 			if aerr != nil {
-				return c, fmt.Errorf("--trusted-proxies: %q is neither an address nor a CIDR range", p)
+				return fmt.Errorf("--trusted-proxies: %q is neither an address nor a CIDR range", p)
 			}
 			prefix = netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen())
 		}
 		c.TrustedProxies = append(c.TrustedProxies, prefix.Masked())
 	}
-	return c, c.absPaths()
+	return c.absPaths()
 }
 
 // absPaths makes every path setting absolute, once, at start-up: the managed

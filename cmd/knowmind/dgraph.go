@@ -15,17 +15,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/localdgraph"
 	"github.com/knowmind/knowmind/shapes"
 )
 
-// backend is an open graph client and, in managed mode, the local Dgraph
-// this process started (nil when it uses an external or already running one).
+// backend is what a command opened from Config: the graph client, the embedder and the
+// cross-encoder if it asked for them, and in managed mode the local Dgraph this process started
+// (nil when it uses an external or already running one). Close releases all of it.
 type backend struct {
-	client  *graph.Client
-	cluster *localdgraph.Cluster
-	shapes  *shapes.Set
+	client   *graph.Client
+	cluster  *localdgraph.Cluster
+	shapes   *shapes.Set
+	embedder embed.Embedder      // nil unless opening.embedder
+	reranker *embed.CrossEncoder // nil unless opening.reranker and --reranker-dir
 }
 
 func (b *backend) Close() {
@@ -35,17 +39,61 @@ func (b *backend) Close() {
 	if b.cluster != nil {
 		b.cluster.Stop()
 	}
+	if b.reranker != nil {
+		b.reranker.Close()
+	}
+	if b.embedder != nil {
+		b.embedder.Close()
+	}
 }
 
-// openBackend connects to Dgraph: the configured external cluster, or the
-// managed local one under data-dir (started here unless this data dir's
-// Dgraph is already running, e.g. for `knowmind token` beside `serve`).
-func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, error) {
+// opening says what a command needs besides Dgraph.
+type opening struct {
+	// embedder: the configured embedder, for commands that write or search vectors (serve,
+	// stdio, import, reembed). Tenants whose vectors came from another embedder are refused
+	// unless anyEmbedder.
+	embedder bool
+	// reranker: the cross-encoder of --reranker-dir, when set (serve, stdio).
+	reranker bool
+	// anyEmbedder opens tenants whatever embedder wrote them (reembed is about to fix them).
+	// Commands without an embedder (tokens, tenants, projects, trash, export) open any anyway.
+	anyEmbedder bool
+	// noExactVectors: hold no copy of the vectors even with --exact-vectors (import: a running
+	// service loads them itself).
+	noExactVectors bool
+	// observeRPC is told of every Dgraph round trip (serve's metrics).
+	observeRPC func(method string, d time.Duration, err error)
+}
+
+// openBackend opens what a command needs: the embedder and the cross-encoder if asked, then
+// Dgraph: the configured external cluster, or the managed local one under data-dir (started
+// here unless this data dir's Dgraph is already running, e.g. for `knowmind token` beside
+// `serve`).
+func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (_ *backend, err error) {
 	set, err := shapes.Load(cfg.ShapesDir)
 	if err != nil {
 		return nil, err
 	}
 	b := &backend{shapes: set}
+	defer func() {
+		if err != nil {
+			b.Close()
+		}
+	}()
+	if o.embedder {
+		if b.embedder, err = newEmbedder(cfg); err != nil {
+			return nil, err
+		}
+		log.Info("embedder", "id", b.embedder.ID(), "provider", b.embedder.Provider(), "dim", b.embedder.Dim())
+	}
+	var rr graph.Reranker
+	if o.reranker && cfg.RerankerDir != "" {
+		if b.reranker, err = embed.NewCrossEncoder(cfg.RerankerDir); err != nil {
+			return nil, err
+		}
+		rr = b.reranker
+		log.Info("reranker", "name", b.reranker.Name())
+	}
 	secretsDir := filepath.Join(cfg.DataDir, "secrets")
 	secret := []byte(cfg.Secret)
 	if len(secret) == 0 {
@@ -59,15 +107,17 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 		Alphas: cfg.Dgraph, AlphasHTTP: cfg.DgraphHTTP,
 		User: cfg.DgraphUser, Password: cfg.DgraphPassword,
 		Secret: secret, Relations: set.Names(), Shapes: set, Logger: log,
-		Embedder: cfg.embedder, Reranker: cfg.reranker, NoExactVectors: !cfg.ExactVectors,
-		ObserveRPC: cfg.observeRPC,
+		Reranker: rr, NoExactVectors: !cfg.ExactVectors || o.noExactVectors,
+		ObserveRPC: o.observeRPC,
+	}
+	if b.embedder != nil {
+		gcfg.Embedder = b.embedder
 	}
 	if len(cfg.Dgraph) > 0 {
-		b.client, err = graph.Open(ctx, gcfg)
-		if err != nil {
+		if b.client, err = graph.Open(ctx, gcfg); err != nil {
 			return nil, err
 		}
-		return b, b.checkTenants(ctx, cfg)
+		return b, b.checkTenants(ctx, o)
 	}
 
 	// Managed mode.
@@ -98,23 +148,18 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger) (*backend, e
 	gcfg.Alphas, gcfg.AlphasHTTP = []string{alpha}, []string{alphaHTTP}
 	gcfg.User = "groot"
 	if b.client, err = openManaged(ctx, gcfg, secretsDir, log); err != nil {
-		b.Close()
 		return nil, err
 	}
-	return b, b.checkTenants(ctx, cfg)
+	return b, b.checkTenants(ctx, o)
 }
 
 // checkTenants refuses to start on tenants whose vectors come from another
-// embedder (graph.Client.CheckTenants), unless reembed is about to fix them.
-func (b *backend) checkTenants(ctx context.Context, cfg Config) error {
-	if cfg.embedder == nil || cfg.skipTenantCheck {
+// embedder (graph.Client.CheckTenants), unless the command opens any.
+func (b *backend) checkTenants(ctx context.Context, o opening) error {
+	if b.embedder == nil || o.anyEmbedder {
 		return nil
 	}
-	if err := b.client.CheckTenants(ctx); err != nil {
-		b.Close()
-		return err
-	}
-	return nil
+	return b.client.CheckTenants(ctx)
 }
 
 // openManaged logs in as guardian with the password kept in

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/knowmind/knowmind/graph"
@@ -26,21 +26,22 @@ const defaultGuardianPassword = "password"
 // operator only ever writes the password into .env. It takes serve's flags
 // and environment, plus --current.
 func runDgraphPassword(ctx context.Context, args []string) error {
-	current, args := takeStringFlag(args, "current", defaultGuardianPassword)
-	wait, args := takeStringFlag(args, "wait", "3m")
-	cfg, err := parseServeFlags(args)
+	fs := flag.NewFlagSet("dgraph-password", flag.ContinueOnError)
+	currentFlag := fs.String("current", defaultGuardianPassword, "the guardian password to change (a new cluster's default)")
+	waitFlag := fs.Duration("wait", 3*time.Minute, "how long to wait for the cluster to answer")
+	cfg, pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
+	if len(pos) > 0 {
+		return fmt.Errorf("dgraph-password: unexpected arguments %v", pos)
+	}
+	current, waitFor := *currentFlag, *waitFlag
 	if len(cfg.Dgraph) == 0 {
 		return errors.New("dgraph-password needs --dgraph / KNOWMIND_DGRAPH: the managed Dgraph sets its own random guardian password (data-dir/secrets/guardian-password)")
 	}
 	if cfg.DgraphPassword == "" {
 		return errors.New("set the new guardian password with --dgraph-password or KNOWMIND_DGRAPH_PASSWORD")
-	}
-	waitFor, err := time.ParseDuration(wait)
-	if err != nil {
-		return fmt.Errorf("--wait: %w", err)
 	}
 	log := newLogger(cfg.LogLevel)
 	gcfg := graph.Config{
@@ -99,30 +100,4 @@ Next: create the first API token (shown once):
 A read-only login of that tenant for analysts in Ratel (http://localhost:8000):
   docker compose exec knowmind knowmind tenant analyst --tenant acme
 `)
-}
-
-// takeStringFlag removes --name value / --name=value (or one dash) from
-// args, so a subcommand can add a flag of its own and hand the rest to
-// parseServeFlags unchanged.
-func takeStringFlag(args []string, name, def string) (string, []string) {
-	val := def
-	rest := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		trimmed := strings.TrimLeft(a, "-")
-		if a == "--" {
-			rest = append(rest, args[i:]...)
-			break
-		}
-		switch {
-		case strings.HasPrefix(a, "-") && trimmed == name && i+1 < len(args):
-			val = args[i+1]
-			i++
-		case strings.HasPrefix(a, "-") && strings.HasPrefix(trimmed, name+"="):
-			val = strings.TrimPrefix(trimmed, name+"=")
-		default:
-			rest = append(rest, a)
-		}
-	}
-	return val, rest
 }

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -32,46 +31,41 @@ func newEmbedder(cfg Config) (embed.Embedder, error) {
 
 func runReembed(ctx context.Context, args []string) error {
 	// Same flags as serve, plus --tenant and --batch.
-	tenant, rest := takeStringFlag(args, "tenant", "")
-	batchFlag, rest := takeStringFlag(rest, "batch", "64")
-	batch, err := strconv.Atoi(batchFlag)
-	if err != nil || batch < 1 {
-		return fmt.Errorf("--batch %q: want a positive number", batchFlag)
-	}
-	cfg, err := parseServeFlags(rest)
+	fs := flag.NewFlagSet("reembed", flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "tenant to re-embed (default: all)")
+	batch := fs.Int("batch", 64, "chunks per transaction")
+	cfg, pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg.LogLevel)
-	e, err := newEmbedder(cfg)
-	if err != nil {
-		return err
+	if len(pos) > 0 {
+		return fmt.Errorf("reembed: unexpected arguments %v", pos)
 	}
-	defer e.Close()
-	cfg.embedder = e
+	if *batch < 1 {
+		return fmt.Errorf("--batch %d: want a positive number", *batch)
+	}
 	// The backend must not refuse the tenants we are about to fix.
-	cfg.skipTenantCheck = true
-	b, err := openBackend(ctx, cfg, log)
+	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{embedder: true, anyEmbedder: true})
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	names := []string{tenant}
-	if tenant == "" {
+	names := []string{*tenant}
+	if *tenant == "" {
 		if names, err = b.client.Tenants(ctx); err != nil {
 			return err
 		}
 	}
 	for _, n := range names {
 		start := time.Now()
-		err := b.client.Reembed(ctx, n, batch, func(p graph.ReembedProgress) {
+		err := b.client.Reembed(ctx, n, *batch, func(p graph.ReembedProgress) {
 			printProgress(p.Tenant, p.Done, p.Total, time.Since(start))
 		})
 		fmt.Fprintln(os.Stderr)
 		if err != nil {
 			return fmt.Errorf("tenant %s: %w (run the command again to resume)", n, err)
 		}
-		fmt.Fprintf(os.Stderr, "tenant %s: vectors now from %s\n", n, e.ID())
+		fmt.Fprintf(os.Stderr, "tenant %s: vectors now from %s\n", n, b.embedder.ID())
 	}
 	return nil
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph/localdgraph"
 )
 
@@ -29,13 +28,9 @@ func TestEncryptionAtRest(t *testing.T) {
 		t.Skip("starts managed Dgraphs")
 	}
 	ctx := context.Background()
-	emb, err := embed.New(embed.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// One port offset per data dir: a managed store's alphas keep their addresses.
 	open := func(dataDir string, offset int) (*backend, error) {
-		return openBackend(ctx, Config{DataDir: dataDir, DgraphPortOffset: offset, DgraphUser: "groot", embedder: emb}, newLogger("error"))
+		return openBackend(ctx, Config{DataDir: dataDir, DgraphPortOffset: offset, DgraphUser: "groot"}, newLogger("error"), opening{embedder: true})
 	}
 	// store writes a memory holding a fresh marker and shuts the store down.
 	store := func(t *testing.T, dataDir string, offset int) string {

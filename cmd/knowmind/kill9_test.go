@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
 )
 
 // Issue 13, kill -9: a stream of store_memory and upload_document calls runs
@@ -77,20 +78,29 @@ func TestKill9(t *testing.T) {
 		if left := dgraphPids(t, dataDir, ""); len(left) > 0 {
 			t.Fatalf("dgraph children outlived the SIGKILLed service: %v", left)
 		}
+		// An exiting process leaves /proc's cmdline empty before its sockets
+		// close: wait until its ports are closed too, or the new service
+		// would take the dying Dgraph for a running one.
+		for _, port := range []int{5080 + offset, 9080 + offset} {
+			for portOpen("127.0.0.1:"+strconv.Itoa(port)) && time.Now().Before(deadline) {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
 		srv = startServeProcess(t, dataDir, offset, addr)
 	}
 
 	// After the last restart: read the store directly.
-	b, err := openBackend(context.Background(), Config{DataDir: dataDir, DgraphPortOffset: offset, DgraphUser: "groot", skipTenantCheck: true}, newLogger("error"))
+	b, err := openBackend(context.Background(), Config{DataDir: dataDir, DgraphPortOffset: offset, DgraphUser: "groot"}, newLogger("error"), opening{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	tenant, err := b.client.Tenant(context.Background(), "dev", false)
+	cred, err := b.client.NamespaceCredentials(context.Background(), "dev")
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := tenant.DG().NewReadOnlyTxn().Query(context.Background(), kill9CheckQuery)
+	raw := dgraphtest.Login(t, cred, "127.0.0.1:"+strconv.Itoa(9080+offset))
+	resp, err := raw.NewReadOnlyTxn().Query(context.Background(), kill9CheckQuery)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +324,7 @@ func callWrite(ctx context.Context, client *http.Client, base, token, body strin
 // test binary, see TestMain), so it can be SIGKILLed.
 type serveProcess struct {
 	cmd    *exec.Cmd
-	exited chan error
+	exited chan struct{} // closed when the process has exited
 	stderr *lockedBuffer
 }
 
@@ -323,12 +333,12 @@ func startServeProcess(t *testing.T, dataDir string, offset int, addr string) *s
 	cmd := exec.Command(os.Args[0], "serve", "--data-dir", dataDir, "--addr", addr, "--dgraph-port-offset", strconv.Itoa(offset),
 		"--log-level", "warn", "--rate-limit", "10000", "--rate-burst", "10000", "--warm-text-stats=false")
 	cmd.Env = append(os.Environ(), "KNOWMIND_TEST_MAIN=1")
-	p := &serveProcess{cmd: cmd, exited: make(chan error, 1), stderr: &lockedBuffer{}}
+	p := &serveProcess{cmd: cmd, exited: make(chan struct{}), stderr: &lockedBuffer{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { p.exited <- cmd.Wait() }()
+	go func() { _ = cmd.Wait(); close(p.exited) }()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
@@ -338,8 +348,8 @@ func startServeProcess(t *testing.T, dataDir string, offset int, addr string) *s
 			}
 		}
 		select {
-		case err := <-p.exited:
-			t.Fatalf("serve exited: %v\n%s", err, p.stderr.String())
+		case <-p.exited:
+			t.Fatalf("serve exited: %v\n%s", cmd.ProcessState, p.stderr.String())
 		default:
 		}
 		if time.Now().After(deadline) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"text/tabwriter"
@@ -28,13 +29,20 @@ func runProject(ctx context.Context, args []string) error {
 		return errors.New("project: missing or unknown subcommand")
 	}
 	sub := args[0]
-	tenant, rest := takeStringFlag(args[1:], "tenant", "")
-	handle, rest := takeStringFlag(rest, "handle", "")
-	name, rest := takeStringFlag(rest, "name", "")
-	if tenant == "" || (sub == "create" && handle == "") {
-		return errors.New("project: --tenant (and for create --handle) is required\n\n" + projectUsage)
+	fs := flag.NewFlagSet("project "+sub, flag.ContinueOnError)
+	tenantFlag := fs.String("tenant", "", "the tenant")
+	handleFlag := fs.String("handle", "", "the new project's handle (create)")
+	nameFlag := fs.String("name", "", "the new project's name (create; default: the handle)")
+	cfg, pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
 	}
-	b, err := openAdminBackend(ctx, rest)
+	tenant, handle, name := *tenantFlag, *handleFlag, *nameFlag
+	if tenant == "" || (sub == "create" && handle == "") || len(pos) > 0 {
+		fmt.Fprintln(os.Stderr, projectUsage)
+		return errors.New("project: --tenant (and for create --handle) is required")
+	}
+	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{})
 	if err != nil {
 		return err
 	}
@@ -61,14 +69,4 @@ func runProject(ctx context.Context, args []string) error {
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", p.Handle, p.Name, p.Notes, p.CreatedAt.UTC().Format(time.RFC3339))
 	}
 	return w.Flush()
-}
-
-// openAdminBackend opens the store for bookkeeping commands: serve's flags, no embedder check.
-func openAdminBackend(ctx context.Context, args []string) (*backend, error) {
-	cfg, err := parseServeFlags(args)
-	if err != nil {
-		return nil, err
-	}
-	cfg.skipTenantCheck = true
-	return openBackend(ctx, cfg, newLogger(cfg.LogLevel))
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/handlers"
-	"github.com/knowmind/knowmind/rerank"
 )
 
 func init() {
@@ -51,28 +50,11 @@ func runServe(ctx context.Context, args []string) error {
 		}
 		return indexSizes()
 	})
-	cfg.observeRPC = metrics.ObserveDgraph
 	extractors, err := newExtractors(cfg)
 	if err != nil {
 		return err
 	}
-	e, err := newEmbedder(cfg)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	cfg.embedder = e
-	log.Info("embedder", "id", e.ID(), "provider", e.Provider(), "dim", e.Dim())
-	if cfg.RerankerDir != "" {
-		rr, err := rerank.New(cfg.RerankerDir)
-		if err != nil {
-			return err
-		}
-		defer rr.Close()
-		cfg.reranker = rr
-		log.Info("reranker", "name", rr.Name())
-	}
-	b, err := openBackend(ctx, cfg, log)
+	b, err := openBackend(ctx, cfg, log, opening{embedder: true, reranker: true, observeRPC: metrics.ObserveDgraph})
 	if err != nil {
 		return err
 	}

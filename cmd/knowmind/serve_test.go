@@ -74,7 +74,7 @@ func TestServeManagedDgraphLifecycle(t *testing.T) {
 	done2 := make(chan error, 1)
 	go func() { done2 <- runServe(ctx2, args) }()
 	waitReady(t, addr, true, 2*time.Minute, done2)
-	b, err := openBackend(context.Background(), Config{DataDir: dataDir, DgraphPortOffset: offset, DgraphUser: "groot"}, newLogger("error"))
+	b, err := openBackend(context.Background(), Config{DataDir: dataDir, DgraphPortOffset: offset, DgraphUser: "groot"}, newLogger("error"), opening{})
 	if err != nil {
 		t.Fatal(err)
 	}

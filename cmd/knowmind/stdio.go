@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 
@@ -27,15 +28,18 @@ Logs go to stderr; stdout carries MCP messages only.`
 // MCP's stdio transport. With a token every call is checked against the
 // store, so revocation works as over HTTP.
 func runStdio(ctx context.Context, args []string) error {
-	token, args := takeStringFlag(args, "token", os.Getenv("KNOWMIND_TOKEN"))
-	tenant, args := takeStringFlag(args, "tenant", "")
-	scopes, args := takeStringFlag(args, "scopes", "read,write")
-	if (token == "") == (tenant == "") {
-		return errors.New("stdio: give either --token or --tenant\n\n" + stdioUsage)
-	}
-	cfg, err := parseServeFlags(args)
+	fs := flag.NewFlagSet("stdio", flag.ContinueOnError)
+	tokenFlag := fs.String("token", os.Getenv("KNOWMIND_TOKEN"), "a knowmind token: its tenant and scopes (env KNOWMIND_TOKEN)")
+	tenantFlag := fs.String("tenant", "", "an operator's local access to this tenant (made on first use)")
+	scopesFlag := fs.String("scopes", "read,write", "scopes of --tenant")
+	cfg, pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	token, tenant, scopes := *tokenFlag, *tenantFlag, *scopesFlag
+	if (token == "") == (tenant == "") || len(pos) > 0 {
+		fmt.Fprintln(os.Stderr, stdioUsage)
+		return errors.New("stdio: give either --token or --tenant")
 	}
 	log, err := newServiceLogger(cfg.LogLevel, cfg.LogFormat, os.Stderr)
 	if err != nil {
@@ -59,13 +63,7 @@ func runStdio(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	e, err := newEmbedder(cfg)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	cfg.embedder = e
-	b, err := openBackend(ctx, cfg, log)
+	b, err := openBackend(ctx, cfg, log, opening{embedder: true, reranker: true})
 	if err != nil {
 		return err
 	}

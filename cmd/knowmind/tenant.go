@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 
@@ -21,15 +22,19 @@ func runTenant(ctx context.Context, args []string) error {
 		return errors.New("usage: knowmind tenant list | knowmind tenant analyst --tenant NAME | knowmind tenant credentials --tenant NAME  [serve flags]")
 	}
 	sub := args[0]
-	tenant, rest := takeStringFlag(args[1:], "tenant", "")
-	cfg, err := parseServeFlags(rest)
+	fs := flag.NewFlagSet("tenant "+sub, flag.ContinueOnError)
+	tenantFlag := fs.String("tenant", "", "the tenant")
+	cfg, pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
 	}
-	// Reading credentials needs no embedder; do not refuse tenants whose
-	// vectors came from another one.
-	cfg.skipTenantCheck = true
-	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel))
+	if len(pos) > 0 {
+		return fmt.Errorf("tenant %s: unexpected arguments %v", sub, pos)
+	}
+	tenant := *tenantFlag
+	// Reading credentials needs no embedder (and so refuses no tenant whose vectors came from
+	// another one).
+	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{})
 	if err != nil {
 		return err
 	}

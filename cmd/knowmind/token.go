@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -36,32 +37,38 @@ func runToken(ctx context.Context, args []string) error {
 		fmt.Fprintln(os.Stderr, tokenUsage)
 		return errors.New("token: missing subcommand")
 	}
-	sub, args := args[0], args[1:]
-	tenant, args := takeStringFlag(args, "tenant", "")
-	scopes, args := takeStringFlag(args, "scopes", "")
-	name, args := takeStringFlag(args, "name", "")
-	expires, args := takeStringFlag(args, "expires", "")
-	projects, args := takeStringFlag(args, "projects", "")
-	toolsets, args := takeStringFlag(args, "toolsets", knowmind.ToolsetMemory)
+	sub := args[0]
+	fs := flag.NewFlagSet("token "+sub, flag.ContinueOnError)
+	tenantFlag := fs.String("tenant", "", "the token's tenant (create; list: only its tokens)")
+	scopesFlag := fs.String("scopes", "", "read[,write,admin] (create)")
+	nameFlag := fs.String("name", "", "a name to tell the token by (create)")
+	expiresFlag := fs.String("expires", "", "lifetime, e.g. 720h (create; default: none)")
+	projectsFlag := fs.String("projects", "", "notes projects the token may use (create; default: all)")
+	toolsetsFlag := fs.String("toolsets", knowmind.ToolsetMemory, "toolsets the token sees: memory, notes, engine, or all (create)")
+	cfg, pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	tenant, scopes, name, expires := *tenantFlag, *scopesFlag, *nameFlag, *expiresFlag
+	projects, toolsets := *projectsFlag, *toolsetsFlag
 	var id string
 	if sub == "revoke" {
 		// The id may stand before or after the serve flags.
-		for i, a := range args {
-			if strings.HasPrefix(a, "0x") {
-				id, args = a, append(args[:i:i], args[i+1:]...)
-				break
-			}
-		}
-		if id == "" {
+		if len(pos) != 1 || !strings.HasPrefix(pos[0], "0x") {
 			return errors.New("token revoke: the token ID (0x…, from `knowmind token list`) is required")
 		}
+		id, pos = pos[0], nil
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("token %s: unexpected arguments %v", sub, pos)
 	}
 	var scopeList []knowmind.Scope
 	var expiresAt *time.Time
 	switch sub {
 	case "create":
 		if tenant == "" || scopes == "" {
-			return errors.New("token create: --tenant and --scopes are required\n\n" + tokenUsage)
+			fmt.Fprintln(os.Stderr, tokenUsage)
+			return errors.New("token create: --tenant and --scopes are required")
 		}
 		for _, s := range splitList(scopes) {
 			sc, ok := knowmind.ParseScope(s)
@@ -80,15 +87,12 @@ func runToken(ctx context.Context, args []string) error {
 		}
 	case "list", "revoke":
 	default:
-		return fmt.Errorf("token: unknown subcommand %q\n\n%s", sub, tokenUsage)
+		fmt.Fprintln(os.Stderr, tokenUsage)
+		return fmt.Errorf("token: unknown subcommand %q", sub)
 	}
 
-	cfg, err := parseServeFlags(args)
-	if err != nil {
-		return err
-	}
-	cfg.skipTenantCheck = true // token bookkeeping needs no embedder
-	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel))
+	// Token bookkeeping needs no embedder.
+	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{})
 	if err != nil {
 		return err
 	}

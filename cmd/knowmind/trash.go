@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"regexp"
@@ -32,30 +33,33 @@ func runTrash(ctx context.Context, args []string) error {
 		return errors.New("trash: missing or unknown subcommand")
 	}
 	sub := args[0]
-	tenant, rest := takeStringFlag(args[1:], "tenant", "")
-	var id string
-	yes := false
-	var flags []string
-	for _, a := range rest {
-		switch {
-		case a == "--yes":
-			yes = true
-		case sub == "restore" && id == "" && noteIDShape.MatchString(a):
-			id = a // may stand before or after the serve flags
-		default:
-			flags = append(flags, a)
-		}
+	fs := flag.NewFlagSet("trash "+sub, flag.ContinueOnError)
+	tenantFlag := fs.String("tenant", "", "the tenant")
+	yes := fs.Bool("yes", false, "empty: delete the notes for good")
+	cfg, pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
 	}
+	tenant := *tenantFlag
 	if tenant == "" {
-		return errors.New("trash: --tenant is required\n\n" + trashUsage)
+		fmt.Fprintln(os.Stderr, trashUsage)
+		return errors.New("trash: --tenant is required")
 	}
-	if sub == "restore" && id == "" {
-		return errors.New("trash restore: the note id (from `knowmind trash list`) is required")
+	var id string
+	if sub == "restore" {
+		// The id may stand before or after the serve flags.
+		if len(pos) != 1 || !noteIDShape.MatchString(pos[0]) {
+			return errors.New("trash restore: the note id (from `knowmind trash list`) is required")
+		}
+		id, pos = pos[0], nil
 	}
-	if sub == "empty" && !yes {
+	if len(pos) > 0 {
+		return fmt.Errorf("trash %s: unexpected arguments %v", sub, pos)
+	}
+	if sub == "empty" && !*yes {
 		return errors.New("trash empty deletes the notes for good: add --yes")
 	}
-	b, err := openAdminBackend(ctx, flags)
+	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{})
 	if err != nil {
 		return err
 	}

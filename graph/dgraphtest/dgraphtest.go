@@ -195,3 +195,27 @@ func ClientWithShapes(t testing.TB, set *shapes.Set) *graph.Client {
 	t.Cleanup(c.Close)
 	return c
 }
+
+// Memory is a memory's title and content, for scenarios.
+type Memory struct{ Title, Content string }
+
+// HopsScenario is the graph recall's hops are tested on (graph's TestRecallHopsReachLinkedMemories
+// for the ranking, handlers' TestRecallToolHops through MCP): Hub matches Query; Mid is linked
+// from Hub (RELATES_TO), Far from Mid (REFERENCES), neither shares a word with Query; each Noise
+// memory shares a word with Query, so on text alone they outrank Mid and Far.
+var HopsScenario = struct {
+	Hub, Mid, Far Memory
+	Noise         []string
+	Query         string
+}{
+	Hub: Memory{"Workshop Müller GmbH März", "Workshop zur Qualitätssicherung bei der Müller GmbH am 12. März in Detmold."},
+	Mid: Memory{"Kundenakte", "Stammdaten des Kunden: Industriestraße 7, Ansprechpartner Herr Berger."},
+	Far: Memory{"Rahmenvertrag", "Laufzeit bis Ende 2027, Kündigungsfrist drei Monate, Preisanpassung jährlich."},
+	Noise: []string{
+		"Qualitätssicherung im Lager: Stichproben jeden Montag.",
+		"Der Workshop für neue Auszubildende findet im Mai statt.",
+		"Detmold ist Sitz der Niederlassung Nord.",
+		"Die März-Abrechnung wird am Monatsende erstellt.",
+	},
+	Query: "Workshop Qualitätssicherung Müller GmbH Detmold März",
+}

@@ -19,18 +19,17 @@ import (
 	"time"
 
 	"github.com/dgraph-io/dgo/v240"
-	"github.com/dgraph-io/dgo/v240/protos/api"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
 	"github.com/knowmind/knowmind/graph/localdgraph"
 )
 
 // TestClusterSurvivesLeaderKill runs the cluster of deploy/compose.cluster.yml
 // as processes on loopback: one zero and three alphas holding three replicas
 // of one group. A writer stores memories through knowmind's graph client
-// (spread over all alphas, aborted transactions retried) while the group's
+// (CreateProject, one small upsert a write: spread over all alphas, failed over, aborted
+// transactions retried) while the group's
 // leader is killed with SIGKILL. It checks that every acknowledged write is
 // still readable, that writes continue while the leader is gone, and that
 // the killed alpha comes back (restarted by the supervisor) and serves every
@@ -76,8 +75,8 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 	leader := groupLeader(t, cluster)
 	t.Logf("group 1 leader: %s", leader)
 
-	// The writer: one memory per transaction, as a client storing memories
-	// would. A write is acknowledged when RunTxn returns nil.
+	// The writer: one project per transaction (a small upsert through the tenant's session, as
+	// every service write goes). A write is acknowledged when CreateProject returns nil.
 	type ack struct {
 		id string
 		at time.Time
@@ -97,22 +96,15 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 				return
 			default:
 			}
-			id := fmt.Sprintf("failover_%05d", i)
-			node, _ := json.Marshal(map[string]any{
-				"uid": "_:m", "dgraph.type": "Memory", "Memory.id": id, "Memory.kind": "memory",
-				"Memory.title": "write " + strconv.Itoa(i), "Memory.status": "indexed",
-			})
 			wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-			err := graph.RunTxn(wctx, tenant.DG(), func(ctx context.Context, txn *dgo.Txn) error {
-				_, err := txn.Mutate(ctx, &api.Mutation{SetJson: node})
-				return err
-			})
+			handle := fmt.Sprintf("failover-%05d", i)
+			_, err := tenant.CreateProject(wctx, handle, "write "+strconv.Itoa(i))
 			wcancel()
 			mu.Lock()
 			if err == nil {
-				acked = append(acked, ack{id, time.Now()})
+				acked = append(acked, ack{handle, time.Now()})
 			} else {
-				failed = append(failed, fmt.Sprintf("%s: %v", id, err))
+				failed = append(failed, fmt.Sprintf("%s: %v", handle, err))
 			}
 			mu.Unlock()
 		}
@@ -212,13 +204,13 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 		want[i] = a.id
 	}
 	readIDs := func(dg *dgo.Dgraph) []string {
-		resp, err := dg.NewReadOnlyTxn().Query(ctx, `{ m(func: has(Memory.id)) { Memory.id } }`)
+		resp, err := dg.NewReadOnlyTxn().Query(ctx, `{ m(func: has(Project.handle)) { Project.handle } }`)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out struct {
 			M []struct {
-				ID string `json:"Memory.id"`
+				ID string `json:"Project.handle"`
 			}
 		}
 		if err := json.Unmarshal(resp.Json, &out); err != nil {
@@ -241,17 +233,13 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 			t.Errorf("%s: %d of %d acknowledged writes missing: %v", where, len(lost), len(want), lost)
 		}
 	}
-	checkAll("all alphas", readIDs(tenant.DG()))
-
 	cred, err := client.NamespaceCredentials(ctx, "failover")
 	if err != nil {
 		t.Fatal(err)
 	}
-	alone := alphaClient(t, cluster, leader)
-	if err := alone.LoginIntoNamespace(ctx, cred.User, cred.Password, cred.Namespace); err != nil {
-		t.Fatalf("login on the restarted %s: %v", leader, err)
-	}
-	checkAll("the restarted "+leader+" alone", readIDs(alone))
+	checkAll("all alphas", readIDs(dgraphtest.Login(t, cred, cluster.AlphaGRPC()...)))
+	i, _ := strconv.Atoi(leader[len("alpha"):])
+	checkAll("the restarted "+leader+" alone", readIDs(dgraphtest.Login(t, cred, cluster.AlphaGRPC()[i-1])))
 }
 
 // groupLeader asks zero which alpha leads group 1 and maps its address to
@@ -290,17 +278,6 @@ func groupLeader(t *testing.T, c *localdgraph.Cluster) string {
 	}
 	t.Fatalf("no leader of group 1 in zero's state: %s", body)
 	return ""
-}
-
-func alphaClient(t *testing.T, c *localdgraph.Cluster, name string) *dgo.Dgraph {
-	t.Helper()
-	i, _ := strconv.Atoi(name[len("alpha"):])
-	conn, err := grpc.NewClient(c.AlphaGRPC()[i-1], grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return dgo.NewDgraphClient(api.NewDgraphClient(conn))
 }
 
 func randomHex(n int) string {

@@ -56,7 +56,7 @@ type Config struct {
 	// write-ahead log and temporary files are encrypted with this AES key of
 	// 16, 32 or 64 bytes (PrepareEncryption makes one). "" = unencrypted.
 	EncryptionKeyFile string
-	// CacheMB bounds alpha's caches (the notes measured 13.8 GB RSS unbounded).
+	// CacheMB bounds alpha's caches (unbounded, an alpha grew past 13 GB: docs/dgraph-notes.md).
 	CacheMB int
 	// CacheRemoveOnUpdate drops a cached posting list when a commit changes it instead of
 	// patching it (Dgraph's remove-on-update): under HNSW writes the patched entries kept

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dgraph-io/dgo/v240/protos/api"
-
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
@@ -47,9 +45,7 @@ func TestEmbedderMismatchRefusedThenReembed(t *testing.T) {
 	for i, tx := range texts {
 		fmt.Fprintf(&nq, "_:c%d <Chunk.text> %q .\n_:c%d <Chunk.embedding> %q .\n_:c%d <dgraph.type> \"Chunk\" .\n", i, tx, i, graph.VectorString(vecs[i]), i)
 	}
-	if _, err := ten.DG().NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetNquads: []byte(nq.String())}); err != nil {
-		t.Fatal(err)
-	}
+	dgraphtest.SetNquads(t, ten, nq.String())
 
 	neu := openWith(t, e128)
 	_, err = neu.Tenant(ctx, name, false)
@@ -69,7 +65,7 @@ func TestEmbedderMismatchRefusedThenReembed(t *testing.T) {
 		t.Fatalf("open after reembed: %v", err)
 	}
 	q, _ := e128.EmbedQuery(ctx, "Tarif Business")
-	resp, err := ten2.DG().NewReadOnlyTxn().QueryWithVars(ctx,
+	resp, err := dgraphtest.DG(t, ten2).NewReadOnlyTxn().QueryWithVars(ctx,
 		`query q($v: float32vector) { s(func: similar_to(Chunk.embedding, 1, $v)) { Chunk.text } }`,
 		map[string]string{"$v": graph.VectorString(q)})
 	if err != nil {

@@ -1,4 +1,4 @@
-package rerank
+package embed
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // tinyCrossEncoder writes the model folder and returns its path.
 func tinyCrossEncoder(t testing.TB) string {
 	t.Helper()
-	tok, err := os.ReadFile("../embed/testdata/tokenizer.json")
+	tok, err := os.ReadFile("testdata/tokenizer.json")
 	if err != nil {
 		t.Skip("tokenizer not found:", err)
 	}
@@ -56,7 +56,7 @@ func tinyCrossEncoder(t testing.TB) string {
 }
 
 func TestCrossEncoderScoresRelevantPassageHighest(t *testing.T) {
-	c, err := New(tinyCrossEncoder(t))
+	c, err := NewCrossEncoder(tinyCrossEncoder(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +90,8 @@ func TestCrossEncoderScoresRelevantPassageHighest(t *testing.T) {
 	}
 }
 
-func TestNewRejectsIncompleteFolder(t *testing.T) {
-	if _, err := New(t.TempDir()); err == nil {
+func TestNewCrossEncoderRejectsIncompleteFolder(t *testing.T) {
+	if _, err := NewCrossEncoder(t.TempDir()); err == nil {
 		t.Fatal("want an error for a folder without a model")
 	}
 }

@@ -144,6 +144,7 @@ func (c *Client) Reembed(ctx context.Context, name string, batch int, progress f
 	if !found {
 		return knowmind.Errorf(knowmind.ENOTFOUND, "tenant %q does not exist", name)
 	}
+	//lint:ignore SA1019 dgo.NewClient dials by itself; the sessions share these connections through failover
 	dg := dgo.NewDgraphClient(c.failover)
 	if err := retryLogin(ctx, func(ctx context.Context) error {
 		return dg.LoginIntoNamespace(ctx, "groot", c.namespacePassword(name), ns)
@@ -299,4 +300,38 @@ func VectorString(v []float32) string {
 	}
 	b.WriteByte(']')
 	return b.String()
+}
+
+// DropVectorIndex removes the HNSW index of Chunk.embedding, keeping the vectors: a bulk load
+// then writes without Dgraph updating the index per chunk (the write's main cost, see
+// docs/bulk.md). RestoreVectorIndex puts it back.
+func DropVectorIndex(ctx context.Context, dg *dgo.Dgraph) error {
+	return applySchemaOnly(ctx, dg, "<Chunk.embedding>: float32vector .")
+}
+
+// RestoreVectorIndex adds the HNSW index of Chunk.embedding again and Dgraph builds it over the
+// stored vectors. In the background (Dgraph's runInBackground) the call returns at once and
+// writes go on; until the build ends similar_to answers from a partial index (fewer hits, no
+// error). Recall does not depend on it while the service holds the tenant's vectors
+// (vecindex.go); analysts' similar_to queries do.
+func RestoreVectorIndex(ctx context.Context, dg *dgo.Dgraph, background bool) error {
+	var err error
+	for attempt := 0; attempt < 20; attempt++ {
+		if err = dg.Alter(ctx, &api.Operation{Schema: vectorIndexDQL, RunInBackground: background}); err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(time.Duration(200*(attempt+1)) * time.Millisecond)
+	}
+	return fmt.Errorf("restore vector index: %w", err)
+}
+
+// DropVectorIndex is DropVectorIndex on the tenant's namespace (knowmind import).
+func (t *Tenant) DropVectorIndex(ctx context.Context) error { return DropVectorIndex(ctx, t.dg) }
+
+// RestoreVectorIndex is RestoreVectorIndex on the tenant's namespace (knowmind import).
+func (t *Tenant) RestoreVectorIndex(ctx context.Context, background bool) error {
+	return RestoreVectorIndex(ctx, t.dg, background)
 }
