@@ -16,6 +16,9 @@ const (
 	// question the workspace does not answer returns few hits or none rather than the least
 	// bad ones. What a score means: README, section Recall.
 	RecallMinScore = 0.1
+	// RecallMaxScore is the top of the score scale (scores lie in 0..1), so also the largest
+	// min_score.
+	RecallMaxScore = 1
 )
 
 // RecallQuery is one recall. AsOf nil asks for what is current (knowmind_recall: superseded

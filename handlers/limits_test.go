@@ -121,6 +121,8 @@ var paramLimits = map[string][]int{
 	"UploadDocumentParams.Title":             {knowmind.MaxTitleChars},
 	"LinkParams.ToTitle":                     {knowmind.MaxTitleChars},
 	"LinkParams.Confidence":                  {knowmind.MaxConfidence},
+	"RecallParams.MinScore":                  {knowmind.RecallMaxScore},
+	"RecallAtTimeParams.MinScore":            {knowmind.RecallMaxScore},
 	"LinkMetadata.Reason":                    {knowmind.MaxEdgeReasonChars},
 	"RenameProjectParams.Project":            {knowmind.MaxProjectHandle},
 	"RenameProjectParams.Handle":             {knowmind.MaxProjectHandle},
