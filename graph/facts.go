@@ -38,7 +38,7 @@ const (
 // shapes cap SUPERSEDED_BY at one).
 const updateTargetQuery = `query q($id: string) {
   target(func: eq(Memory.id, $id)) {
-    uid Memory.id Memory.kind Memory.memory_type Memory.tags Memory.source Memory.valid_to
+    uid Memory.id Memory.kind Memory.memory_type Memory.category Memory.tags Memory.source Memory.valid_to
     Memory.entities { uid }
     Memory.extractor Memory.confidence Memory.reviewed_at
     successors: count(SUPERSEDED_BY @facets(` + openFacetFilter + `))
@@ -89,6 +89,7 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 	}
 	e := newEntry(target.Kind, title, content)
 	e.memoryType, e.tags, e.source, e.updateReason = target.MemoryType, target.Tags, target.Source, reason
+	e.category = target.Category          // a captured fact's new version stays in its category
 	for _, ent := range target.Entities { // the new version is about what the old one was about
 		e.entityUIDs = append(e.entityUIDs, ent.UID)
 	}

@@ -41,6 +41,7 @@ type entry struct {
 	title        string
 	content      string // as stored: the input without surrounding blanks
 	memoryType   string
+	category     string // Memory.category (memory engine); update_fact carries it over
 	tags         []string
 	source       string
 	updateReason string
@@ -252,6 +253,7 @@ func (e *entry) node(blank, now, status, failure string) map[string]any {
 	setIf("Memory.title", e.title)
 	setIf("Memory.lang", e.lang)
 	setIf("Memory.memory_type", e.memoryType)
+	setIf("Memory.category", e.category)
 	setIf("Memory.source", e.source)
 	setIf("Memory.update_reason", e.updateReason)
 	setIf("Memory.error", failure)
@@ -402,6 +404,7 @@ type dgMemory struct {
 	Title        string     `json:"Memory.title"`
 	Content      string     `json:"Memory.content"`
 	MemoryType   string     `json:"Memory.memory_type"`
+	Category     string     `json:"Memory.category"`
 	Tags         []string   `json:"Memory.tags"`
 	Source       string     `json:"Memory.source"`
 	Status       string     `json:"Memory.status"`

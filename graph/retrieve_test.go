@@ -109,6 +109,8 @@ func TestReplayBeforeAndAfterUpdate(t *testing.T) {
 		{"query and type", knowmind.ReplayQuery{At: before, Query: "Server", EntityType: "person"}, []string{}},
 		{"before anything", knowmind.ReplayQuery{At: before.Add(-time.Hour)}, []string{}},
 		{"limit", knowmind.ReplayQuery{At: after, Limit: 1}, []string{up.NewMemoryID}},
+		// update_fact carries the category over to the new version.
+		{"category after the update", knowmind.ReplayQuery{At: after, Category: "customer"}, []string{up.NewMemoryID}},
 	} {
 		if tc.q.Limit == 0 {
 			tc.q.Limit = 50
