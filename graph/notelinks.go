@@ -18,6 +18,7 @@ import (
 	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/internal/runes"
 	"github.com/knowmind/knowmind/markdown"
 	"github.com/knowmind/knowmind/shapes"
 )
@@ -123,7 +124,7 @@ func (t *Tenant) LinkTitle(ctx context.Context, scope knowmind.NoteScope, fromID
 	if err != nil {
 		if knowmind.ErrorCode(err) == knowmind.ENOTFOUND {
 			return knowmind.LinkResult{}, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "from_id",
-				Message: fmt.Sprintf("note %q (from_id) not found: to_title links notes only", truncateRunes(fromID, 80))}
+				Message: fmt.Sprintf("note %q (from_id) not found: to_title links notes only", runes.Truncate(fromID, 80))}
 		}
 		return knowmind.LinkResult{}, err
 	}
@@ -185,7 +186,7 @@ func (t *Tenant) linkOne(ctx context.Context, fromID, projectUID string, l knowm
 			return err
 		}
 		if len(out.N) == 0 || out.N[0].Kind != knowmind.KindNote || out.N[0].Status != knowmind.StatusIndexed {
-			return &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "to", Message: fmt.Sprintf("note %q (to) not found", truncateRunes(l.To, 80))}
+			return &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "to", Message: fmt.Sprintf("note %q (to) not found", runes.Truncate(l.To, 80))}
 		}
 		if out.N[0].Project == nil || out.N[0].Project.UID != projectUID {
 			return knowmind.InvalidParam("to", "to is a note of another project: links never cross projects")

@@ -39,6 +39,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/internal/runes"
 	"github.com/knowmind/knowmind/markdown"
 )
 
@@ -379,7 +380,7 @@ func (t *Tenant) GetNote(ctx context.Context, scope knowmind.NoteScope, ref, pro
 // findNote resolves a reference the caller gave to a visible, current note.
 func (t *Tenant) findNote(ctx context.Context, scope knowmind.NoteScope, ref, project string) (dgNote, error) {
 	ref = strings.TrimSpace(ref)
-	notFound := &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "id", Message: fmt.Sprintf("note %q not found", truncateRunes(ref, 80))}
+	notFound := &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "id", Message: fmt.Sprintf("note %q not found", runes.Truncate(ref, 80))}
 	if ref == "" {
 		return dgNote{}, knowmind.InvalidParam("id", "id is required")
 	}

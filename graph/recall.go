@@ -22,6 +22,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/internal/runes"
 	"github.com/knowmind/knowmind/prf"
 	"github.com/knowmind/knowmind/rank"
 	"github.com/knowmind/knowmind/timeq"
@@ -398,11 +399,23 @@ type recallResponse struct {
 	Chunks []dgChunkText `json:"chunks"`
 }
 
-// dgMem is a candidate chunk's memory with what the time and title signals need.
+// dgMem is a candidate chunk's memory with what the time signal needs.
 type dgMem struct {
 	UID       string     `json:"uid"`
-	Title     string     `json:"t"`
 	ValidFrom *time.Time `json:"f"`
+}
+
+// candidateMemories lists the memories of the text and vector candidates (a memory once per
+// candidate chunk that reached it).
+func (out *recallResponse) candidateMemories() []dgMem {
+	var mems []dgMem
+	for _, c := range out.Txt {
+		mems = append(mems, c.M...)
+	}
+	for _, c := range out.Vec {
+		mems = append(mems, c.M...)
+	}
+	return mems
 }
 
 type dgUID struct {
@@ -482,8 +495,6 @@ type Ablation struct {
 	NoExactVectors bool
 	// NoSupport turns off the evidence of neighbouring hits (rank.Signals.Support).
 	NoSupport bool
-	// NoTitle scores the chunks' text without their memory's title.
-	NoTitle bool
 	// WithFeedback turns on pseudo-relevance feedback (package prf), which is off by default:
 	// on LoCoMo it lowered MRR (docs/recall.md).
 	WithFeedback bool
@@ -568,22 +579,13 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			// The time the question names against each memory's time (valid_from: when it
 			// was stored, or the occurred_at capture was given).
 			sig.Time, sig.TimeWeight = map[string]float64{}, timeWeight
-			for _, c := range out.Txt {
-				for _, m := range c.M {
-					if m.ValidFrom != nil {
-						sig.Time[m.UID] = span.Match(*m.ValidFrom, timeSlack)
-					}
-				}
-			}
-			for _, c := range out.Vec {
-				for _, m := range c.M {
-					if m.ValidFrom != nil {
-						sig.Time[m.UID] = span.Match(*m.ValidFrom, timeSlack)
-					}
+			for _, m := range out.candidateMemories() {
+				if m.ValidFrom != nil {
+					sig.Time[m.UID] = span.Match(*m.ValidFrom, timeSlack)
 				}
 			}
 		}
-		in := fuseInput{text: text, analyze: t.text.tokens.analyze, titles: !a.NoTitle, sig: sig}
+		in := fuseInput{text: text, analyze: t.text.tokens.analyze, sig: sig}
 		if a.WithFeedback {
 			in.stats = func(lang string, terms []string) bm25.Stats { return t.text.ix.Stats(t.Name, lang, terms...) }
 		}
@@ -887,9 +889,8 @@ type fuseInput struct {
 	text    [2]textSide
 	analyze func(uid, lang, text string) []string // cached bm25.Analyze
 	// stats looks up corpus statistics for more terms (the feedback's); nil turns feedback off.
-	stats  func(lang string, terms []string) bm25.Stats
-	titles bool // score each chunk with its memory's title
-	sig    rank.Signals
+	stats func(lang string, terms []string) bm25.Stats
+	sig   rank.Signals
 }
 
 // Pseudo-relevance feedback (package prf): the best feedbackDocs text candidates of the first
@@ -914,14 +915,6 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 			sig.Vector = append(sig.Vector, rank.Chunk{ID: c.UID, Memory: c.M[0].UID, Score: c.Score})
 		}
 	}
-	titleOf := map[string]string{}
-	if in.titles {
-		for _, c := range out.Txt {
-			for _, m := range c.M {
-				titleOf[m.UID] = m.Title
-			}
-		}
-	}
 	for i, side := range in.text {
 		if side.match == "" {
 			continue
@@ -940,13 +933,7 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 				continue
 			}
 			memoryOf[c.UID] = c.M[0].UID
-			tokens := in.analyze(c.UID, side.lang, body)
-			if title := titleOf[c.M[0].UID]; title != "" {
-				// The memory's title is part of every chunk's text for scoring (who said it,
-				// what the document is about): a query naming it favours its chunks.
-				tokens = slices.Concat(in.analyze("title/"+side.lang+"/"+c.M[0].UID, side.lang, title), tokens)
-			}
-			docs = append(docs, bm25.Doc{ID: c.UID, Tokens: tokens})
+			docs = append(docs, bm25.Doc{ID: c.UID, Tokens: in.analyze(c.UID, side.lang, body)})
 		}
 		ideal := bm25.Ideal(side.terms, side.stats)
 		scored := bm25.Score(side.terms, docs, side.stats, bm25.Params{})
@@ -1050,7 +1037,7 @@ func (out *recallResponse) hits(fused []rank.Hit, k int, atTime bool) (hits []kn
 		} else {
 			hit.Content = content[h.ID]
 		}
-		hit.Content = truncateRunes(hit.Content, knowmind.RecallMaxContentChars)
+		hit.Content = runes.Truncate(hit.Content, knowmind.RecallMaxContentChars)
 		if atTime {
 			hit.ValidFrom, hit.ValidTo = m.validFrom, m.validTo
 		}
@@ -1088,18 +1075,4 @@ func rerankHits(ctx context.Context, rr Reranker, query string, hits []knowmind.
 // Rounding is monotone, so it never reorders hits.
 func roundScore(s float64) float64 {
 	return math.Round(s*10000) / 10000
-}
-
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for pos := range s {
-		if i == n-1 {
-			return strings.TrimRight(s[:pos], " \t\n") + "…"
-		}
-		i++
-	}
-	return s
 }
