@@ -90,26 +90,23 @@ func memoryListQuery(f memoryFilter) (string, map[string]string) {
 			"  var(func: anyoftext(Chunk.text, $q)) { QE as ~Memory.chunks }")
 		root = "uid(QD, QE)"
 	}
-	if f.EntityKey != "" {
-		vars["$ekey"] = f.EntityKey
-		head = append(head, "$ekey: string")
-		blocks = append(blocks, "  var(func: eq(Entity.key, $ekey)) { EK as ~Memory.entities }")
+	// byEntity narrows to the memories of the entities whose pred equals value: the root when
+	// nothing narrower is, else a filter.
+	byEntity := func(pred, value, param, set string) {
+		if value == "" {
+			return
+		}
+		vars[param] = value
+		head = append(head, param+": string")
+		blocks = append(blocks, fmt.Sprintf("  var(func: eq(%s, %s)) { %s as ~Memory.entities }", pred, param, set))
 		if root == corpusKinds {
-			root = "uid(EK)"
+			root = "uid(" + set + ")"
 		} else {
-			filter = append(filter, "uid(EK)")
+			filter = append(filter, "uid("+set+")")
 		}
 	}
-	if f.EntityType != "" {
-		vars["$etype"] = f.EntityType
-		head = append(head, "$etype: string")
-		blocks = append(blocks, "  var(func: eq(Entity.type, $etype)) { ET as ~Memory.entities }")
-		if root == corpusKinds {
-			root = "uid(ET)"
-		} else {
-			filter = append(filter, "uid(ET)")
-		}
-	}
+	byEntity("Entity.key", f.EntityKey, "$ekey", "EK")
+	byEntity("Entity.type", f.EntityType, "$etype", "ET")
 	if f.Category != "" {
 		vars["$cat"] = f.Category
 		head = append(head, "$cat: string")
