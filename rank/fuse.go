@@ -62,52 +62,27 @@ type Signals struct {
 // A direct hit is represented by its best chunk (Hit.Chunk) in the signal that ranks it
 // higher; a memory reached through the graph has none.
 func Fuse(s Signals) []Hit {
-	text := slices.Clone(s.Text)
-	slices.SortStableFunc(text, func(a, b Chunk) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	vec := slices.Clone(s.Vector)
-	slices.SortStableFunc(vec, func(a, b Chunk) int { return cmp.Compare(b.Score, a.Score) })
+	textList, textBest := scoredList(bestFirst(s.Text, true), 1)
+	vecList, vecBest := scoredList(bestFirst(s.Vector, false), s.VectorWeight)
+	textMems, vecMems := textList.IDs, vecList.IDs
 
-	textMems, textBest, textScore := foldChunks(text)
-	vecMems, vecBest, vecScore := foldChunks(vec)
-
-	lists := make([]Scored, 0, 2)
+	lists := make([]Scored, 0, 4)
 	if len(textMems) > 0 {
-		l := Scored{Weight: 1, IDs: textMems, Top: 1}
-		for _, m := range textMems {
-			l.Scores = append(l.Scores, textScore[textBest[m]])
-		}
-		lists = append(lists, l)
+		textList.Top = 1
+		lists = append(lists, textList)
 	}
-	if fb := slices.Clone(s.Feedback); len(fb) > 0 && s.FeedbackWeight > 0 {
-		slices.SortStableFunc(fb, func(a, b Chunk) int {
-			if c := cmp.Compare(b.Score, a.Score); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.ID, b.ID)
-		})
-		mems, best, score := foldChunks(fb)
-		l := Scored{Weight: s.FeedbackWeight, IDs: mems, Top: 1}
-		for _, m := range mems {
-			l.Scores = append(l.Scores, score[best[m]])
-		}
+	if len(s.Feedback) > 0 && s.FeedbackWeight > 0 {
+		l, _ := scoredList(bestFirst(s.Feedback, true), s.FeedbackWeight)
+		l.Top = 1
 		lists = append(lists, l)
 	}
 	if len(vecMems) > 0 {
-		l := Scored{Weight: s.VectorWeight, IDs: vecMems}
-		for _, m := range vecMems {
-			l.Scores = append(l.Scores, vecScore[vecBest[m]])
-		}
 		if s.VectorUnrelated >= 0 {
-			l.Floor, l.Top = s.VectorUnrelated, 1
+			vecList.Floor, vecList.Top = s.VectorUnrelated, 1
 		} else {
-			l.Floor = l.Scores[len(l.Scores)-1]
+			vecList.Floor = vecList.Scores[len(vecList.Scores)-1]
 		}
-		lists = append(lists, l)
+		lists = append(lists, vecList)
 	}
 	if len(s.Time) > 0 && s.TimeWeight > 0 {
 		l := Scored{Weight: s.TimeWeight, Top: 1}
@@ -192,20 +167,37 @@ func Support(hits, direct []Hit, adjacent map[string][]string, weight float64) [
 	return out
 }
 
-// foldChunks folds chunks (best first) to memories, with each memory's best chunk and the
-// chunks' scores.
-func foldChunks(chunks []Chunk) (memories []string, best map[string]string, score map[string]float64) {
+// bestFirst returns chunks ordered by falling score; ties by chunk id when byID, else in input
+// order. The input is not reordered.
+func bestFirst(chunks []Chunk, byID bool) []Chunk {
+	out := slices.Clone(chunks)
+	slices.SortStableFunc(out, func(a, b Chunk) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 || !byID {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// scoredList folds chunks (best first) to memories (Fold) into one signal's list for Relative:
+// each memory with its best chunk's score; best names that chunk.
+func scoredList(chunks []Chunk, weight float64) (l Scored, best map[string]string) {
 	ids := make([]string, len(chunks))
 	memoryOf := make(map[string]string, len(chunks))
-	score = make(map[string]float64, len(chunks))
+	score := make(map[string]float64, len(chunks))
 	for i, c := range chunks {
 		ids[i] = c.ID
 		if _, seen := score[c.ID]; !seen {
 			memoryOf[c.ID], score[c.ID] = c.Memory, c.Score
 		}
 	}
-	memories, best = Fold(ids, func(c string) string { return memoryOf[c] })
-	return memories, best, score
+	l.Weight = weight
+	l.IDs, best = Fold(ids, func(c string) string { return memoryOf[c] })
+	for _, m := range l.IDs {
+		l.Scores = append(l.Scores, score[best[m]])
+	}
+	return l, best
 }
 
 func indexOf(ids []string) map[string]int {
