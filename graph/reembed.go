@@ -285,7 +285,7 @@ func applySchemaOnly(ctx context.Context, dg *dgo.Dgraph, dql string) error {
 
 // vectorIndexDQL restores the vector index after a re-embedding; the same
 // line as in schema/tenant.dql (checked by a test).
-const vectorIndexDQL = `<Chunk.embedding>: float32vector @index(hnsw(metric:"cosine", efConstruction:"400", efSearch:"400", maxLevels:"4")) .`
+const vectorIndexDQL = `<Chunk.embedding>: float32vector @index(hnsw(metric:"cosine")) .`
 
 // VectorString formats a vector the way dgo passes float32vector values.
 func VectorString(v []float32) string {

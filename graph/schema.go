@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -36,7 +38,17 @@ func RelationSchema(relations []string) string {
 	return b.String()
 }
 
+// applySchema alters the namespace's schema to dql unless the Meta node records that exactly
+// this schema (its sha-256) was applied at this version. Skipping matters beyond start-up time:
+// Dgraph refuses or holds an alter while an index is being rebuilt — after a bulk import the
+// tenant's HNSW index rebuilds in the background for minutes, and every process opening the
+// tenant meanwhile would wait for it.
 func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) error {
+	sum := sha256.Sum256([]byte(dql))
+	sha := hex.EncodeToString(sum[:])
+	if v, applied, err := schemaRecord(ctx, dg); err == nil && v == schema.Version && applied == sha {
+		return nil
+	}
 	var err error
 	// Alter can fail transiently right after start ("Please retry"), and
 	// concurrent alters conflict: retry a few times.
@@ -52,17 +64,18 @@ func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) error {
 	if err != nil {
 		return fmt.Errorf("apply %s schema: %w", which, err)
 	}
-	return recordSchemaVersion(ctx, dg, schema.Version)
+	return recordSchema(ctx, dg, schema.Version, sha)
 }
 
-// recordSchemaVersion upserts the namespace's Meta node (key "knowmind").
-func recordSchemaVersion(ctx context.Context, dg *dgo.Dgraph, version int) error {
+// recordSchema upserts the namespace's Meta node (key "knowmind") with the schema version and
+// the sha-256 of the schema text applied ("": none known, the next open applies it again).
+func recordSchema(ctx context.Context, dg *dgo.Dgraph, version int, sha string) error {
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	req := &api.Request{
 		Query: `{ m as var(func: eq(Meta.key, "knowmind")) }`,
 		Mutations: []*api.Mutation{{SetNquads: []byte(fmt.Sprintf(
-			"uid(m) <Meta.key> \"knowmind\" .\nuid(m) <Meta.schema_version> \"%d\" .\nuid(m) <Meta.updated_at> %q .\nuid(m) <dgraph.type> \"Meta\" .",
-			version, now))}},
+			"uid(m) <Meta.key> \"knowmind\" .\nuid(m) <Meta.schema_version> \"%d\" .\nuid(m) <Meta.schema_sha> %q .\nuid(m) <Meta.updated_at> %q .\nuid(m) <dgraph.type> \"Meta\" .",
+			version, sha, now))}},
 	}
 	return RunTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
 		_, err := txn.Do(ctx, req)
@@ -72,17 +85,25 @@ func recordSchemaVersion(ctx context.Context, dg *dgo.Dgraph, version int) error
 
 // SchemaVersion reads the recorded schema version of a namespace (0 if none).
 func SchemaVersion(ctx context.Context, dg *dgo.Dgraph) (int, error) {
-	resp, err := dg.NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Meta.key, "knowmind")) { Meta.schema_version } }`)
+	v, _, err := schemaRecord(ctx, dg)
+	return v, err
+}
+
+// schemaRecord reads the recorded schema version and schema sha of a namespace (0 and "" if
+// none).
+func schemaRecord(ctx context.Context, dg *dgo.Dgraph) (int, string, error) {
+	resp, err := dg.NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Meta.key, "knowmind")) { Meta.schema_version Meta.schema_sha } }`)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	var out struct {
 		M []struct {
-			V int `json:"Meta.schema_version"`
+			V   int    `json:"Meta.schema_version"`
+			SHA string `json:"Meta.schema_sha"`
 		} `json:"m"`
 	}
 	if err := json.Unmarshal(resp.Json, &out); err != nil || len(out.M) == 0 {
-		return 0, err
+		return 0, "", err
 	}
-	return out.M[0].V, nil
+	return out.M[0].V, out.M[0].SHA, nil
 }
