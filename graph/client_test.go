@@ -104,7 +104,8 @@ func TestTenantReopenSkipsUnchangedSchema(t *testing.T) {
 	ctx := context.Background()
 	env := dgraphtest.Shared(t)
 	name := dgraphtest.TenantName(t)
-	if _, err := env.Client.Tenant(ctx, name, true); err != nil {
+	ten, err := env.Client.Tenant(ctx, name, true)
+	if err != nil {
 		t.Fatal(err)
 	}
 	open := func(relations []string) int {
@@ -134,6 +135,17 @@ func TestTenantReopenSkipsUnchangedSchema(t *testing.T) {
 	}
 	if n := open(nil); n != 0 {
 		t.Fatalf("reopening with the same schema sent %d alters, want 0", n)
+	}
+	// An import killed after dropping the vector index: the next open applies the schema (which
+	// brings the index back), the one after that does not.
+	if err := ten.DropVectorIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := open(nil); n == 0 {
+		t.Fatal("reopening after the vector index was dropped sent no alter")
+	}
+	if n := open(nil); n != 0 {
+		t.Fatalf("reopening after that sent %d alters, want 0", n)
 	}
 	if n := open([]string{"RELATES_TO", "EXTRA_RELATION"}); n == 0 {
 		t.Fatal("reopening with another relation set sent no alter")

@@ -46,10 +46,10 @@ func RelationSchema(relations []string) string {
 func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) error {
 	sum := sha256.Sum256([]byte(dql))
 	sha := hex.EncodeToString(sum[:])
-	if v, applied, err := schemaRecord(ctx, dg); err == nil && v == schema.Version && applied == sha {
+	rec, err := schemaRecord(ctx, dg)
+	if err == nil && rec.version == schema.Version && rec.sha == sha && rec.vectorIndex != vectorIndexDropped {
 		return nil
 	}
-	var err error
 	// Alter can fail transiently right after start ("Please retry"), and
 	// concurrent alters conflict: retry a few times.
 	for attempt := 0; attempt < 20; attempt++ {
@@ -63,6 +63,12 @@ func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("apply %s schema: %w", which, err)
+	}
+	if rec.vectorIndex == vectorIndexDropped {
+		// The schema brought the index back (an import that was killed before restoring it).
+		if err := setMeta(ctx, dg, map[string]string{"Meta.vector_index": vectorIndexBuilt}); err != nil {
+			return err
+		}
 	}
 	return recordSchema(ctx, dg, schema.Version, sha)
 }
@@ -85,25 +91,41 @@ func recordSchema(ctx context.Context, dg *dgo.Dgraph, version int, sha string) 
 
 // SchemaVersion reads the recorded schema version of a namespace (0 if none).
 func SchemaVersion(ctx context.Context, dg *dgo.Dgraph) (int, error) {
-	v, _, err := schemaRecord(ctx, dg)
-	return v, err
+	rec, err := schemaRecord(ctx, dg)
+	return rec.version, err
 }
 
-// schemaRecord reads the recorded schema version and schema sha of a namespace (0 and "" if
-// none).
-func schemaRecord(ctx context.Context, dg *dgo.Dgraph) (int, string, error) {
-	resp, err := dg.NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Meta.key, "knowmind")) { Meta.schema_version Meta.schema_sha } }`)
+// Meta.vector_index: "dropped" while a bulk import runs without the HNSW index (DropVectorIndex),
+// "built" once it was asked back; a tenant opened while it says dropped gets its schema applied
+// again, which restores the index an import killed midway could not.
+const (
+	vectorIndexDropped = "dropped"
+	vectorIndexBuilt   = "built"
+)
+
+// schemaRecordData is what a namespace's Meta node records about its schema.
+type schemaRecordData struct {
+	version     int
+	sha         string
+	vectorIndex string
+}
+
+// schemaRecord reads the recorded schema version, schema sha and vector index state of a
+// namespace (zero values if none).
+func schemaRecord(ctx context.Context, dg *dgo.Dgraph) (schemaRecordData, error) {
+	resp, err := dg.NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Meta.key, "knowmind")) { Meta.schema_version Meta.schema_sha Meta.vector_index } }`)
 	if err != nil {
-		return 0, "", err
+		return schemaRecordData{}, err
 	}
 	var out struct {
 		M []struct {
 			V   int    `json:"Meta.schema_version"`
 			SHA string `json:"Meta.schema_sha"`
+			VI  string `json:"Meta.vector_index"`
 		} `json:"m"`
 	}
 	if err := json.Unmarshal(resp.Json, &out); err != nil || len(out.M) == 0 {
-		return 0, "", err
+		return schemaRecordData{}, err
 	}
-	return out.M[0].V, out.M[0].SHA, nil
+	return schemaRecordData{out.M[0].V, out.M[0].SHA, out.M[0].VI}, nil
 }
