@@ -51,7 +51,13 @@ const textLoadBatch = 500
 // writeTextMemories writes memories in one transaction, created an hour ago.
 func writeTextMemories(tb testing.TB, ten *graph.Tenant, memories []textMemory) {
 	tb.Helper()
-	created := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	writeTextMemoriesAt(tb, ten, memories, time.Now().Add(-time.Hour))
+}
+
+// writeTextMemoriesAt writes memories in one transaction, created (and updated) at created.
+func writeTextMemoriesAt(tb testing.TB, ten *graph.Tenant, memories []textMemory, at time.Time) {
+	tb.Helper()
+	created := at.UTC().Format(time.RFC3339Nano)
 	nodes := make([]map[string]any, 0, len(memories))
 	for i, m := range memories {
 		textKey := "Chunk.text"

@@ -53,11 +53,13 @@ const (
 	// textSyncTimeout bounds one sync; a failed one is retried by a later recall, from the
 	// same window start.
 	textSyncTimeout = 2 * time.Minute
-	// syncPage is how many memory ids one listing query reads; fetchBatch how many memories'
-	// chunk texts one fetch reads.
-	syncPage   = 2000
+	// fetchBatch is how many memories' chunk texts one fetch reads.
 	fetchBatch = 200
 )
+
+// syncPage is how many memories one listing query reads. A variable so that tests can page a
+// small tenant.
+var syncPage = 2000
 
 // textSyncTestHook, when set by a test, is called at the named points of a sync, with the index
 // unlocked: "window" once the store's count and the additions window are read (the snapshot is

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bm25"
@@ -304,4 +307,72 @@ func TestTextStatsSyncSeesEditsOfOtherReplica(t *testing.T) {
 		t.Fatalf("DF after the local edit %v", got)
 	}
 	f.matchesRescan(f.a)
+}
+
+// countingClient is a second replica's client that counts its DQL queries.
+func countingClient(t *testing.T, queries *atomic.Int64) *graph.Client {
+	t.Helper()
+	env := dgraphtest.Shared(t)
+	c, err := graph.Open(context.Background(), graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP,
+		Password: env.Password, Secret: env.Secret, Embedder: env.Embedder,
+		ObserveRPC: func(method string, _ time.Duration, _ error) {
+			if method == "Query" {
+				queries.Add(1)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// A bulk import by another replica — a window of new memories many listing pages long — is
+// synced in a number of queries bounded by the tenant's size over the page, not by the window's
+// pages times anything: a sync right after a 100k import has to finish within its time limit,
+// or the window never advances.
+func TestTextStatsSyncBulkImportFewQueries(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	a := dgraphtest.NewTenant(t)
+	var queries atomic.Int64
+	b, err := countingClient(t, &queries).Tenant(ctx, a.Name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const old, page, imported = 200, 10, 120
+	batch := func(n int) []textMemory {
+		out := make([]textMemory, n)
+		for i := range out {
+			out[i] = textMemory{id: uuid.NewString(), lang: "de", chunks: []string{fmt.Sprintf("Lieferung Nummer wort%d kommt.", i)}}
+		}
+		return out
+	}
+	writeTextMemories(t, a, batch(old)) // an hour ago: outside every window
+	if err := b.RebuildTextStats(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer graph.SetTextSyncPage(page)()
+
+	// Another replica imports memories (all created now) after b's load.
+	writeTextMemoriesAt(t, a, batch(imported), time.Now())
+	for i, want := range []int{imported, 0} {
+		queries.Store(0)
+		res, err := b.SyncTextStats(ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := queries.Load()
+		t.Logf("sync %d: %+v in %d queries", i+1, res, n)
+		if res.Added != want || res.Removed != 0 || res.Changed != 0 {
+			t.Fatalf("sync %d %+v: want %d added, nothing else", i+1, res, want)
+		}
+		// One query for the counts, the listing of every indexed memory, and one fetch.
+		if limit := int64(1 + (old+imported)/page + 1 + 1); n > limit {
+			t.Fatalf("sync %d took %d queries for a tenant of %d memories, want at most %d", i+1, n, old+imported, limit)
+		}
+	}
+	if got := b.TextStatsMemories(); got != old+imported {
+		t.Fatalf("statistics hold %d memories, want %d", got, old+imported)
+	}
 }
