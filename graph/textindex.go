@@ -50,12 +50,12 @@ import (
 // compute — BM25 degrades gracefully, bm25.Score clamps unknown document frequencies.
 //
 // Cost (BenchmarkTextStatsSync, BenchmarkTextStatsLoad; the numbers are in docs/dgraph-notes.md
-// "BM25 statistics"): a sync that finds nothing new reads a count and an empty window, the
+// "BM25 statistics"): a sync that finds nothing new reads three counts and an empty window, the
 // count(uid) over the status index being most of it. A full id diff, only when the counts
 // disagree (a deletion by another replica, in practice a document re-upload), lists every
 // Memory.id, in the background. Memories created in the last ~6 minutes (textSyncSlack plus an
-// interval) are listed by every sync, so right after a bulk import by another replica a sync
-// costs about a diff until the import leaves the window.
+// interval) are in every sync's window, so right after a bulk import (by this replica or
+// another) a sync lists every memory, costing about a diff, until the import leaves the window.
 //
 // A full load overlaps the analysis and counting with reading the pages from Dgraph, so it is
 // bound by Dgraph's reading (most of it Dgraph's own processing and encoding), and holds the
@@ -291,7 +291,7 @@ func (x *textIndex) ensureWith(ctx context.Context, t *Tenant, loadCtx context.C
 // their calls in pending — and swaps the result in under it, then replays the queue.
 func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 	started := time.Now()
-	built, memories, vecs, read, err := loadTexts(ctx, t)
+	built, memories, shas, vecs, read, err := loadTexts(ctx, t)
 
 	x.mu.Lock()
 	chunks := 0
@@ -302,7 +302,7 @@ func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 		chunks = built.Len()
 		x.ix.Replace(t.Name, built)
 		x.memories = memories
-		x.shas = map[string]string{}
+		x.shas = shas
 		x.vec.replace(vecs)
 		x.state = textLoaded
 		// Writes committed before the scan began are in it; the next sync looks from there.
@@ -371,6 +371,7 @@ const scanTextQuery = `{
   m(func: eq(Memory.status, "indexed"), first: %[1]d%[2]s) {
     uid
     Memory.id
+    Memory.content_sha
     Memory.chunks { p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[3]s }
   }
 }`
@@ -450,9 +451,10 @@ type loadBatch struct {
 // the store (scanTexts) while GOMAXPROCS workers analyse what it has read (bm25.Analyze, the
 // bleve tokenizer and stemmer, is most of the CPU time), and the caller's goroutine counts the
 // analysed batches in the order they were read, so that a memory id the store holds twice ends
-// as it would in a sequential load. It returns the statistics, the memories' document ids, the
-// vectors and the time spent in scan queries.
-func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]string, *vectorSet, time.Duration, error) {
+// as it would in a sequential load. It returns the statistics, the memories' document ids and
+// content shas (so that a sync re-reads only what was edited since), the vectors and the time
+// spent in scan queries.
+func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]string, map[string]string, *vectorSet, time.Duration, error) {
 	workers := runtime.GOMAXPROCS(0)
 	read := make(chan loadBatch, 2*workers) // read ahead by a page or so while the workers are busy
 	analysed := make(chan loadBatch, workers)
@@ -503,6 +505,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]stri
 	var built bm25.Builder
 	var vecs vectorSet
 	memories := map[string][]string{}
+	shas := map[string]string{}
 	ahead := map[int]loadBatch{}
 	next := 0
 	for b := range analysed {
@@ -525,15 +528,20 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]stri
 					}
 				}
 				memories[m.ID] = ids
+				if m.SHA != "" {
+					shas[m.ID] = m.SHA
+				} else {
+					delete(shas, m.ID)
+				}
 				vecs.addLocked(m.ID, mv) // not shared yet: no lock needed
 			}
 		}
 	}
 	// The reader has finished: read is closed before the workers, and they before analysed.
 	if readErr != nil {
-		return nil, nil, nil, reading, readErr
+		return nil, nil, nil, nil, reading, readErr
 	}
-	return &built, memories, &vecs, reading, nil
+	return &built, memories, shas, &vecs, reading, nil
 }
 
 // scannedMemory is a memory with its chunk texts (and uids and vectors when asked for), as
@@ -541,6 +549,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]stri
 type scannedMemory struct {
 	UID    string `json:"uid"`
 	ID     string `json:"Memory.id"`
+	SHA    string `json:"Memory.content_sha"` // read by a load (scanTextQuery), not by a sync's fetch
 	Chunks []struct {
 		P   int             `json:"p"`
 		DE  string          `json:"de"`
