@@ -199,13 +199,39 @@ const syncListQuery = `{
 }`
 
 // syncFetchQuery reads the chunk texts (and vectors, %[2]s) of the listed memories (as
-// scanTextQuery does).
+// scanTextQuery does), and, when the vectors are recomputed, which chunks have none stored
+// (%[3]s: syncFetchNoVectors; see noVectorQuery).
 const syncFetchQuery = `{
   m(func: uid(%[1]s)) {
     Memory.id
     Memory.chunks { p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[2]s }
-  }
+  }%[3]s
 }`
+
+const syncFetchNoVectors = `
+  var(func: uid(%s)) { nvc as Memory.chunks }
+  nv(func: uid(nvc)) @filter(NOT has(Chunk.embedding)) { uid }`
+
+// readChunks reads the chunks of the memories with these uids (syncFetchQuery) through txn, with
+// where their vectors come from.
+func (t *Tenant) readChunks(ctx context.Context, txn *dgo.Txn, uids string) ([]scannedMemory, vectorSource, error) {
+	noVec := ""
+	if t.recomputeVectors() != nil {
+		noVec = fmt.Sprintf(syncFetchNoVectors, uids)
+	}
+	resp, err := txn.Query(ctx, fmt.Sprintf(syncFetchQuery, uids, t.vectorFields(), noVec))
+	if err != nil {
+		return nil, vectorSource{}, fmt.Errorf("read chunk texts: %w", err)
+	}
+	var out struct {
+		M  []scannedMemory `json:"m"`
+		NV noVectors       `json:"nv"`
+	}
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		return nil, vectorSource{}, fmt.Errorf("read chunk texts: %w", err)
+	}
+	return out.M, t.vectorSourceOf(out.NV), nil
+}
 
 type listedMemory struct {
 	UID    string `json:"uid"`
@@ -236,7 +262,7 @@ func (x *textIndex) sync(ctx context.Context, t *Tenant, run syncRun) (textSyncR
 	// same cost, in pages.
 	windowed := !run.full && counts.created+counts.updated <= syncWindowLimit(counts.stored)
 	var window, updated map[string]listedMemory
-	if windowed {
+	if windowed && counts.created+counts.updated > 0 {
 		if window, updated, err = syncWindows(ctx, txn, run.since, counts); err != nil {
 			return res, err
 		}
@@ -448,26 +474,20 @@ func (x *textIndex) fetch(ctx context.Context, t *Tenant, txn *dgo.Txn, gen uint
 	added := 0
 	for start := 0; start < len(uids); start += fetchBatch {
 		batch := uids[start:min(start+fetchBatch, len(uids))]
-		resp, err := txn.Query(ctx, fmt.Sprintf(syncFetchQuery, strings.Join(batch, ", "), t.vectorFields()))
+		memories, src, err := t.readChunks(ctx, txn, strings.Join(batch, ", "))
 		if err != nil {
-			return added, fmt.Errorf("read chunk texts: %w", err)
+			return added, err
 		}
-		var out struct {
-			M []scannedMemory `json:"m"`
-		}
-		if err := json.Unmarshal(resp.Json, &out); err != nil {
-			return added, fmt.Errorf("read chunk texts: %w", err)
-		}
-		docs := make([][]analysedDoc, len(out.M))
-		for i, m := range out.M {
-			docs[i] = m.analyse(t.c.log)
+		docs := make([][]analysedDoc, len(memories))
+		for i, m := range memories {
+			docs[i] = m.analyse(ctx, t.c.log, src)
 		}
 		x.mu.Lock()
 		if !x.loadedAsLocked(gen) {
 			x.mu.Unlock()
 			return added, errSyncStale
 		}
-		for i, m := range out.M {
+		for i, m := range memories {
 			if !wanted(listed[m.ID]) {
 				continue
 			}

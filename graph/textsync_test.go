@@ -233,6 +233,40 @@ func BenchmarkTextStatsSync(b *testing.B) {
 	}
 }
 
+// BenchmarkTextStatsSyncAfterImport measures the syncs that follow a bulk import: the tenant's
+// KNOWMIND_SYNC_BENCH_N (default 5000) memories were all created just now, so all are in every
+// sync's window (created and updated) until they leave it minutes later. The first sync after
+// the load is logged apart (before content shas were read by loads, it read every memory again).
+//
+//	KNOWMIND_SYNC_BENCH_N=20000 go test ./graph/ -run '^$' -bench TextStatsSyncAfterImport -benchtime 3x
+func BenchmarkTextStatsSyncAfterImport(b *testing.B) {
+	n := textBenchN(b)
+	ten := dgraphtest.NewTenant(b)
+	ctx := context.Background()
+	start := time.Now()
+	loadTextOnlyAt(b, ten, n, time.Now())
+	b.Logf("imported %d memories in %s", n, time.Since(start).Round(time.Millisecond))
+	start = time.Now()
+	if err := ten.RebuildTextStats(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("full scan (RebuildTextStats): %s", time.Since(start).Round(time.Millisecond))
+	start = time.Now()
+	res, err := ten.SyncTextStats(ctx, false)
+	if err != nil || res.Added != 0 || res.Removed != 0 {
+		b.Fatalf("first sync %+v, %v", res, err)
+	}
+	b.Logf("first sync after the load: %+v in %s", res, time.Since(start).Round(time.Millisecond))
+	b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+		for b.Loop() {
+			res, err := ten.SyncTextStats(ctx, false)
+			if err != nil || res.Added != 0 || res.Removed != 0 || res.Changed != 0 {
+				b.Fatalf("sync %+v, %v", res, err)
+			}
+		}
+	})
+}
+
 // Indexed nodes that the id map cannot hold (here a second node with an existing Memory.id,
 // which no ingest writes but a hand-made import could) make the counts disagree for good: one
 // diff learns that, later syncs do not diff again.
