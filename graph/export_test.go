@@ -137,7 +137,7 @@ func (t *Tenant) SequentialTextLoad(ctx context.Context) (*bm25.Index, TextLoadP
 	var ph TextLoadPhases
 	start := time.Now()
 	var docs []bm25.Source
-	err := scanTexts(ctx, t, nil, func(page []scannedMemory) bool {
+	err := scanTexts(ctx, t, func(page []scannedMemory) bool {
 		for _, m := range page {
 			docs = append(docs, m.sources()...)
 			ph.Memories++

@@ -377,10 +377,11 @@ const scanTextQuery = `{
 }`
 
 // chunkVectorFields are the chunk fields a scan adds for the exact vector search; with
-// recomputed vectors only the uid (recomputedVectorFields).
+// recomputed vectors only the uid and whether a vector is stored (count of a scalar: 0 or 1), as
+// a chunk stored without one (a note whose embedding failed) must stay without one.
 const (
 	chunkVectorFields      = "  uid  v: Chunk.embedding"
-	recomputedVectorFields = "  uid"
+	recomputedVectorFields = "  uid  e: count(Chunk.embedding)"
 )
 
 // vectorFields is what a scan reads of a chunk for the exact vector search: nothing when the
@@ -403,8 +404,7 @@ func (t *Tenant) exactVectors() bool { return !t.c.cfg.NoExactVectors }
 // vector is dim numbers of JSON that Dgraph encodes and this process parses. The tenant's vectors
 // are the configured embedder's (checkEmbedder refuses to open it otherwise), and ingest, bulk
 // import and reembed all embed exactly the text they store as the chunk's text, so the vector
-// of the text read is the vector stored — except for chunks stored without one (a note whose
-// embedding failed), which noVectorQuery finds.
+// of the text read is the vector stored.
 func (t *Tenant) recomputeVectors() Embedder {
 	if !t.exactVectors() {
 		return nil
@@ -415,54 +415,11 @@ func (t *Tenant) recomputeVectors() Embedder {
 	return nil
 }
 
-// noVectorQuery lists the chunks stored without a vector, which a scan that recomputes vectors
-// must leave without one, as the hooks and a scan that reads them do. Usually none.
-const noVectorQuery = `{ nv(func: has(Chunk.position)) @filter(NOT has(Chunk.embedding)) { uid } }`
-
-// vectorSource says where analyse takes chunk vectors from: the answer (recompute nil) or the
-// recompute embedder, for every chunk but those in none.
-type vectorSource struct {
-	recompute Embedder
-	none      map[string]bool // chunk uids stored without a vector
-}
-
-// noVectors is the nv block of noVectorQuery or syncFetchQuery.
-type noVectors []struct {
-	UID string `json:"uid"`
-}
-
-func (t *Tenant) vectorSourceOf(nv noVectors) vectorSource {
-	src := vectorSource{recompute: t.recomputeVectors()}
-	if src.recompute != nil && len(nv) > 0 {
-		src.none = make(map[string]bool, len(nv))
-		for _, c := range nv {
-			src.none[c.UID] = true
-		}
-	}
-	return src
-}
-
 // scanTexts reads every chunk of the tenant's indexed memories page by page, all in one
 // read-only transaction (one snapshot), and hands each page to page until it returns false.
-// With src set, it first fills *src, where the pages' vectors come from.
-func scanTexts(ctx context.Context, t *Tenant, src *vectorSource, page func([]scannedMemory) bool) error {
+func scanTexts(ctx context.Context, t *Tenant, page func([]scannedMemory) bool) error {
 	txn := t.dg.NewReadOnlyTxn()
 	defer txn.Discard(ctx)
-	if src != nil {
-		var nv noVectors
-		if t.recomputeVectors() != nil {
-			resp, err := txn.Query(ctx, noVectorQuery)
-			if err != nil {
-				return fmt.Errorf("list chunks without vectors: %w", err)
-			}
-			var out struct{ NV noVectors }
-			if err := json.Unmarshal(resp.Json, &out); err != nil {
-				return fmt.Errorf("list chunks without vectors: %w", err)
-			}
-			nv = out.NV
-		}
-		*src = t.vectorSourceOf(nv)
-	}
 	after := ""
 	for {
 		resp, err := txn.Query(ctx, fmt.Sprintf(scanTextQuery, scanPage, afterClause(after), t.vectorFields()))
@@ -529,12 +486,12 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]stri
 
 	var readErr error
 	var reading time.Duration
-	var vectors vectorSource // set by scanTexts before the first batch is sent
+	recompute := t.recomputeVectors()
 	go func() {
 		defer close(read)
 		seq := 0
 		last := time.Now()
-		err := scanTexts(ctx, t, &vectors, func(page []scannedMemory) bool {
+		err := scanTexts(ctx, t, func(page []scannedMemory) bool {
 			reading += time.Since(last)
 			defer func() { last = time.Now() }()
 			for start := 0; start < len(page); start += analyseBatch {
@@ -559,7 +516,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]stri
 			for b := range read {
 				b.docs = make([][]analysedDoc, len(b.memories))
 				for i, m := range b.memories {
-					b.docs[i] = m.analyse(ctx, t.c.log, vectors)
+					b.docs[i] = m.analyse(ctx, t.c.log, recompute)
 				}
 				analysed <- b
 			}
@@ -625,18 +582,19 @@ type scannedMemory struct {
 		EN  string          `json:"en"`
 		UID string          `json:"uid"`
 		V   json.RawMessage `json:"v"` // parsed by the analysing worker, not the reader
+		E   int             `json:"e"` // 1: a vector is stored (read instead of V when recomputing)
 	} `json:"Memory.chunks"`
 }
 
-// analyse turns the memory's chunks into BM25 documents with their vectors, read or recomputed
-// (src). A vector that cannot be parsed or computed is logged and left out: the chunk stays
-// findable through HNSW.
-func (m scannedMemory) analyse(ctx context.Context, log *slog.Logger, src vectorSource) []analysedDoc {
+// analyse turns the memory's chunks into BM25 documents with their vectors: read, or computed
+// with recompute when set. A vector that cannot be parsed or computed is logged and left out:
+// the chunk stays findable through HNSW.
+func (m scannedMemory) analyse(ctx context.Context, log *slog.Logger, recompute Embedder) []analysedDoc {
 	docs := make([]analysedDoc, 0, len(m.Chunks))
 	sources := m.sources()
 	var computed [][]float32
-	if src.recompute != nil {
-		computed = m.recompute(ctx, log, src, sources)
+	if recompute != nil {
+		computed = m.recompute(ctx, log, recompute, sources)
 	}
 	for i, s := range sources {
 		d := analysedDoc{id: s.ID, lang: s.Lang, tokens: bm25.Analyze(s.Lang, s.Text)}
@@ -663,11 +621,11 @@ func (m scannedMemory) analyse(ctx context.Context, log *slog.Logger, src vector
 
 // recompute embeds the texts of the memory's chunks that have a uid and a stored vector, in
 // sources' order (nil where none, and everywhere when the embedder fails).
-func (m scannedMemory) recompute(ctx context.Context, log *slog.Logger, src vectorSource, sources []bm25.Source) [][]float32 {
+func (m scannedMemory) recompute(ctx context.Context, log *slog.Logger, emb Embedder, sources []bm25.Source) [][]float32 {
 	var texts []string
 	var at []int
 	for i, c := range m.Chunks {
-		if c.UID != "" && !src.none[c.UID] {
+		if c.UID != "" && c.E > 0 {
 			texts = append(texts, sources[i].Text)
 			at = append(at, i)
 		}
@@ -676,7 +634,7 @@ func (m scannedMemory) recompute(ctx context.Context, log *slog.Logger, src vect
 	if len(texts) == 0 {
 		return out
 	}
-	vecs, err := src.recompute.EmbedPassages(ctx, texts)
+	vecs, err := emb.EmbedPassages(ctx, texts)
 	if err == nil && len(vecs) != len(texts) {
 		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
 	}

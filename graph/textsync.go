@@ -198,39 +198,28 @@ const syncListQuery = `{
   m(func: eq(Memory.status, "indexed"), first: %d%s) { uid Memory.id Memory.content_sha }
 }`
 
-// syncFetchQuery reads the chunk texts (and vectors, %[2]s) of the listed memories (as
-// scanTextQuery does), and, when the vectors are recomputed, which chunks have none stored
-// (%[3]s: syncFetchNoVectors; see noVectorQuery).
+// syncFetchQuery reads the chunk texts (and vectors, or whether one is stored: %[2]s) of the
+// listed memories, as scanTextQuery does.
 const syncFetchQuery = `{
   m(func: uid(%[1]s)) {
     Memory.id
     Memory.chunks { p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[2]s }
-  }%[3]s
+  }
 }`
 
-const syncFetchNoVectors = `
-  var(func: uid(%s)) { nvc as Memory.chunks }
-  nv(func: uid(nvc)) @filter(NOT has(Chunk.embedding)) { uid }`
-
-// readChunks reads the chunks of the memories with these uids (syncFetchQuery) through txn, with
-// where their vectors come from.
-func (t *Tenant) readChunks(ctx context.Context, txn *dgo.Txn, uids string) ([]scannedMemory, vectorSource, error) {
-	noVec := ""
-	if t.recomputeVectors() != nil {
-		noVec = fmt.Sprintf(syncFetchNoVectors, uids)
-	}
-	resp, err := txn.Query(ctx, fmt.Sprintf(syncFetchQuery, uids, t.vectorFields(), noVec))
+// readChunks reads the chunks of the memories with these uids (syncFetchQuery) through txn.
+func (t *Tenant) readChunks(ctx context.Context, txn *dgo.Txn, uids string) ([]scannedMemory, error) {
+	resp, err := txn.Query(ctx, fmt.Sprintf(syncFetchQuery, uids, t.vectorFields()))
 	if err != nil {
-		return nil, vectorSource{}, fmt.Errorf("read chunk texts: %w", err)
+		return nil, fmt.Errorf("read chunk texts: %w", err)
 	}
 	var out struct {
-		M  []scannedMemory `json:"m"`
-		NV noVectors       `json:"nv"`
+		M []scannedMemory `json:"m"`
 	}
 	if err := json.Unmarshal(resp.Json, &out); err != nil {
-		return nil, vectorSource{}, fmt.Errorf("read chunk texts: %w", err)
+		return nil, fmt.Errorf("read chunk texts: %w", err)
 	}
-	return out.M, t.vectorSourceOf(out.NV), nil
+	return out.M, nil
 }
 
 type listedMemory struct {
@@ -472,15 +461,16 @@ func (x *textIndex) fetch(ctx context.Context, t *Tenant, txn *dgo.Txn, gen uint
 	x.mu.Unlock()
 
 	added := 0
+	recompute := t.recomputeVectors()
 	for start := 0; start < len(uids); start += fetchBatch {
 		batch := uids[start:min(start+fetchBatch, len(uids))]
-		memories, src, err := t.readChunks(ctx, txn, strings.Join(batch, ", "))
+		memories, err := t.readChunks(ctx, txn, strings.Join(batch, ", "))
 		if err != nil {
 			return added, err
 		}
 		docs := make([][]analysedDoc, len(memories))
 		for i, m := range memories {
-			docs[i] = m.analyse(ctx, t.c.log, src)
+			docs[i] = m.analyse(ctx, t.c.log, recompute)
 		}
 		x.mu.Lock()
 		if !x.loadedAsLocked(gen) {

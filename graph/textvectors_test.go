@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/dgraph-io/dgo/v240/protos/api"
+	"github.com/google/uuid"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bulk"
@@ -165,5 +168,79 @@ func TestTextStatsLoadRecomputesVectors(t *testing.T) {
 	}
 	if len(recomputed) != len(stored)-1 || len(read) != len(stored)-1 {
 		t.Errorf("held %d (recomputed) and %d (read) vectors, want %d", len(recomputed), len(read), len(stored)-1)
+	}
+}
+
+// BenchmarkTextStatsLoadVectors measures a full load of a tenant holding KNOWMIND_SYNC_BENCH_N
+// (default 5000) memories of one 40-word chunk with its hash vector stored, as ingest writes them
+// (written without the HNSW index, which a load does not use): "read" reads every vector back
+// from Chunk.embedding, "recompute" computes it from the chunk text (the hash embedder's way).
+//
+//	KNOWMIND_SYNC_BENCH_N=20000 go test ./graph/ -run '^$' -bench TextStatsLoadVectors -benchtime 2x -v
+func BenchmarkTextStatsLoadVectors(b *testing.B) {
+	n := textBenchN(b)
+	ctx := context.Background()
+	env := dgraphtest.Shared(b)
+	ten := dgraphtest.NewTenant(b)
+	// Opened before the index is dropped: opening a tenant applies its schema, index included.
+	reader, err := openWith(b, readingEmbedder{env.Embedder}).Tenant(ctx, ten.Name, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := graph.DropVectorIndex(ctx, dgraphtest.DG(b, ten)); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	writeVectorMemories(b, ten, env.Embedder, n)
+	b.Logf("wrote %d memories with vectors in %s", n, time.Since(start).Round(time.Millisecond))
+	for _, c := range []struct {
+		name string
+		ten  *graph.Tenant
+	}{{"read", reader}, {"recompute", ten}} {
+		b.Run(fmt.Sprintf("%s/n=%d", c.name, n), func(b *testing.B) {
+			for b.Loop() {
+				if err := c.ten.RebuildTextStats(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if got := len(c.ten.HeldVectors()); got != n {
+				b.Fatalf("%d vectors held, want %d", got, n)
+			}
+		})
+	}
+}
+
+// writeVectorMemories writes n indexed memories of one untagged 40-word chunk each with the
+// chunk's vector from emb, created an hour ago, in batches.
+func writeVectorMemories(tb testing.TB, ten *graph.Tenant, emb graph.Embedder, n int) {
+	tb.Helper()
+	rng := rand.New(rand.NewPCG(3, 4))
+	created := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	for s := 0; s < n; s += textLoadBatch {
+		texts := make([]string, min(textLoadBatch, n-s))
+		for i := range texts {
+			words := make([]string, 40)
+			for j := range words {
+				words[j] = fmt.Sprintf("wort%dx", rng.IntN(20000))
+			}
+			texts[i] = strings.Join(words, " ")
+		}
+		vecs, err := emb.EmbedPassages(context.Background(), texts)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		nodes := make([]map[string]any, len(texts))
+		for i, text := range texts {
+			nodes[i] = map[string]any{
+				"uid": fmt.Sprintf("_:m%d", i), "dgraph.type": "Memory",
+				"Memory.id": uuid.NewString(), "Memory.kind": knowmind.KindMemory, "Memory.content": text,
+				"Memory.status": knowmind.StatusIndexed, "Memory.content_sha": graph.ContentSHA(text),
+				"Memory.created_at": created, "Memory.updated_at": created, "Memory.valid_from": created,
+				"Memory.chunk_count": 1, "Memory.chunks": []map[string]any{{"uid": fmt.Sprintf("_:c%d", i),
+					"dgraph.type": "Chunk", "Chunk.text": text, "Chunk.position": 0,
+					"Chunk.embedding": graph.VectorString(vecs[i])}},
+			}
+		}
+		dgraphtest.SetJSON(tb, ten, nodes)
 	}
 }

@@ -150,12 +150,12 @@ func (t *Tenant) RestoreNote(ctx context.Context, id string, actor knowmind.Acto
 
 // reindexStored reads a memory's stored chunks and adds them to the statistics, as a sync does.
 func (t *Tenant) reindexStored(ctx context.Context, uid string) error {
-	memories, src, err := t.readChunks(ctx, t.dg.NewReadOnlyTxn(), uid)
+	memories, err := t.readChunks(ctx, t.dg.NewReadOnlyTxn(), uid)
 	if err != nil {
 		return err
 	}
 	for _, m := range memories {
-		t.text.apply(t.Name, textOp{memoryID: m.ID, docs: m.analyse(ctx, t.c.log, src)})
+		t.text.apply(t.Name, textOp{memoryID: m.ID, docs: m.analyse(ctx, t.c.log, t.recomputeVectors())})
 	}
 	return nil
 }
