@@ -117,7 +117,7 @@ func (t *Tenant) indexText(memoryID, lang, sha string, chunks []textChunk) {
 	// Analysed before the index's lock is taken: recalls' reads and a load's swap wait for it.
 	docs := make([]analysedDoc, len(chunks))
 	for i, c := range chunks {
-		docs[i] = analysedDoc{id: textDocID(memoryID, c.Position), lang: lang, tokens: bm25.Analyze(lang, c.Text)}
+		docs[i] = analysedDoc{id: textDocID(memoryID, c.Position), lang: lang, uid: c.UID, tokens: bm25.Analyze(lang, c.Text)}
 		if c.UID != 0 && c.Vec != nil && t.exactVectors() {
 			docs[i].vec = chunkVector{uid: c.UID, vec: c.Vec}
 		}
@@ -204,7 +204,7 @@ func (x *textIndex) addMemoryLocked(tenant, memoryID string, docs []analysedDoc)
 	ids := make([]string, len(docs))
 	var vecs []chunkVector
 	for i, d := range docs {
-		x.ix.Add(tenant, d.id, d.lang, d.tokens)
+		x.ix.AddRef(tenant, d.id, d.lang, d.uid, d.tokens)
 		ids[i] = d.id
 		if d.vec.vec != nil {
 			vecs = append(vecs, d.vec)
@@ -365,27 +365,27 @@ func (c *Client) WarmTextStats(ctx context.Context) {
 // long documents make it bigger. A variable so that tests can page a small corpus.
 var scanPage = 1000
 
-// scanTextQuery reads one page of indexed memories with their chunk texts (and, with exact
-// vectors on, uids and vectors: %[3]s), in uid order.
+// scanTextQuery reads one page of indexed memories with their content shas and chunk texts (and,
+// with exact vectors on, the vectors or whether one is stored: %[3]s), in uid order.
 const scanTextQuery = `{
   m(func: eq(Memory.status, "indexed"), first: %[1]d%[2]s) {
     uid
     Memory.id
     Memory.content_sha
-    Memory.chunks { p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[3]s }
+    Memory.chunks { uid  p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[3]s }
   }
 }`
 
 // chunkVectorFields are the chunk fields a scan adds for the exact vector search; with
-// recomputed vectors only the uid and whether a vector is stored (count of a scalar: 0 or 1), as
-// a chunk stored without one (a note whose embedding failed) must stay without one.
+// recomputed vectors only whether a vector is stored (count of a scalar: 0 or 1), as a chunk
+// stored without one (a note whose embedding failed) must stay without one.
 const (
-	chunkVectorFields      = "  uid  v: Chunk.embedding"
-	recomputedVectorFields = "  uid  e: count(Chunk.embedding)"
+	chunkVectorFields      = "  v: Chunk.embedding"
+	recomputedVectorFields = "  e: count(Chunk.embedding)"
 )
 
 // vectorFields is what a scan reads of a chunk for the exact vector search: nothing when the
-// tenant holds no vectors, only the uid when it recomputes them.
+// tenant holds no vectors, only whether one is stored when it recomputes them.
 func (t *Tenant) vectorFields() string {
 	switch {
 	case !t.exactVectors():
@@ -547,7 +547,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]stri
 				ids := make([]string, len(b.docs[i]))
 				var mv []chunkVector
 				for j, d := range b.docs[i] {
-					built.Add(d.id, d.lang, d.tokens)
+					built.AddRef(d.id, d.lang, d.uid, d.tokens)
 					ids[j] = d.id
 					if d.vec.vec != nil {
 						mv = append(mv, d.vec)
@@ -598,9 +598,12 @@ func (m scannedMemory) analyse(ctx context.Context, log *slog.Logger, recompute 
 	}
 	for i, s := range sources {
 		d := analysedDoc{id: s.ID, lang: s.Lang, tokens: bm25.Analyze(s.Lang, s.Text)}
+		if u, err := parseUID(m.Chunks[i].UID); err == nil {
+			d.uid = u
+		}
 		if computed != nil {
-			if uid, err := parseUID(m.Chunks[i].UID); err == nil && computed[i] != nil {
-				d.vec = chunkVector{uid: uid, vec: computed[i]}
+			if computed[i] != nil && d.uid != 0 {
+				d.vec = chunkVector{uid: d.uid, vec: computed[i]}
 			}
 		} else if c := m.Chunks[i]; len(c.V) > 0 && c.UID != "" {
 			uid, err := parseUID(c.UID)

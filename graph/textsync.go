@@ -203,7 +203,7 @@ const syncListQuery = `{
 const syncFetchQuery = `{
   m(func: uid(%[1]s)) {
     Memory.id
-    Memory.chunks { p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[2]s }
+    Memory.chunks { uid  p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[2]s }
   }
 }`
 
@@ -430,6 +430,7 @@ func syncList(ctx context.Context, txn *dgo.Txn) (map[string]listedMemory, error
 // none).
 type analysedDoc struct {
 	id, lang string
+	uid      uint64 // the chunk's uid (0: not known), what recall's text search returns
 	tokens   []string
 	vec      chunkVector
 }
