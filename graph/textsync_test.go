@@ -205,7 +205,7 @@ func TestTextStatsSyncWithoutDeletionsNeedsNoDiff(t *testing.T) {
 
 // BenchmarkTextStatsSync measures a sync of a tenant holding KNOWMIND_SYNC_BENCH_N (default
 // 5000) memories of one chunk each, written an hour ago: "nochange" is the sync every recall
-// starts once a minute when nothing happened (a count and an empty window), "diff" one that
+// starts once a minute when nothing happened (three counts), "diff" one that
 // lists and compares all ids, as after a deletion by another replica.
 //
 //	go test ./graph/ -run '^$' -bench TextStatsSync -benchtime 20x
