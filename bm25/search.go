@@ -183,3 +183,35 @@ func (h *hitHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// Holding returns the references of the first n documents (lowest references first) of tenant's
+// corpus lang that hold any of terms (analysed): what Dgraph's anyoftext with first: n returns,
+// documents without a reference left out. The work is the terms' summed document frequency.
+func (ix *Index) Holding(tenant, lang string, terms []string, n int) []uint64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	t := ix.tenants[tenant]
+	if t == nil || n <= 0 {
+		return nil
+	}
+	c := t.corpora[lang]
+	if c == nil {
+		return nil
+	}
+	seen := map[uint64]bool{}
+	var refs []uint64
+	for _, term := range terms {
+		tid, ok := c.ids[term]
+		if !ok {
+			continue
+		}
+		for _, po := range c.post[tid] {
+			if ref := t.slots[po.slot].ref; ref != 0 && !seen[ref] {
+				seen[ref] = true
+				refs = append(refs, ref)
+			}
+		}
+	}
+	slices.Sort(refs)
+	return refs[:min(n, len(refs))]
+}

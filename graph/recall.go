@@ -875,14 +875,14 @@ func (t *Tenant) textSide(ctx context.Context, lang, query string, k int, served
 	if served {
 		side.served, side.scores = true, map[uint64]float64{}
 		for _, h := range t.text.ix.Search(t.Name, lang, side.terms, textCandidates(k), bm25.Params{}) {
-			if h.Ref == 0 {
-				continue // a chunk held without its uid (none since uids are read); not askable
-			}
-			side.scores[h.Ref] = h.Score
-			if len(side.seeds) < graphSeeds(k) {
-				side.seeds = append(side.seeds, h.Ref)
+			if h.Ref != 0 { // 0: a chunk held without its uid (none since uids are read); not askable
+				side.scores[h.Ref] = h.Score
 			}
 		}
+		// The graph seeds are the chunks holding the query's most specific words, as Dgraph's
+		// full-text step chose them (matchTerms within graphSeeds): on LoCoMo they seeded better
+		// than the BM25 top (docs/recall.md).
+		side.seeds = t.text.ix.Holding(t.Name, lang, rarestTerms(lang, query, st, int64(graphSeeds(k))), graphSeeds(k))
 		// A vector candidate outside the text top keeps its own BM25 score, as when Dgraph's
 		// text step returned it, instead of counting as holding none of the words.
 		maps.Copy(side.scores, t.text.ix.ScoreRefs(t.Name, lang, side.terms, exact, bm25.Params{}))
@@ -905,20 +905,12 @@ func (t *Tenant) textSide(ctx context.Context, lang, query string, k int, served
 // max-score trade-off. Returns the original words whose terms were chosen, for Dgraph to
 // analyse exactly as it analysed the stored text (a stem analysed again may change).
 func matchTerms(lang, query string, st bm25.Stats, budget int64) string {
-	terms := bm25.Terms(lang, query)
-	if len(terms) == 0 {
-		return ""
-	}
-	slices.SortStableFunc(terms, func(a, b string) int { return int(st.DF[a] - st.DF[b]) })
 	chosen := map[string]bool{}
-	var sum int64
-	for i, term := range terms {
-		df := st.DF[term]
-		if i > 0 && sum+df > budget {
-			break
-		}
-		sum += df
+	for _, term := range rarestTerms(lang, query, st, budget) {
 		chosen[term] = true
+	}
+	if len(chosen) == 0 {
+		return ""
 	}
 	var words []string
 	for _, w := range strings.Fields(query) {
@@ -930,6 +922,22 @@ func matchTerms(lang, query string, st bm25.Stats, budget int64) string {
 		}
 	}
 	return strings.Join(words, " ")
+}
+
+// rarestTerms are the query's terms taken rarest first while their summed document frequency
+// stays within budget (the rarest always): matchTerms' choice, as analysed terms.
+func rarestTerms(lang, query string, st bm25.Stats, budget int64) []string {
+	terms := bm25.Terms(lang, query)
+	slices.SortStableFunc(terms, func(a, b string) int { return int(st.DF[a] - st.DF[b]) })
+	var sum int64
+	for i, term := range terms {
+		df := st.DF[term]
+		if i > 0 && sum+df > budget {
+			return terms[:i]
+		}
+		sum += df
+	}
+	return terms
 }
 
 // parseHops reads the hop blocks' edges into an adjacency list: every relation key of a node
