@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -71,6 +72,22 @@ func TestSearchEqualsScore(t *testing.T) {
 			}
 			if top := ix.Search("t", l, query, 3, Params{}); len(want) >= 3 && (len(top) != 3 || top[2].ID != want[2].ID) {
 				t.Errorf("lang %q query %v: top 3 %+v, want the first three of %+v", l, query, top, want[:3])
+			}
+			// Holding: the lowest references of the documents holding a query term.
+			var holding []uint64
+			for _, d := range docs {
+				for _, tok := range d.Tokens {
+					if slices.Contains(query, tok) {
+						var n uint64
+						fmt.Sscan(d.ID, &n)
+						holding = append(holding, 1000+n)
+						break
+					}
+				}
+			}
+			slices.Sort(holding)
+			if got := ix.Holding("t", l, query, 7); !slices.Equal(got, holding[:min(7, len(holding))]) {
+				t.Errorf("lang %q query %v: Holding %v, want %v", l, query, got, holding[:min(7, len(holding))])
 			}
 			byRef := ix.ScoreRefs("t", l, query, append(refs, 1, 999_999), Params{})
 			if len(byRef) != len(want) {
