@@ -112,6 +112,30 @@ func (ix *Index) Stats(tenant, lang string, terms ...string) Stats {
 	return st
 }
 
+// DocTerms returns the distinct terms of document id of tenant (nil: not held), e.g. to undo
+// what another structure counted for it.
+func (ix *Index) DocTerms(tenant, id string) []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.tenants[tenant].docTerms(id)
+}
+
+func (t *tenantIndex) docTerms(id string) []string {
+	if t == nil {
+		return nil
+	}
+	e, ok := t.docs[id]
+	if !ok {
+		return nil
+	}
+	c := t.corpora[e.lang]
+	out := make([]string, len(e.terms))
+	for i, tid := range e.terms {
+		out[i] = c.terms[tid]
+	}
+	return out
+}
+
 // Len returns the number of documents held for tenant, all languages together.
 func (ix *Index) Len(tenant string) int {
 	ix.mu.RLock()
@@ -151,6 +175,9 @@ func (b *Builder) Add(id, lang string, tokens []string) {
 	}
 	b.t.add(id, lang, tokens)
 }
+
+// DocTerms is Index.DocTerms for the documents added so far.
+func (b *Builder) DocTerms(id string) []string { return b.t.docTerms(id) }
 
 // Len returns the number of documents added, all languages together.
 func (b *Builder) Len() int {

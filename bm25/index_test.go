@@ -251,3 +251,16 @@ func BenchmarkScore100Candidates(b *testing.B) {
 		Score([]string{"t1", "t2", "t3"}, docs, st, Params{})
 	}
 }
+
+func TestIndexDocTerms(t *testing.T) {
+	var ix Index
+	ix.Add("t", "d1", "", []string{"b", "a", "b"})
+	got := ix.DocTerms("t", "d1")
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("DocTerms = %v, want [a b]", got)
+	}
+	if ix.DocTerms("t", "nope") != nil || ix.DocTerms("other", "d1") != nil {
+		t.Error("unknown document or tenant has terms")
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/knowmind/knowmind/prf"
 	"github.com/knowmind/knowmind/rank"
 	"github.com/knowmind/knowmind/timeq"
+	"github.com/knowmind/knowmind/wordvec"
 )
 
 // Candidate budgets. Dgraph cannot rank full-text matches and its HNSW search is approximate,
@@ -500,6 +501,14 @@ type Ablation struct {
 	WithFeedback bool
 	// NoTime ignores the time a question names (package timeq).
 	NoTime bool
+	// NoSemantic turns off the semantic signal: the text candidates' similarity to the query
+	// under the tenant's co-occurrence word vectors (package wordvec).
+	NoSemantic bool
+	// SemanticMedianFloor maps the median candidate's similarity to 0 (experiment).
+	SemanticMedianFloor bool
+	// SemanticWeight, when above 0, replaces the semantic signal's weight (semanticWeight),
+	// for the benchmark's comparison.
+	SemanticWeight float64
 	// DgraphVectorScores keeps the exact search but lets Dgraph re-score its candidates with
 	// HNSW's and the text candidates' (the plan before the service scored them), for the speed
 	// benchmark's comparison.
@@ -513,6 +522,11 @@ const (
 	timeWeight = 0.5
 	timeSlack  = 72 * time.Hour
 )
+
+// semanticWeight is the weight of the semantic signal (the text candidates' cosine to the
+// query under the tenant's co-occurrence word vectors) against full text's 1. Measured on
+// LoCoMo (docs/recall.md).
+const semanticWeight = 0.5
 
 // graphSupport is the weight of neighbouring hits' evidence (rank.Signals.Support).
 const graphSupport = 1.0
@@ -586,6 +600,12 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			}
 		}
 		in := fuseInput{text: text, analyze: t.text.tokens.analyze, sig: sig}
+		if !a.NoSemantic {
+			in.words, in.wordsWeight, in.wordsMedian = &t.text.words, semanticWeight, a.SemanticMedianFloor
+			if a.SemanticWeight > 0 {
+				in.wordsWeight = a.SemanticWeight
+			}
+		}
 		if a.WithFeedback {
 			in.stats = func(lang string, terms []string) bm25.Stats { return t.text.ix.Stats(t.Name, lang, terms...) }
 		}
@@ -891,6 +911,11 @@ type fuseInput struct {
 	// stats looks up corpus statistics for more terms (the feedback's); nil turns feedback off.
 	stats func(lang string, terms []string) bm25.Stats
 	sig   rank.Signals
+	// words scores the text candidates' semantic similarity to the query (nil: off), a signal
+	// of weight wordsWeight.
+	words       *wordvec.Model
+	wordsWeight float64
+	wordsMedian bool
 }
 
 // Pseudo-relevance feedback (package prf): the best feedbackDocs text candidates of the first
@@ -942,12 +967,34 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 				sig.Text = append(sig.Text, rank.Chunk{ID: s.ID, Memory: memoryOf[s.ID], Score: s.Score / ideal})
 			}
 		}
+		if in.words != nil && len(docs) > 0 {
+			texts := make([][]string, len(docs))
+			for j, d := range docs {
+				texts[j] = d.Tokens
+			}
+			for j, s := range in.words.Similarity(side.terms, texts) {
+				if s > 0 {
+					sig.Semantic = append(sig.Semantic, rank.Chunk{ID: docs[j].ID, Memory: memoryOf[docs[j].ID], Score: s})
+				}
+			}
+		}
 		if in.stats != nil && ideal > 0 {
 			sig.Feedback = append(sig.Feedback, feedback(side, docs, scored, memoryOf, ideal, in.stats)...)
 		}
 	}
 	if len(sig.Feedback) > 0 {
 		sig.FeedbackWeight = feedbackWeight
+	}
+	if len(sig.Semantic) > 0 {
+		sig.SemanticWeight = in.wordsWeight
+		if in.wordsMedian {
+			s := make([]float64, len(sig.Semantic))
+			for i, c := range sig.Semantic {
+				s[i] = c.Score
+			}
+			slices.Sort(s)
+			sig.SemanticFloor = s[len(s)/2]
+		}
 	}
 	return rank.Fuse(sig)
 }

@@ -379,6 +379,10 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) without neighbour support", ranker(2, graph.Ablation{NoRerank: true, NoSupport: true})},
 		{"text+vector+graph (hops=2) with feedback (off by default)", ranker(2, graph.Ablation{NoRerank: true, WithFeedback: true})},
 		{"text+vector+graph (hops=2) without time", ranker(2, graph.Ablation{NoRerank: true, NoTime: true})},
+		{"text+vector+graph (hops=2) without semantic", ranker(2, graph.Ablation{NoRerank: true, NoSemantic: true})},
+		{"text+vector+graph (hops=2) semantic weight 1", ranker(2, graph.Ablation{NoRerank: true, SemanticWeight: 1})},
+		{"text+vector+graph (hops=2) semantic weight 0.25", ranker(2, graph.Ablation{NoRerank: true, SemanticWeight: 0.25})},
+		{"text+vector+graph (hops=2) semantic median floor", ranker(2, graph.Ablation{NoRerank: true, SemanticMedianFloor: true})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, graph.Ablation{NoRerank: true})},
 	}
 	if b.client.RerankerName() != "none" {
