@@ -504,8 +504,6 @@ type Ablation struct {
 	// NoSemantic turns off the semantic signal: the text candidates' similarity to the query
 	// under the tenant's co-occurrence word vectors (package wordvec).
 	NoSemantic bool
-	// SemanticMedianFloor maps the median candidate's similarity to 0 (experiment).
-	SemanticMedianFloor bool
 	// SemanticWeight, when above 0, replaces the semantic signal's weight (semanticWeight),
 	// for the benchmark's comparison.
 	SemanticWeight float64
@@ -601,7 +599,7 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 		}
 		in := fuseInput{text: text, analyze: t.text.tokens.analyze, sig: sig}
 		if !a.NoSemantic {
-			in.words, in.wordsWeight, in.wordsMedian = &t.text.words, semanticWeight, a.SemanticMedianFloor
+			in.words, in.wordsWeight = &t.text.words, semanticWeight
 			if a.SemanticWeight > 0 {
 				in.wordsWeight = a.SemanticWeight
 			}
@@ -768,6 +766,7 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 			if err != nil {
 				return req, err
 			}
+
 			req.text[i] = side
 		}
 		req.Vars["$de"], req.Vars["$en"] = req.text[0].match, req.text[1].match
@@ -915,7 +914,6 @@ type fuseInput struct {
 	// of weight wordsWeight.
 	words       *wordvec.Model
 	wordsWeight float64
-	wordsMedian bool
 }
 
 // Pseudo-relevance feedback (package prf): the best feedbackDocs text candidates of the first
@@ -987,14 +985,6 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 	}
 	if len(sig.Semantic) > 0 {
 		sig.SemanticWeight = in.wordsWeight
-		if in.wordsMedian {
-			s := make([]float64, len(sig.Semantic))
-			for i, c := range sig.Semantic {
-				s[i] = c.Score
-			}
-			slices.Sort(s)
-			sig.SemanticFloor = s[len(s)/2]
-		}
 	}
 	return rank.Fuse(sig)
 }

@@ -99,7 +99,9 @@ func (f *replicaFixture) matchesRescan(ten *graph.Tenant) {
 	for i, q := range vocab {
 		keptWords[i] = ten.WordSimilarity(q, vocab)
 	}
-	if len(vocab) > 1 && !slices.ContainsFunc(keptWords, func(s []float64) bool { return slices.ContainsFunc(s, func(v float64) bool { return v != 0 && v < 0.999 }) }) {
+	if len(vocab) > 1 && !slices.ContainsFunc(keptWords, func(s []float64) bool {
+		return slices.ContainsFunc(s, func(v float64) bool { return v != 0 && v < 0.999 })
+	}) {
 		f.t.Errorf("word vectors say nothing of %d terms", len(vocab))
 	}
 	if err := ten.RebuildTextStats(f.ctx); err != nil {

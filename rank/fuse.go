@@ -32,8 +32,6 @@ type Signals struct {
 	// its weight; nil = off.
 	Semantic       []Chunk
 	SemanticWeight float64
-	// SemanticFloor is the similarity that maps to 0 (what an unrelated text scores).
-	SemanticFloor float64
 	// Time maps memories to how well their time matches the time the query names (0..1; nil
 	// when it names none), with its weight. It only counts for memories a text or vector
 	// signal found: a date alone makes no hit.
@@ -85,7 +83,7 @@ func Fuse(s Signals) []Hit {
 	}
 	if len(s.Semantic) > 0 && s.SemanticWeight > 0 {
 		l, _ := scoredList(bestFirst(s.Semantic, true), s.SemanticWeight)
-		l.Top, l.Floor = 1, s.SemanticFloor
+		l.Top = 1
 		lists = append(lists, l)
 	}
 	if len(vecMems) > 0 {
