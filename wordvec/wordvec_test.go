@@ -3,7 +3,9 @@ package wordvec
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"time"
 )
 
 // topics builds documents of two topics plus words common to both; "kitten" only ever appears
@@ -197,4 +199,50 @@ func BenchmarkAdd(b *testing.B) {
 	for b.Loop() {
 		m.Add(d)
 	}
+}
+
+// TestMemoryPer100kChunks measures what the package comment promises: 100k chunks of 30
+// distinct terms drawn from a 50k-term vocabulary (more than the cap) hold the capped rows
+// plus a count per term: about 24 MB.
+func TestMemoryPer100kChunks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates ~25 MB")
+	}
+	const docs, vocab = 100_000, 50_000
+	terms := make([]string, vocab)
+	for i := range terms {
+		terms[i] = fmt.Sprintf("term%05d", i)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	z := rand.NewZipf(r, 1.1, 2, vocab-1)
+	doc := make([]string, 30)
+	before := heapInUse()
+	m := New(0)
+	start := time.Now()
+	for range docs {
+		for i := range doc {
+			doc[i] = terms[z.Uint64()]
+		}
+		m.Add(doc)
+	}
+	took := time.Since(start)
+	after := heapInUse()
+	runtime.KeepAlive(terms)
+	runtime.KeepAlive(m)
+	mb := float64(after-before) / 1e6
+	t.Logf("%d chunks, %d terms, %d rows: %.1f MB; counted in %s", docs, m.Len(), len(m.slot), mb, took.Round(time.Millisecond))
+	if len(m.slot) > DefaultCap {
+		t.Errorf("%d rows above the cap %d", len(m.slot), DefaultCap)
+	}
+	if mb > 32 {
+		t.Errorf("%.1f MB for 100k chunks; the package comment promises about 24 MB", mb)
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var s runtime.MemStats
+	runtime.ReadMemStats(&s)
+	return s.HeapAlloc
 }

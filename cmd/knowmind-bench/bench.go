@@ -371,7 +371,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		rank locomo.Ranker
 	}{
 		{"reference: in-memory BM25 (speaker+text)", locomo.BM25Baseline(convs, "", locomo.WithSpeaker, bm25.Params{})},
-		{"text only (BM25)", ranker(0, graph.Ablation{NoVector: true, NoRerank: true})},
+		{"text only (BM25)", ranker(0, graph.Ablation{NoVector: true, NoRerank: true, NoSemantic: true})},
 		{"vector only", ranker(0, graph.Ablation{NoText: true, NoRerank: true})},
 		{"text+vector", ranker(0, graph.Ablation{NoRerank: true})},
 		{"text+vector+graph (hops=1)", ranker(1, graph.Ablation{NoRerank: true})},
