@@ -7,13 +7,17 @@ import (
 )
 
 // Index keeps BM25's corpus statistics correct per tenant and language while documents come and
-// go. It stores no text: per document only its language, its length and the ids of its distinct
-// terms, which is exactly what Remove needs to undo Add.
+// go, and an inverted index over them (Search, ScoreRefs). It stores no text: per document its
+// language, its length, the ids of its distinct terms (what Remove needs to undo Add) and an
+// optional reference the caller gives (recall: the chunk's uid in Dgraph); per term the
+// postings, one (document, term frequency) pair per document holding it.
 //
-// Memory: per document about 100 bytes (map slot, id string, entry) plus 4 bytes per distinct
-// term in it; per distinct term of a corpus one vocabulary entry (the term's bytes + ~70 B).
-// TestIndexMemoryPerDoc measures 270 B/doc, 27 MB in all, for 100k docs of 40 tokens (30
-// distinct) over a 50k-term vocabulary: the statistics cost a fraction of the texts' size.
+// Memory: per document about 150 bytes (map slot, id string, entry, slot entry, reference map)
+// plus 16 bytes per distinct term in it (its id and frequency, and its posting); per distinct
+// term of a corpus one vocabulary entry (the term's bytes + ~100 B). TestIndexMemoryPerDoc
+// measures about 800 B/doc, 80 MB in all, for 100k docs of 40 tokens (30 distinct) over a
+// 50k-term vocabulary (before the postings: 270 B/doc) — about a tenth of the same chunks'
+// vectors (384 float32s, 1.5 kB each).
 //
 // Corpora are keyed by the language tag as stored ("de", "en", "" for untagged): Dgraph keeps
 // pred@en and untagged pred apart, and anyoftext searches one of them, so their statistics are
@@ -28,12 +32,33 @@ type Index struct {
 type tenantIndex struct {
 	docs    map[string]docEntry
 	corpora map[string]*corpus
+	slots   []slotEntry       // slot → document, for Search's answers; id "" = free
+	free    []uint32          // free slots, reused before slots grows
+	byRef   map[uint64]uint32 // reference → slot, for ScoreRefs (references other than 0)
 }
 
 type docEntry struct {
-	lang   string   // the corpus key; shares its bytes with the map key
-	length uint32   // tokens, repeats included
-	terms  []uint32 // distinct term ids in the corpus vocabulary
+	lang   string     // the corpus key; shares its bytes with the map key
+	length uint32     // tokens, repeats included
+	terms  []termFreq // distinct terms (ids in the corpus vocabulary) with their frequency
+	slot   uint32
+}
+
+// termFreq is a term of a document and how often the document holds it.
+type termFreq struct {
+	id, tf uint32
+}
+
+// slotEntry is what a posting's slot stands for.
+type slotEntry struct {
+	id     string
+	ref    uint64
+	length uint32
+}
+
+// posting is one document holding a term, with the term's frequency in it.
+type posting struct {
+	slot, tf uint32
 }
 
 // corpus interns terms as uint32 ids so each document stores 4 bytes per distinct term instead
@@ -42,9 +67,10 @@ type corpus struct {
 	docs     int64
 	totalLen int64
 	ids      map[string]uint32
-	terms    []string // id → term, "" when the id is free
-	df       []int64  // id → document frequency
-	free     []uint32 // ids whose df fell to 0, reused before the vocabulary grows
+	terms    []string    // id → term, "" when the id is free
+	df       []int64     // id → document frequency
+	post     [][]posting // id → the documents holding the term, in no particular order
+	free     []uint32    // ids whose df fell to 0, reused before the vocabulary grows
 }
 
 // Source is one stored text for Rebuild: the caller's id, its language tag and its raw text.
@@ -55,6 +81,12 @@ type Source struct {
 // Add records document id of tenant with its analysed tokens (Analyze(lang, text)). Adding an id
 // that is already there replaces it, so an update is one Add.
 func (ix *Index) Add(tenant, id, lang string, tokens []string) {
+	ix.AddRef(tenant, id, lang, 0, tokens)
+}
+
+// AddRef is Add with a reference (non-zero) that Search reports and ScoreRefs looks documents up
+// by.
+func (ix *Index) AddRef(tenant, id, lang string, ref uint64, tokens []string) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.tenants == nil {
@@ -65,7 +97,7 @@ func (ix *Index) Add(tenant, id, lang string, tokens []string) {
 		t = newTenantIndex()
 		ix.tenants[tenant] = t
 	}
-	t.add(id, lang, tokens)
+	t.add(id, lang, ref, tokens)
 }
 
 // Remove forgets document id of tenant; removing an unknown id does nothing.
@@ -120,6 +152,24 @@ func (ix *Index) DocTerms(tenant, id string) []string {
 	return ix.tenants[tenant].docTerms(id)
 }
 
+// RefTerms returns the distinct terms of tenant's documents by their references (AddRef), one
+// list per reference (nil: not held).
+func (ix *Index) RefTerms(tenant string, refs []uint64) [][]string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([][]string, len(refs))
+	t := ix.tenants[tenant]
+	if t == nil {
+		return out
+	}
+	for i, ref := range refs {
+		if slot, ok := t.byRef[ref]; ok && ref != 0 {
+			out[i] = t.docTerms(t.slots[slot].id)
+		}
+	}
+	return out
+}
+
 func (t *tenantIndex) docTerms(id string) []string {
 	if t == nil {
 		return nil
@@ -130,8 +180,8 @@ func (t *tenantIndex) docTerms(id string) []string {
 	}
 	c := t.corpora[e.lang]
 	out := make([]string, len(e.terms))
-	for i, tid := range e.terms {
-		out[i] = c.terms[tid]
+	for i, term := range e.terms {
+		out[i] = c.terms[term.id]
 	}
 	return out
 }
@@ -170,10 +220,15 @@ type Builder struct {
 // Add records document id with its analysed tokens (Analyze(lang, text)), as Index.Add does:
 // adding an id again replaces it.
 func (b *Builder) Add(id, lang string, tokens []string) {
+	b.AddRef(id, lang, 0, tokens)
+}
+
+// AddRef is Add with a reference, as Index.AddRef.
+func (b *Builder) AddRef(id, lang string, ref uint64, tokens []string) {
 	if b.t == nil {
 		b.t = newTenantIndex()
 	}
-	b.t.add(id, lang, tokens)
+	b.t.add(id, lang, ref, tokens)
 }
 
 // DocTerms is Index.DocTerms for the documents added so far.
@@ -192,6 +247,9 @@ func (b *Builder) Len() int {
 func (ix *Index) Replace(tenant string, b *Builder) {
 	t := b.t
 	b.t = nil
+	if t != nil {
+		t.trim()
+	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if t == nil || len(t.docs) == 0 {
@@ -205,23 +263,37 @@ func (ix *Index) Replace(tenant string, b *Builder) {
 }
 
 func newTenantIndex() *tenantIndex {
-	return &tenantIndex{docs: map[string]docEntry{}, corpora: map[string]*corpus{}}
+	return &tenantIndex{docs: map[string]docEntry{}, corpora: map[string]*corpus{}, byRef: map[uint64]uint32{}}
 }
 
-func (t *tenantIndex) add(id, lang string, tokens []string) {
+func (t *tenantIndex) add(id, lang string, ref uint64, tokens []string) {
 	t.remove(id)
 	c := t.corpora[lang]
 	if c == nil {
 		c = &corpus{ids: map[string]uint32{}}
 		t.corpora[lang] = c
 	}
-	distinct := slices.Clone(tokens)
-	slices.Sort(distinct)
-	distinct = slices.Compact(distinct)
-	ids := make([]uint32, len(distinct))
-	for i, term := range distinct {
-		ids[i] = c.intern(term)
-		c.df[ids[i]]++
+	var slot uint32
+	if n := len(t.free); n > 0 {
+		slot = t.free[n-1]
+		t.free = t.free[:n-1]
+	} else {
+		slot = uint32(len(t.slots))
+		t.slots = append(t.slots, slotEntry{})
+	}
+	sorted := slices.Clone(tokens)
+	slices.Sort(sorted)
+	ids := make([]termFreq, 0, len(sorted))
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j] == sorted[i] {
+			j++
+		}
+		tid := c.intern(sorted[i])
+		ids = append(ids, termFreq{id: tid, tf: uint32(j - i)})
+		c.df[tid]++
+		c.post[tid] = append(c.post[tid], posting{slot: slot, tf: uint32(j - i)})
+		i = j
 	}
 	c.docs++
 	c.totalLen += int64(len(tokens))
@@ -231,7 +303,23 @@ func (t *tenantIndex) add(id, lang string, tokens []string) {
 			break
 		}
 	}
-	t.docs[id] = docEntry{lang: lang, length: uint32(len(tokens)), terms: ids}
+	t.docs[id] = docEntry{lang: lang, length: uint32(len(tokens)), terms: ids, slot: slot}
+	t.slots[slot] = slotEntry{id: id, ref: ref, length: uint32(len(tokens))}
+	if ref != 0 {
+		t.byRef[ref] = slot
+	}
+}
+
+// trim gives the posting lists of a finished load back the room their appends left (up to half
+// of each list).
+func (t *tenantIndex) trim() {
+	for _, c := range t.corpora {
+		for i, list := range c.post {
+			if cap(list) > len(list)+len(list)/8 {
+				c.post[i] = slices.Clone(list)
+			}
+		}
+	}
 }
 
 func (t *tenantIndex) remove(id string) {
@@ -243,17 +331,35 @@ func (t *tenantIndex) remove(id string) {
 	c := t.corpora[e.lang]
 	c.docs--
 	c.totalLen -= int64(e.length)
-	for _, tid := range e.terms {
+	for _, term := range e.terms {
+		tid := term.id
 		c.df[tid]--
+		// The posting list is unordered: swap the document's posting with the last. The cost is
+		// the term's document frequency, paid only by removals (deletions, updates).
+		list := c.post[tid]
+		for i := range list {
+			if list[i].slot == e.slot {
+				list[i] = list[len(list)-1]
+				list = list[:len(list)-1]
+				break
+			}
+		}
+		c.post[tid] = list
 		if c.df[tid] == 0 {
 			delete(c.ids, c.terms[tid])
 			c.terms[tid] = ""
+			c.post[tid] = nil
 			c.free = append(c.free, tid)
 		}
 	}
 	if c.docs == 0 {
 		delete(t.corpora, e.lang)
 	}
+	if ref := t.slots[e.slot].ref; ref != 0 && t.byRef[ref] == e.slot {
+		delete(t.byRef, ref)
+	}
+	t.slots[e.slot] = slotEntry{}
+	t.free = append(t.free, e.slot)
 }
 
 func (c *corpus) intern(term string) uint32 {
@@ -269,6 +375,7 @@ func (c *corpus) intern(term string) uint32 {
 		id = uint32(len(c.terms))
 		c.terms = append(c.terms, term)
 		c.df = append(c.df, 0)
+		c.post = append(c.post, nil)
 	}
 	c.ids[term] = id
 	return id

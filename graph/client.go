@@ -251,7 +251,7 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 		n, err := backfillPreviews(ctx, dg)
 		if err != nil {
 			// Recorded as before, so the next open tries again.
-			_ = recordSchemaVersion(ctx, dg, before)
+			_ = recordSchema(ctx, dg, before, "")
 			return nil, fmt.Errorf("tenant %q: %w", name, err)
 		}
 		if n > 0 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/dgo/v240/protos/api"
 	"google.golang.org/grpc/metadata"
@@ -93,6 +94,64 @@ func TestTenantReopenFindsSameNamespace(t *testing.T) {
 	}
 	if _, err := other.Tenant(ctx, "no-such-tenant", false); err == nil {
 		t.Fatal("unknown tenant without create: want error")
+	}
+}
+
+// A process opening a tenant whose schema is the one recorded (version and sha) sends Dgraph no
+// schema alter: an alter waits for, or is refused during, an index rebuild (after a bulk
+// import, minutes). Another relation set is another schema: that open alters.
+func TestTenantReopenSkipsUnchangedSchema(t *testing.T) {
+	ctx := context.Background()
+	env := dgraphtest.Shared(t)
+	name := dgraphtest.TenantName(t)
+	ten, err := env.Client.Tenant(ctx, name, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(relations []string) int {
+		var mu sync.Mutex
+		alters := 0
+		c, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret,
+			Relations: relations, ObserveRPC: func(method string, _ time.Duration, _ error) {
+				if method == "Alter" {
+					mu.Lock()
+					alters++
+					mu.Unlock()
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		mu.Lock()
+		alters = 0 // the galaxy's schema at Open
+		mu.Unlock()
+		if _, err := c.Tenant(ctx, name, false); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return alters
+	}
+	if n := open(nil); n != 0 {
+		t.Fatalf("reopening with the same schema sent %d alters, want 0", n)
+	}
+	// An import killed after dropping the vector index: the next open applies the schema (which
+	// brings the index back), the one after that does not.
+	if err := ten.DropVectorIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := open(nil); n == 0 {
+		t.Fatal("reopening after the vector index was dropped sent no alter")
+	}
+	if n := open(nil); n != 0 {
+		t.Fatalf("reopening after that sent %d alters, want 0", n)
+	}
+	if n := open([]string{"RELATES_TO", "EXTRA_RELATION"}); n == 0 {
+		t.Fatal("reopening with another relation set sent no alter")
+	}
+	if n := open([]string{"RELATES_TO", "EXTRA_RELATION"}); n != 0 {
+		t.Fatalf("reopening with that set again sent %d alters, want 0", n)
 	}
 }
 

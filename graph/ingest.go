@@ -380,8 +380,11 @@ func (t *Tenant) indexed(e *entry) {
 	chunks := make([]textChunk, len(e.chunks))
 	for i, c := range e.chunks {
 		chunks[i] = textChunk{Position: c.Position, Text: e.texts[i]}
-		if i < len(e.chunkUIDs) && i < len(e.vectors) {
-			chunks[i].UID, chunks[i].Vec = e.chunkUIDs[i], e.vectors[i]
+		if i < len(e.chunkUIDs) {
+			chunks[i].UID = e.chunkUIDs[i]
+		}
+		if i < len(e.vectors) {
+			chunks[i].Vec = e.vectors[i]
 		}
 	}
 	t.indexText(e.id, e.lang, e.sha, chunks)

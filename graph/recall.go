@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -98,9 +99,15 @@ const (
 //	TD, TE  full-text candidates: German analysis on Chunk.text@de, English on untagged text
 //	SV, SD, SE  graph seeds: the best vector chunks by exact score and the chunks holding the
 //	        query's rarest words (see graphSeeds); S0 their memories
-//	hopN    the edges of the previous frontier (S0, then FN-1) over every relation predicate in
-//	        both directions (REL and ~REL), open edges (or valid at as_of) to eligible memories
-//	        only; FN the new nodes they reach
+//	hopN    the open edges (or valid at as_of) of the previous frontier (S0, then FN-1) over
+//	        every relation predicate, outgoing only: every writer materialises a link's inverse
+//	        (relations.go), so a node's own edges already reach its incoming links and ~REL
+//	        would read each of them a second time. EN the neighbours that pass the memory
+//	        filter — once per hop over the reached set, not once per edge list (32 filters per
+//	        node before); FN the new ones among them, the next frontier
+//	ok      the eligible neighbours of all hops (E1, E2, …): the service keeps only edges to
+//	        these (an edge list is read unfiltered, so the fan-out cap counts ineligible
+//	        neighbours too)
 //	vec     vector candidates, best exact score first, each with its eligible memory
 //	txt     text candidates with their text (for BM25) and their eligible memory
 //
@@ -119,6 +126,9 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
     emb as Chunk.embedding
     vs as math(emb dot $vec)
   }
+{{- end}}
+{{- if .TextServed}}
+  TX as var(func: uid({{.TextUIDs}}))
 {{- end}}
 {{- if .TextDE}}
   TD as var(func: anyoftext(Chunk.text@de, $de), first: {{.TextCap}})
@@ -144,6 +154,9 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
 {{- if .SeedEN}}
   SE as var(func: anyoftext(Chunk.text, $sen), first: {{.Seeds}})
 {{- end}}
+{{- if .TextSeeds}}
+  SX as var(func: uid({{.TextSeeds}}))
+{{- end}}
   var(func: uid({{.SeedVars}})) {
     S0 as ~Memory.chunks @filter({{.MemoryFilter}})
   }
@@ -152,13 +165,16 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
   hop{{$h.N}}(func: uid({{$h.From}})) {
     uid
   {{- range $i, $rel := $.Relations}}
-    {{if $h.Next}}h{{$h.N}}o{{$i}} as {{end}}<{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) @filter({{$.MemoryFilter}}) { uid }
-    {{if $h.Next}}h{{$h.N}}i{{$i}} as {{end}}<~{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) @filter({{$.MemoryFilter}}) { uid }
+    h{{$h.N}}r{{$i}} as <{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) { uid }
   {{- end}}
   }
+  E{{$h.N}} as var(func: uid({{$h.Reached}})) @filter({{$.MemoryFilter}})
 {{- if $h.Next}}
-  F{{$h.N}} as var(func: uid({{$h.Reached}})) @filter(NOT uid({{$h.Seen}}))
+  F{{$h.N}} as var(func: uid(E{{$h.N}})) @filter(NOT uid({{$h.Seen}}))
 {{- end}}
+{{- end}}
+{{- if .Hops}}
+  ok(func: uid({{.Eligible}})) { uid }
 {{- end}}
 {{- if .Served}}
   vec(func: uid(VX)) {
@@ -172,7 +188,12 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
     m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from }
   }
 {{- end}}
-{{- if or .TextDE .TextEN}}
+{{- if .TextServed}}
+  txt(func: uid(TX)) {
+    uid
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from }
+  }
+{{- else if or .TextDE .TextEN}}
   txt(func: uid({{.TextVars}})) {
     uid
     de: Chunk.text@de
@@ -199,6 +220,9 @@ type recallQueryArgs struct {
 	ExactSeeds     string // with Served: the best graphSeeds(k) of Exact
 	VectorVar      string // the block holding the vector candidates: VC, or VX when Served
 	TextDE, TextEN bool
+	TextServed     bool   // the service searched its own text index: TX by uid, no anyoftext
+	TextUIDs       string // with TextServed: the chunks it proposes
+	TextSeeds      string // with TextServed: the best of them by BM25, graph seeds (SX)
 	TextCap        int
 	TextVars       string
 	MemoryFilter   string
@@ -206,6 +230,7 @@ type recallQueryArgs struct {
 	Relations      []string
 	Fanout         int
 	Hops           []recallHop
+	Eligible       string // the hops' E vars: every neighbour that passed the memory filter
 	Seeds          int
 	SeedDE, SeedEN bool
 	SeedVars       string
@@ -220,6 +245,11 @@ type recallPlan struct {
 	seedDE, seedEN bool     // full-text graph seeds per stored language
 	poolDE, poolEN bool     // full-text pools for the vector re-score per stored language
 	exact          []uint64 // the exact vector search's top chunks, best first (nil: not searched)
+	// textServed: the service searched its own text index (bm25.Index.Search): textUIDs are
+	// the candidates, textSeeds the best of them by BM25, sent by uid; no anyoftext, no text read.
+	textServed bool
+	textUIDs   []uint64
+	textSeeds  []uint64
 	// served: the service scored the exact candidates itself (RecallRequest.vecScore), so the
 	// query only maps them to their eligible memories: no HNSW and no vectors read.
 	served    bool
@@ -270,6 +300,11 @@ func buildRecallQuery(p recallPlan) (string, error) {
 	if p.textEN {
 		cands, text = append(cands, "TE"), append(text, "TE")
 	}
+	if p.textServed && len(p.textUIDs) > 0 {
+		a.TextServed, a.TextUIDs = true, formatUIDs(p.textUIDs)
+		a.TextDE, a.TextEN = false, false
+		cands, text = append(cands, "TX"), []string{"TX"}
+	}
 	pool := append([]string{"VH"}, text...)
 	a.PoolDE, a.PoolEN, a.PoolCap = p.vector && p.poolDE, p.vector && p.poolEN, vectorPoolCap
 	if p.vector && p.exact != nil && !a.Served {
@@ -299,22 +334,28 @@ func buildRecallQuery(p recallPlan) (string, error) {
 	if a.SeedEN {
 		seeds = append(seeds, "SE")
 	}
+	if a.TextServed && len(p.textSeeds) > 0 {
+		a.TextSeeds = formatUIDs(p.textSeeds)
+		seeds = append(seeds, "SX")
+	}
 	a.SeedVars = strings.Join(seeds, ", ")
 	if len(p.relations) > 0 && len(seeds) > 0 {
-		seen := []string{"S0"}
+		seen, eligible := []string{"S0"}, []string{}
 		for n := 1; n <= p.hops; n++ {
 			h := recallHop{N: n, From: "S0", Seen: strings.Join(seen, ", "), Next: n < p.hops}
 			if n > 1 {
 				h.From = "F" + strconv.Itoa(n-1)
 			}
-			reached := make([]string, 0, 2*len(p.relations))
+			reached := make([]string, 0, len(p.relations))
 			for i := range p.relations {
-				reached = append(reached, fmt.Sprintf("h%do%d", n, i), fmt.Sprintf("h%di%d", n, i))
+				reached = append(reached, fmt.Sprintf("h%dr%d", n, i))
 			}
 			h.Reached = strings.Join(reached, ", ")
 			a.Hops = append(a.Hops, h)
 			seen = append(seen, "F"+strconv.Itoa(n))
+			eligible = append(eligible, "E"+strconv.Itoa(n))
 		}
+		a.Eligible = strings.Join(eligible, ", ")
 	}
 	var b strings.Builder
 	if err := recallQuery.Execute(&b, a); err != nil {
@@ -511,6 +552,11 @@ type Ablation struct {
 	// HNSW's and the text candidates' (the plan before the service scored them), for the speed
 	// benchmark's comparison.
 	DgraphVectorScores bool
+	// DgraphText takes the full-text candidates from Dgraph's anyoftext (the chunks holding the
+	// query's rarest words, their text read and BM25-scored in the service) instead of the
+	// service's own text index: the plan before, for the benchmarks' comparison. WithFeedback
+	// implies it (feedback needs the candidates' text).
+	DgraphText bool
 }
 
 // The time a question names (timeq.Parse) is a further signal of weight timeWeight; a memory's
@@ -600,6 +646,7 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 		in := fuseInput{text: text, analyze: t.text.tokens.analyze, sig: sig}
 		if !a.NoSemantic {
 			in.words, in.wordsWeight = &t.text.words, semanticWeight
+			in.refTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
 			if a.SemanticWeight > 0 {
 				in.wordsWeight = a.SemanticWeight
 			}
@@ -651,7 +698,9 @@ func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen 
 	}
 	read := make(map[string]bool, len(out.Txt))
 	for _, c := range out.Txt {
-		read[c.UID] = true
+		if c.DE != "" || c.EN != "" {
+			read[c.UID] = true // Dgraph's text step read it (the service's own search reads none)
+		}
 	}
 	uids := make([]uint64, 0, len(chosen))
 	var chunks []uint64
@@ -760,20 +809,29 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 	}
 	// Full text, per stored language: the words to match and the statistics to score with.
 	// [0] German (Chunk.text@de), [1] English (untagged Chunk.text).
+	// The service searches its own text index unless an ablation asks for Dgraph's full-text
+	// step (feedback needs the candidates' text, which only that step reads).
+	served := !a.DgraphText && !a.WithFeedback
+	var textUIDs, textSeeds []uint64
 	if !a.NoText {
 		for i, lang := range []string{"de", ""} {
-			side, err := t.textSide(ctx, lang, query, graphSeeds(q.K))
+			side, err := t.textSide(ctx, lang, query, q.K, served, exact)
 			if err != nil {
 				return req, err
 			}
 
 			req.text[i] = side
+			for u := range side.scores {
+				textUIDs = append(textUIDs, u)
+			}
+			textSeeds = append(textSeeds, side.seeds...)
 		}
+		slices.Sort(textUIDs)
 		req.Vars["$de"], req.Vars["$en"] = req.text[0].match, req.text[1].match
 		req.Vars["$sde"], req.Vars["$sen"] = req.text[0].seed, req.text[1].seed
 		req.Vars["$vde"], req.Vars["$ven"] = req.text[0].pool, req.text[1].pool
 	}
-	if !useVector && req.text[0].match == "" && req.text[1].match == "" {
+	if !useVector && !req.text[0].on() && !req.text[1].on() {
 		return req, nil
 	}
 	if q.AsOf != nil {
@@ -784,6 +842,7 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 		textDE: req.text[0].match != "", textEN: req.text[1].match != "",
 		seedDE: req.text[0].seed != "", seedEN: req.text[1].seed != "",
 		poolDE: req.text[0].pool != "", poolEN: req.text[1].pool != "",
+		textServed: served && len(textUIDs) > 0, textUIDs: textUIDs, textSeeds: textSeeds,
 		exact: exact, served: req.vecScore != nil, k: q.K, hops: q.Hops, asOf: q.AsOf, relations: t.c.cfg.Relations,
 	})
 	if err != nil {
@@ -801,9 +860,26 @@ type textSide struct {
 	pool  string   // the words whose chunks join the vector re-score (a wider budget)
 	terms []string // the query's analysed terms, all of them, for BM25
 	stats bm25.Stats
+	// served: the service searched its text index. scores holds the BM25 score of the chunks it
+	// proposes (the best textCandidates, and every vector candidate holding a query term), by
+	// chunk uid; seeds the best graphSeeds of them. match and seed are then empty.
+	served bool
+	scores map[uint64]float64
+	seeds  []uint64
 }
 
-func (t *Tenant) textSide(ctx context.Context, lang, query string, seeds int) (textSide, error) {
+// on tells whether the side has candidates to ask Dgraph about.
+func (s textSide) on() bool { return s.match != "" || len(s.scores) > 0 }
+
+// textCandidates is how many chunks the service's text search proposes per language for a
+// recall of k: as many as the vector step, exactly the best by BM25 (Dgraph's anyoftext could
+// only return the chunks holding the rarest words, in uid order).
+func textCandidates(k int) int { return vectorCandidates(k) }
+
+// textSide analyses the query for one language and finds its text candidates: with served, the
+// best textCandidates(k) of the tenant's text index, the vector candidates (exact) scored too,
+// and graphSeeds(k) of them as seeds; otherwise the words anyoftext should match.
+func (t *Tenant) textSide(ctx context.Context, lang, query string, k int, served bool, exact []uint64) (textSide, error) {
 	side := textSide{lang: lang, terms: bm25.Analyze(lang, query)}
 	if len(side.terms) == 0 {
 		return side, nil
@@ -816,8 +892,25 @@ func (t *Tenant) textSide(ctx context.Context, lang, query string, seeds int) (t
 	if st.Docs == 0 {
 		return side, nil // no text stored in this language: nothing to match
 	}
+	if served {
+		side.served, side.scores = true, map[uint64]float64{}
+		for _, h := range t.text.ix.Search(t.Name, lang, side.terms, textCandidates(k), bm25.Params{}) {
+			if h.Ref == 0 {
+				continue // a chunk held without its uid (none since uids are read); not askable
+			}
+			side.scores[h.Ref] = h.Score
+			if len(side.seeds) < graphSeeds(k) {
+				side.seeds = append(side.seeds, h.Ref)
+			}
+		}
+		// A vector candidate outside the text top keeps its own BM25 score, as when Dgraph's
+		// text step returned it, instead of counting as holding none of the words.
+		maps.Copy(side.scores, t.text.ix.ScoreRefs(t.Name, lang, side.terms, exact, bm25.Params{}))
+		side.pool = matchTerms(lang, query, st, vectorPoolBudget)
+		return side, nil
+	}
 	side.match = matchTerms(lang, query, st, textBudget)
-	side.seed = matchTerms(lang, query, st, int64(seeds))
+	side.seed = matchTerms(lang, query, st, int64(graphSeeds(k)))
 	side.pool = matchTerms(lang, query, st, vectorPoolBudget)
 	return side, nil
 }
@@ -860,7 +953,7 @@ func matchTerms(lang, query string, st bm25.Stats, budget int64) string {
 }
 
 // parseHops reads the hop blocks' edges into an adjacency list: every relation key of a node
-// (REL or ~REL) lists neighbours.
+// lists neighbours; only the eligible ones (the ok block) count.
 func parseHops(raw []byte, hops int) (map[string][]string, error) {
 	adjacent := map[string][]string{}
 	if hops == 0 {
@@ -869,6 +962,16 @@ func parseHops(raw []byte, hops int) (map[string][]string, error) {
 	var blocks map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &blocks); err != nil {
 		return nil, fmt.Errorf("decode recall hops: %w", err)
+	}
+	var ok []dgUID
+	if data, found := blocks["ok"]; found {
+		if err := json.Unmarshal(data, &ok); err != nil {
+			return nil, fmt.Errorf("decode recall hops: %w", err)
+		}
+	}
+	eligible := make(map[string]bool, len(ok))
+	for _, u := range ok {
+		eligible[u.UID] = true
 	}
 	for n := 1; n <= hops; n++ {
 		data, ok := blocks["hop"+strconv.Itoa(n)]
@@ -893,7 +996,7 @@ func parseHops(raw []byte, hops int) (map[string][]string, error) {
 					continue // a facet or other non-edge key
 				}
 				for _, p := range peers {
-					if p.UID != "" && p.UID != from && !slices.Contains(adjacent[from], p.UID) {
+					if eligible[p.UID] && p.UID != from && !slices.Contains(adjacent[from], p.UID) {
 						adjacent[from] = append(adjacent[from], p.UID)
 					}
 				}
@@ -914,6 +1017,9 @@ type fuseInput struct {
 	// of weight wordsWeight.
 	words       *wordvec.Model
 	wordsWeight float64
+	// refTerms returns the terms of chunks by uid (the text index's), for the candidates the
+	// service's text index found, whose text recall does not read.
+	refTerms func(refs []uint64) [][]string
 }
 
 // Pseudo-relevance feedback (package prf): the best feedbackDocs text candidates of the first
@@ -939,6 +1045,22 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 		}
 	}
 	for i, side := range in.text {
+		if side.served {
+			ideal := bm25.Ideal(side.terms, side.stats)
+			var found []rank.Chunk
+			var refs []uint64
+			for _, c := range out.Txt {
+				u, err := parseUID(c.UID)
+				if s := side.scores[u]; err == nil && s > 0 && ideal > 0 && len(c.M) > 0 {
+					sig.Text = append(sig.Text, rank.Chunk{ID: c.UID, Memory: c.M[0].UID, Score: s / ideal})
+					found, refs = append(found, rank.Chunk{ID: c.UID, Memory: c.M[0].UID}), append(refs, u)
+				}
+			}
+			if in.words != nil && in.refTerms != nil && len(refs) > 0 {
+				sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, in.refTerms(refs))...)
+			}
+			continue
+		}
 		if side.match == "" {
 			continue
 		}
@@ -966,15 +1088,11 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 			}
 		}
 		if in.words != nil && len(docs) > 0 {
-			texts := make([][]string, len(docs))
+			found, texts := make([]rank.Chunk, len(docs)), make([][]string, len(docs))
 			for j, d := range docs {
-				texts[j] = d.Tokens
+				found[j], texts[j] = rank.Chunk{ID: d.ID, Memory: memoryOf[d.ID]}, d.Tokens
 			}
-			for j, s := range in.words.Similarity(side.terms, texts) {
-				if s > 0 {
-					sig.Semantic = append(sig.Semantic, rank.Chunk{ID: docs[j].ID, Memory: memoryOf[docs[j].ID], Score: s})
-				}
-			}
+			sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, texts)...)
 		}
 		if in.stats != nil && ideal > 0 {
 			sig.Feedback = append(sig.Feedback, feedback(side, docs, scored, memoryOf, ideal, in.stats)...)
@@ -987,6 +1105,20 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 		sig.SemanticWeight = in.wordsWeight
 	}
 	return rank.Fuse(sig)
+}
+
+// semantic scores candidates (texts[i] the terms of found[i]) by their similarity to the query's
+// terms under the word vectors; only positive similarities count.
+func semantic(words *wordvec.Model, query []string, found []rank.Chunk, texts [][]string) []rank.Chunk {
+	var out []rank.Chunk
+	for i, s := range words.Similarity(query, texts) {
+		if s > 0 {
+			c := found[i]
+			c.Score = s
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // feedback scores docs against the terms the best first-pass candidates (scored, best first)

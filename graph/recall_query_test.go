@@ -20,13 +20,19 @@ func TestRecallQueryShape(t *testing.T) {
 		"similar_to(Chunk.embedding, 100, $vec, ef: 2000)", "math(emb dot $vec)",
 		"anyoftext(Chunk.text@de, $de)", "anyoftext(Chunk.text, $en)",
 		"SV as var(func: uid(VC), orderdesc: val(vs), first: 10)",
-		"<RELATES_TO> (first: 25) @facets(" + edgeOpenFilter + ")", "<~RELATES_TO>", "<~SUPERSEDES>",
-		"hop1(func: uid(S0))", "hop2(func: uid(F1))", "F1 as var",
-		memoryCurrentFilter,
+		"h1r0 as <RELATES_TO> (first: 25) @facets(" + edgeOpenFilter + ") { uid }", "h2r1 as <SUPERSEDES>",
+		"hop1(func: uid(S0))", "hop2(func: uid(F1))",
+		// One memory filter per hop over what it reached, the frontier the new ones.
+		"E1 as var(func: uid(h1r0, h1r1)) @filter(" + memoryCurrentFilter + ")",
+		"F1 as var(func: uid(E1)) @filter(NOT uid(S0))", "ok(func: uid(E1, E2))",
 	} {
 		if !strings.Contains(q, want) {
 			t.Errorf("query lacks %q", want)
 		}
+	}
+	// Materialised inverses make reverse edges redundant; edge lists carry no memory filter.
+	if strings.Contains(q, "<~") || strings.Count(q, memoryCurrentFilter) != 5 { // S0, E1, E2, vec, txt
+		t.Errorf("reverse edges or a filter per edge list:\n%s", q)
 	}
 	if strings.Count(q, "query recall(") != 1 {
 		t.Error("not one request")

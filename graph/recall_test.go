@@ -512,3 +512,55 @@ func TestRecallTimeNamedInQuestion(t *testing.T) {
 		}
 	}
 }
+
+// The service's own text search (the default) proposes exactly the chunks and BM25 scores that
+// Dgraph's full-text step gave when its budget does not bind (a small tenant): the same hits
+// with the same scores, documents, German and English, a superseded version and a memory the
+// hooks added after the load included — while its request holds no anyoftext and reads no text.
+func TestRecallServedTextMatchesDgraphText(t *testing.T) {
+	f := newRecallFixture(t)
+	f.store("Rampe", "Das Lager öffnet an der Rampe um sechs Uhr, die Lieferung kommt später.")
+	old := f.store("Lieferung", "Die Lieferung kommt am Montag an die Rampe.")
+	f.store("Kantine", "Die Kantine bietet mittags drei Gerichte an.")
+	f.store("Deadline", "The quarterly report deadline moved to Friday afternoon.")
+	if _, err := f.ten.UploadDocument(f.ctx, knowmind.UploadDocumentInput{Title: "Lieferbedingungen",
+		Content: "# Lieferung\n\nDie Lieferung erfolgt frei Haus an die Rampe.\n\n# Zahlung\n\nZahlung binnen 14 Tagen nach Lieferung."}); err != nil {
+		t.Fatal(err)
+	}
+	f.recall(knowmind.RecallQuery{Query: "Rampe", K: 1}) // loads the index
+	if _, err := f.ten.UpdateFact(f.ctx, knowmind.UpdateFactInput{TargetID: old, NewTitle: "Lieferung", NewContent: "Die Lieferung kommt am Dienstag an die Rampe."}); err != nil {
+		t.Fatal(err)
+	}
+	late := f.store("Nachtrag", "Die Zahlung der Lieferung erfolgt per Lastschrift.") // after the load: the hooks add it
+
+	req, err := f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Lieferung Rampe", K: 5, Hops: 2}, graph.Ablation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(req.DQL, "TX as var(func: uid(0x") || !strings.Contains(req.DQL, "SX as var(func: uid(0x") ||
+		strings.Contains(req.DQL, "anyoftext") || strings.Contains(req.DQL, "Chunk.text") {
+		t.Fatalf("served text request:\n%s", req.DQL)
+	}
+	now := time.Now().UTC()
+	for _, q := range []knowmind.RecallQuery{
+		{Query: "Lieferung Rampe", K: 10},
+		{Query: "Wann kommt die Lieferung?", K: 10, Hops: 2},
+		{Query: "Zahlung Lastschrift", K: 10, Hops: 1},
+		{Query: "report deadline", K: 10},
+		{Query: "Lieferung Montag", K: 10, AsOf: &now},
+	} {
+		for _, a := range []graph.Ablation{{}, {NoVector: true}} {
+			served := f.recallAblated(q, a)
+			a.DgraphText = true
+			dgraph := f.recallAblated(q, a)
+			if len(served.Hits) == 0 || !slices.EqualFunc(served.Hits, dgraph.Hits, func(x, y knowmind.RecallHit) bool {
+				return x.MemoryID == y.MemoryID && x.Score == y.Score && x.Content == y.Content
+			}) {
+				t.Errorf("%q (novector %v): served %+v\nDgraph's text step %+v", q.Query, a.NoVector, served.Hits, dgraph.Hits)
+			}
+		}
+	}
+	if res := f.recallAblated(knowmind.RecallQuery{Query: "Lastschrift", K: 3}, graph.Ablation{NoVector: true}); len(res.Hits) != 1 || res.Hits[0].MemoryID != late {
+		t.Fatalf("a memory stored after the load: %+v", res.Hits)
+	}
+}

@@ -285,7 +285,7 @@ func applySchemaOnly(ctx context.Context, dg *dgo.Dgraph, dql string) error {
 
 // vectorIndexDQL restores the vector index after a re-embedding; the same
 // line as in schema/tenant.dql (checked by a test).
-const vectorIndexDQL = `<Chunk.embedding>: float32vector @index(hnsw(metric:"cosine", efConstruction:"400", efSearch:"400", maxLevels:"4")) .`
+const vectorIndexDQL = `<Chunk.embedding>: float32vector @index(hnsw(metric:"cosine")) .`
 
 // VectorString formats a vector the way dgo passes float32vector values.
 func VectorString(v []float32) string {
@@ -306,6 +306,9 @@ func VectorString(v []float32) string {
 // then writes without Dgraph updating the index per chunk (the write's main cost, see
 // docs/bulk.md). RestoreVectorIndex puts it back.
 func DropVectorIndex(ctx context.Context, dg *dgo.Dgraph) error {
+	if err := setMeta(ctx, dg, map[string]string{"Meta.vector_index": vectorIndexDropped}); err != nil {
+		return err
+	}
 	return applySchemaOnly(ctx, dg, "<Chunk.embedding>: float32vector .")
 }
 
@@ -318,7 +321,7 @@ func RestoreVectorIndex(ctx context.Context, dg *dgo.Dgraph, background bool) er
 	var err error
 	for attempt := 0; attempt < 20; attempt++ {
 		if err = dg.Alter(ctx, &api.Operation{Schema: vectorIndexDQL, RunInBackground: background}); err == nil {
-			return nil
+			return setMeta(ctx, dg, map[string]string{"Meta.vector_index": vectorIndexBuilt})
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -36,8 +38,18 @@ func RelationSchema(relations []string) string {
 	return b.String()
 }
 
+// applySchema alters the namespace's schema to dql unless the Meta node records that exactly
+// this schema (its sha-256) was applied at this version. Skipping matters beyond start-up time:
+// Dgraph refuses or holds an alter while an index is being rebuilt — after a bulk import the
+// tenant's HNSW index rebuilds in the background for minutes, and every process opening the
+// tenant meanwhile would wait for it.
 func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) error {
-	var err error
+	sum := sha256.Sum256([]byte(dql))
+	sha := hex.EncodeToString(sum[:])
+	rec, err := schemaRecord(ctx, dg)
+	if err == nil && rec.version == schema.Version && rec.sha == sha && rec.vectorIndex != vectorIndexDropped {
+		return nil
+	}
 	// Alter can fail transiently right after start ("Please retry"), and
 	// concurrent alters conflict: retry a few times.
 	for attempt := 0; attempt < 20; attempt++ {
@@ -52,17 +64,24 @@ func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) error {
 	if err != nil {
 		return fmt.Errorf("apply %s schema: %w", which, err)
 	}
-	return recordSchemaVersion(ctx, dg, schema.Version)
+	if rec.vectorIndex == vectorIndexDropped {
+		// The schema brought the index back (an import that was killed before restoring it).
+		if err := setMeta(ctx, dg, map[string]string{"Meta.vector_index": vectorIndexBuilt}); err != nil {
+			return err
+		}
+	}
+	return recordSchema(ctx, dg, schema.Version, sha)
 }
 
-// recordSchemaVersion upserts the namespace's Meta node (key "knowmind").
-func recordSchemaVersion(ctx context.Context, dg *dgo.Dgraph, version int) error {
+// recordSchema upserts the namespace's Meta node (key "knowmind") with the schema version and
+// the sha-256 of the schema text applied ("": none known, the next open applies it again).
+func recordSchema(ctx context.Context, dg *dgo.Dgraph, version int, sha string) error {
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	req := &api.Request{
 		Query: `{ m as var(func: eq(Meta.key, "knowmind")) }`,
 		Mutations: []*api.Mutation{{SetNquads: []byte(fmt.Sprintf(
-			"uid(m) <Meta.key> \"knowmind\" .\nuid(m) <Meta.schema_version> \"%d\" .\nuid(m) <Meta.updated_at> %q .\nuid(m) <dgraph.type> \"Meta\" .",
-			version, now))}},
+			"uid(m) <Meta.key> \"knowmind\" .\nuid(m) <Meta.schema_version> \"%d\" .\nuid(m) <Meta.schema_sha> %q .\nuid(m) <Meta.updated_at> %q .\nuid(m) <dgraph.type> \"Meta\" .",
+			version, sha, now))}},
 	}
 	return RunTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
 		_, err := txn.Do(ctx, req)
@@ -72,17 +91,41 @@ func recordSchemaVersion(ctx context.Context, dg *dgo.Dgraph, version int) error
 
 // SchemaVersion reads the recorded schema version of a namespace (0 if none).
 func SchemaVersion(ctx context.Context, dg *dgo.Dgraph) (int, error) {
-	resp, err := dg.NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Meta.key, "knowmind")) { Meta.schema_version } }`)
+	rec, err := schemaRecord(ctx, dg)
+	return rec.version, err
+}
+
+// Meta.vector_index: "dropped" while a bulk import runs without the HNSW index (DropVectorIndex),
+// "built" once it was asked back; a tenant opened while it says dropped gets its schema applied
+// again, which restores the index an import killed midway could not.
+const (
+	vectorIndexDropped = "dropped"
+	vectorIndexBuilt   = "built"
+)
+
+// schemaRecordData is what a namespace's Meta node records about its schema.
+type schemaRecordData struct {
+	version     int
+	sha         string
+	vectorIndex string
+}
+
+// schemaRecord reads the recorded schema version, schema sha and vector index state of a
+// namespace (zero values if none).
+func schemaRecord(ctx context.Context, dg *dgo.Dgraph) (schemaRecordData, error) {
+	resp, err := dg.NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Meta.key, "knowmind")) { Meta.schema_version Meta.schema_sha Meta.vector_index } }`)
 	if err != nil {
-		return 0, err
+		return schemaRecordData{}, err
 	}
 	var out struct {
 		M []struct {
-			V int `json:"Meta.schema_version"`
+			V   int    `json:"Meta.schema_version"`
+			SHA string `json:"Meta.schema_sha"`
+			VI  string `json:"Meta.vector_index"`
 		} `json:"m"`
 	}
 	if err := json.Unmarshal(resp.Json, &out); err != nil || len(out.M) == 0 {
-		return 0, err
+		return schemaRecordData{}, err
 	}
-	return out.M[0].V, nil
+	return schemaRecordData{out.M[0].V, out.M[0].SHA, out.M[0].VI}, nil
 }

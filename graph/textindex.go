@@ -121,7 +121,7 @@ func (t *Tenant) indexText(memoryID, lang, sha string, chunks []textChunk) {
 	// Analysed before the index's lock is taken: recalls' reads and a load's swap wait for it.
 	docs := make([]analysedDoc, len(chunks))
 	for i, c := range chunks {
-		docs[i] = analysedDoc{id: textDocID(memoryID, c.Position), lang: lang, tokens: bm25.Analyze(lang, c.Text)}
+		docs[i] = analysedDoc{id: textDocID(memoryID, c.Position), lang: lang, uid: c.UID, tokens: bm25.Analyze(lang, c.Text)}
 		if c.UID != 0 && c.Vec != nil && t.exactVectors() {
 			docs[i].vec = chunkVector{uid: c.UID, vec: c.Vec}
 		}
@@ -209,7 +209,7 @@ func (x *textIndex) addMemoryLocked(tenant, memoryID string, docs []analysedDoc)
 	var vecs []chunkVector
 	for i, d := range docs {
 		x.forgetDocLocked(tenant, d.id) // held under another memory id: counted once
-		x.ix.Add(tenant, d.id, d.lang, d.tokens)
+		x.ix.AddRef(tenant, d.id, d.lang, d.uid, d.tokens)
 		x.words.Add(d.tokens)
 		ids[i] = d.id
 		if d.vec.vec != nil {
@@ -387,12 +387,12 @@ const scanTextQuery = `{
   m(func: eq(Memory.status, "indexed"), first: %[1]d%[2]s) {
     uid
     Memory.id
-    Memory.chunks { p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[3]s }
+    Memory.chunks { uid  p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[3]s }
   }
 }`
 
 // chunkVectorFields are the chunk fields a scan adds for the exact vector search.
-const chunkVectorFields = "  uid  v: Chunk.embedding"
+const chunkVectorFields = "  v: Chunk.embedding"
 
 // vectorFields is chunkVectorFields when the tenant holds vectors, else nothing.
 func (t *Tenant) vectorFields() string {
@@ -538,7 +538,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *wordvec.Model, m
 					if old := built.DocTerms(d.id); old != nil {
 						words.Remove(old) // the same document again: counted once
 					}
-					built.Add(d.id, d.lang, d.tokens)
+					built.AddRef(d.id, d.lang, d.uid, d.tokens)
 					words.Add(d.tokens)
 					ids[j] = d.id
 					if d.vec.vec != nil {
@@ -577,6 +577,9 @@ func (m scannedMemory) analyse(log *slog.Logger) []analysedDoc {
 	docs := make([]analysedDoc, 0, len(m.Chunks))
 	for i, s := range m.sources() {
 		d := analysedDoc{id: s.ID, lang: s.Lang, tokens: bm25.Analyze(s.Lang, s.Text)}
+		if u, err := parseUID(m.Chunks[i].UID); err == nil {
+			d.uid = u
+		}
 		if c := m.Chunks[i]; len(c.V) > 0 && c.UID != "" {
 			uid, err := parseUID(c.UID)
 			var vec []float32

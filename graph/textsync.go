@@ -186,7 +186,7 @@ const syncIDsQuery = `{
 const syncFetchQuery = `{
   m(func: uid(%[1]s)) {
     Memory.id
-    Memory.chunks { p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[2]s }
+    Memory.chunks { uid  p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[2]s }
   }
 }`
 
@@ -362,6 +362,7 @@ func syncIDs(ctx context.Context, txn *dgo.Txn) (map[string]listedMemory, error)
 // none).
 type analysedDoc struct {
 	id, lang string
+	uid      uint64 // the chunk's uid (0: not known), what recall's text search returns
 	tokens   []string
 	vec      chunkVector
 }

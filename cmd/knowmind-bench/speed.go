@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -46,6 +48,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	sweep := fs.Bool("sweep", false, "also measure vector recall@10 for several over-fetch / ef settings")
 	timing := fs.Bool("timing", true, "measure latency and throughput (off: only vector recall)")
 	dropIndex := fs.Bool("drop-vector-index", true, "load without Dgraph's HNSW index and rebuild it in the background afterwards (recall does not use it while the service holds the vectors)")
+	only := fs.String("only", "", "time only the recall variants whose name matches this regular expression")
 	vectorIndex := fs.String("vector-index", "", `experiment: another index for Chunk.embedding in the benchmark tenant, e.g. 'hnsw(metric:"euclidean")' (use a fresh --dir: opening the tenant again re-applies the schema)`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -93,77 +96,9 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	fmt.Fprintf(out, "first recall (includes the BM25 statistics scan of %d chunks): %.0f ms\n\n", *n, float64(time.Since(start).Microseconds())/1000)
 
 	if *timing {
-		reqs := make([]graph.RecallRequest, len(qs))
-		for i, q := range qs {
-			if reqs[i], err = ten.PrepareRecall(ctx, knowmind.RecallQuery{Query: q, K: *k, Hops: *hops}, graph.Ablation{}); err != nil {
-				return err
-			}
-		}
-		service := func(ctx context.Context, i int) error {
-			_, err := ten.Recall(ctx, knowmind.RecallQuery{Query: qs[i%len(qs)], K: *k, Hops: *hops})
+		if err := timeVariants(ctx, out, ten, qs, *k, *hops, *only, dropped); err != nil {
 			return err
 		}
-		direct := func(ctx context.Context, i int) error {
-			r := reqs[i%len(reqs)]
-			_, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, r.DQL, r.Vars)
-			return err
-		}
-		fmt.Fprintln(out, "| path | clients | p50 ms | p95 ms | q/s |")
-		fmt.Fprintln(out, "|---|--:|--:|--:|--:|")
-		var p50 [2][2]float64
-		for ci, clients := range []int{1, 8} {
-			for pi, p := range []struct {
-				name string
-				fn   func(context.Context, int) error
-			}{{"recall (service: embed, BM25, fusion)", service}, {"same DQL sent to Dgraph directly", direct}} {
-				lat, qps, err := measure(ctx, *queries, clients, p.fn)
-				if err != nil {
-					return fmt.Errorf("%s: %w", p.name, err)
-				}
-				p50[ci][pi] = percentile(lat, 50)
-				fmt.Fprintf(out, "| %s | %d | %.1f | %.1f | %.1f |\n", p.name, clients, percentile(lat, 50), percentile(lat, 95), qps)
-			}
-		}
-		fmt.Fprintf(out, "\nservice overhead (p50 recall / p50 direct DQL): %.2f× at 1 client, %.2f× at 8 clients\n\n",
-			p50[0][0]/p50[0][1], p50[1][0]/p50[1][1])
-
-		// Where the time goes: recall with signals switched off, one client.
-		asOfNow := time.Now().UTC()
-		fmt.Fprintln(out, "| recall variant (1 client) | p50 ms | p95 ms |")
-		fmt.Fprintln(out, "|---|--:|--:|")
-		for _, v := range []struct {
-			name string
-			q    knowmind.RecallQuery
-			a    graph.Ablation
-			hnsw bool // needs Dgraph's HNSW index
-		}{
-			{"vector only, hops 0", knowmind.RecallQuery{K: *k}, graph.Ablation{NoText: true}, false},
-			{"text only, hops 0", knowmind.RecallQuery{K: *k}, graph.Ablation{NoVector: true}, false},
-			{"vector only, hops 0, without the exact search (HNSW ef 2000)", knowmind.RecallQuery{K: *k}, graph.Ablation{NoText: true, NoExactVectors: true}, true},
-			{"text+vector, hops 0", knowmind.RecallQuery{K: *k}, graph.Ablation{}, false},
-			{"text+vector, hops 0, without the exact search (HNSW ef 2000, pools)", knowmind.RecallQuery{K: *k}, graph.Ablation{NoExactVectors: true}, true},
-			{"text+vector, hops 1", knowmind.RecallQuery{K: *k, Hops: 1}, graph.Ablation{}, false},
-			{"text+vector, hops 2", knowmind.RecallQuery{K: *k, Hops: 2}, graph.Ablation{}, false},
-			{"text+vector, hops 2, vectors re-scored in Dgraph with HNSW's (the plan before)", knowmind.RecallQuery{K: *k, Hops: 2}, graph.Ablation{DgraphVectorScores: true}, true},
-			{"recall_at_time (now), hops 2", knowmind.RecallQuery{K: *k, Hops: 2, AsOf: &asOfNow}, graph.Ablation{}, false},
-			{"text+vector, hops 3", knowmind.RecallQuery{K: *k, Hops: 3}, graph.Ablation{}, false},
-		} {
-			if v.hnsw && dropped {
-				continue // no HNSW index yet
-			}
-			lat, _, err := measure(ctx, *queries/2, 1, func(ctx context.Context, i int) error {
-				q := v.q
-				q.Query = qs[i%len(qs)]
-				_, err := ten.RecallAblated(ctx, q, v.a)
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("%s: %w", v.name, err)
-			}
-			fmt.Fprintf(out, "| %s | %.1f | %.1f |\n", v.name, percentile(lat, 50), percentile(lat, 95))
-		}
-		fmt.Fprintln(out)
-
 	}
 
 	if dropped {
@@ -652,4 +587,82 @@ func peakRSS(pid int) string {
 		}
 	}
 	return "?"
+}
+
+// speedVariant is one row of the timing table: a recall with some signals off.
+type speedVariant struct {
+	name string
+	q    knowmind.RecallQuery
+	a    graph.Ablation
+	hnsw bool // needs Dgraph's HNSW index
+}
+
+// timeVariants measures each recall variant through the service (Tenant.RecallAblated: embed,
+// text and vector search, both requests, fusion) and its first DQL request sent to Dgraph
+// directly (the same request, prepared beforehand), at 1 and at 8 clients.
+func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []string, k, hops int, only string, dropped bool) error {
+	match := regexp.MustCompile(only)
+	asOfNow := time.Now().UTC()
+	variants := []speedVariant{
+		{"vector only, hops 0", knowmind.RecallQuery{K: k}, graph.Ablation{NoText: true}, false},
+		{"text only, hops 0", knowmind.RecallQuery{K: k}, graph.Ablation{NoVector: true}, false},
+		{"text only, hops 0, Dgraph's anyoftext (the plan before)", knowmind.RecallQuery{K: k}, graph.Ablation{NoVector: true, DgraphText: true}, false},
+		{"vector only, hops 0, without the exact search (HNSW ef 2000)", knowmind.RecallQuery{K: k}, graph.Ablation{NoText: true, NoExactVectors: true}, true},
+		{"text+vector, hops 0", knowmind.RecallQuery{K: k}, graph.Ablation{}, false},
+		{"text+vector, hops 1", knowmind.RecallQuery{K: k, Hops: 1}, graph.Ablation{}, false},
+		{fmt.Sprintf("text+vector, hops %d (the tools' default plan)", hops), knowmind.RecallQuery{K: k, Hops: hops}, graph.Ablation{}, false},
+		{fmt.Sprintf("text+vector, hops %d, Dgraph's anyoftext (the plan before)", hops), knowmind.RecallQuery{K: k, Hops: hops}, graph.Ablation{DgraphText: true}, false},
+		{fmt.Sprintf("recall_at_time (now), hops %d", hops), knowmind.RecallQuery{K: k, Hops: hops, AsOf: &asOfNow}, graph.Ablation{}, false},
+		{"text+vector, hops 3", knowmind.RecallQuery{K: k, Hops: 3}, graph.Ablation{}, false},
+	}
+	fmt.Fprintf(out, "| recall variant | service p50 / p95 ms, 1 client | service p50 / p95 ms, q/s, 8 clients | direct DQL p50 / p95 ms, 1 client | direct DQL p50 / p95 ms, q/s, 8 clients | overhead (p50 service / direct, 1 client) |\n")
+	fmt.Fprintln(out, "|---|--:|--:|--:|--:|--:|")
+	for _, v := range variants {
+		if !match.MatchString(v.name) || (v.hnsw && dropped) {
+			continue
+		}
+		reqs := make([]graph.RecallRequest, len(qs))
+		for i, q := range qs {
+			vq := v.q
+			vq.Query = q
+			var err error
+			if reqs[i], err = ten.PrepareRecall(ctx, vq, v.a); err != nil {
+				return err
+			}
+		}
+		service := func(ctx context.Context, i int) error {
+			q := v.q
+			q.Query = qs[i%len(qs)]
+			_, err := ten.RecallAblated(ctx, q, v.a)
+			return err
+		}
+		direct := func(ctx context.Context, i int) error {
+			r := reqs[i%len(reqs)]
+			if r.DQL == "" {
+				return nil
+			}
+			_, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, r.DQL, r.Vars)
+			return err
+		}
+		var cells [4]string
+		var p50 [2]float64
+		for pi, fn := range []func(context.Context, int) error{service, direct} {
+			for ci, clients := range []int{1, 8} {
+				lat, qps, err := measure(ctx, len(qs), clients, fn)
+				if err != nil {
+					return fmt.Errorf("%s: %w", v.name, err)
+				}
+				cell := fmt.Sprintf("%.0f / %.0f", percentile(lat, 50), percentile(lat, 95))
+				if clients > 1 {
+					cell += fmt.Sprintf(", %.1f", qps)
+				} else {
+					p50[pi] = percentile(lat, 50)
+				}
+				cells[2*pi+ci] = cell
+			}
+		}
+		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %.2f× |\n", v.name, cells[0], cells[1], cells[2], cells[3], p50[0]/max(p50[1], 0.001))
+	}
+	fmt.Fprintln(out)
+	return nil
 }
