@@ -382,6 +382,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) without semantic", ranker(2, graph.Ablation{NoRerank: true, NoSemantic: true})},
 		{"text+vector+graph (hops=2) semantic weight 1", ranker(2, graph.Ablation{NoRerank: true, SemanticWeight: 1})},
 		{"text+vector+graph (hops=2) semantic weight 0.25", ranker(2, graph.Ablation{NoRerank: true, SemanticWeight: 0.25})},
+		{"text+vector+graph (hops=2) Dgraph's full-text step (the plan before the service's text index)", ranker(2, graph.Ablation{NoRerank: true, DgraphText: true})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, graph.Ablation{NoRerank: true})},
 	}
 	if b.client.RerankerName() != "none" {
