@@ -59,6 +59,10 @@ func (h *Hash) Provider() string { return "knowmind-hash" }
 func (h *Hash) Dim() int         { return h.dim }
 func (h *Hash) Close() error     { return nil }
 
+// Recomputable reports that the hash embedder's vectors are cheap and deterministic: the vector
+// of a text is computed again rather than read back from the store (graph.RecomputableEmbedder).
+func (h *Hash) Recomputable() bool { return true }
+
 // EmbedPassages embeds each text; passages and queries are treated alike.
 func (h *Hash) EmbedPassages(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))

@@ -77,6 +77,20 @@ type Embedder interface {
 	EmbedQuery(ctx context.Context, text string) ([]float32, error)
 }
 
+// RecomputableEmbedder is an optional capability of an Embedder: its passage vectors are cheap
+// to compute in this process and a pure function of the text, so a vector is computed again from
+// the stored chunk text rather than read back from Dgraph (textindex.go's loads and syncs).
+// Model embedders (a network service, an ONNX model) must not claim it: a vector computed again
+// there is neither cheap nor guaranteed to be the one stored. (Another CPU architecture may round
+// the last bit differently; that is harmless, as the copy only picks recall's vector candidates
+// and their scores come from the stored vectors, see vecindex.go.)
+type RecomputableEmbedder interface {
+	Embedder
+	// Recomputable reports that EmbedPassages of a text always gives the same vector, in
+	// microseconds.
+	Recomputable() bool
+}
+
 // Client is the service's handle on Dgraph.
 type Client struct {
 	cfg   Config

@@ -45,6 +45,14 @@ func SetTextSyncHook(hook func(stage string)) (restore func()) {
 	return func() { textSyncTestHook = old }
 }
 
+// SetTextSyncPage sets how many memories one listing query of a sync reads, until restore is
+// called.
+func SetTextSyncPage(n int) (restore func()) {
+	old := syncPage
+	syncPage = n
+	return func() { syncPage = old }
+}
+
 // WaitTextSync waits until no sync of the tenant's statistics is running.
 func (t *Tenant) WaitTextSync(ctx context.Context) error {
 	for {

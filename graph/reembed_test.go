@@ -14,7 +14,7 @@ import (
 	"github.com/knowmind/knowmind/schema"
 )
 
-func openWith(t *testing.T, e graph.Embedder) *graph.Client {
+func openWith(t testing.TB, e graph.Embedder) *graph.Client {
 	t.Helper()
 	env := dgraphtest.Shared(t)
 	c, err := graph.Open(context.Background(), graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP,

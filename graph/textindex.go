@@ -51,12 +51,12 @@ import (
 // compute — BM25 degrades gracefully, bm25.Score clamps unknown document frequencies.
 //
 // Cost (BenchmarkTextStatsSync, BenchmarkTextStatsLoad; the numbers are in docs/dgraph-notes.md
-// "BM25 statistics"): a sync that finds nothing new reads a count and an empty window, the
+// "BM25 statistics"): a sync that finds nothing new reads three counts and an empty window, the
 // count(uid) over the status index being most of it. A full id diff, only when the counts
 // disagree (a deletion by another replica, in practice a document re-upload), lists every
 // Memory.id, in the background. Memories created in the last ~6 minutes (textSyncSlack plus an
-// interval) are listed by every sync, so right after a bulk import by another replica a sync
-// costs about a diff until the import leaves the window.
+// interval) are in every sync's window, so right after a bulk import (by this replica or
+// another) a sync lists every memory, costing about a diff, until the import leaves the window.
 //
 // A full load overlaps the analysis and counting with reading the pages from Dgraph, so it is
 // bound by Dgraph's reading (most of it Dgraph's own processing and encoding), and holds the
@@ -306,7 +306,7 @@ func (x *textIndex) ensureWith(ctx context.Context, t *Tenant, loadCtx context.C
 // their calls in pending — and swaps the result in under it, then replays the queue.
 func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 	started := time.Now()
-	built, words, memories, vecs, read, err := loadTexts(ctx, t)
+	built, words, memories, shas, vecs, read, err := loadTexts(ctx, t)
 
 	x.mu.Lock()
 	chunks := 0
@@ -318,7 +318,7 @@ func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 		x.ix.Replace(t.Name, built)
 		x.words.Replace(words)
 		x.memories = memories
-		x.shas = map[string]string{}
+		x.shas = shas
 		x.vec.replace(vecs)
 		x.state = textLoaded
 		// Writes committed before the scan began are in it; the next sync looks from there.
@@ -381,29 +381,55 @@ func (c *Client) WarmTextStats(ctx context.Context) {
 // long documents make it bigger. A variable so that tests can page a small corpus.
 var scanPage = 1000
 
-// scanTextQuery reads one page of indexed memories with their chunk texts (and, with exact
-// vectors on, uids and vectors: %[3]s), in uid order.
+// scanTextQuery reads one page of indexed memories with their content shas and chunk texts (and,
+// with exact vectors on, the vectors or whether one is stored: %[3]s), in uid order.
 const scanTextQuery = `{
   m(func: eq(Memory.status, "indexed"), first: %[1]d%[2]s) {
     uid
     Memory.id
+    Memory.content_sha
     Memory.chunks { uid  p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[3]s }
   }
 }`
 
-// chunkVectorFields are the chunk fields a scan adds for the exact vector search.
-const chunkVectorFields = "  v: Chunk.embedding"
+// chunkVectorFields are the chunk fields a scan adds for the exact vector search; with
+// recomputed vectors only whether a vector is stored (count of a scalar: 0 or 1), as a chunk
+// stored without one (a note whose embedding failed) must stay without one.
+const (
+	chunkVectorFields      = "  v: Chunk.embedding"
+	recomputedVectorFields = "  e: count(Chunk.embedding)"
+)
 
-// vectorFields is chunkVectorFields when the tenant holds vectors, else nothing.
+// vectorFields is what a scan reads of a chunk for the exact vector search: nothing when the
+// tenant holds no vectors, only whether one is stored when it recomputes them.
 func (t *Tenant) vectorFields() string {
-	if t.exactVectors() {
-		return chunkVectorFields
+	switch {
+	case !t.exactVectors():
+		return ""
+	case t.recomputeVectors() != nil:
+		return recomputedVectorFields
 	}
-	return ""
+	return chunkVectorFields
 }
 
 // exactVectors tells whether recall searches this process's copy of the vectors (vecindex.go).
 func (t *Tenant) exactVectors() bool { return !t.c.cfg.NoExactVectors }
+
+// recomputeVectors is the embedder a scan computes the chunk vectors with instead of reading
+// them, or nil to read them (RecomputableEmbedder). Reading is most of a load's time: each
+// vector is dim numbers of JSON that Dgraph encodes and this process parses. The tenant's vectors
+// are the configured embedder's (checkEmbedder refuses to open it otherwise), and ingest, bulk
+// import and reembed all embed exactly the text they store as the chunk's text, so the vector
+// of the text read is the vector stored.
+func (t *Tenant) recomputeVectors() Embedder {
+	if !t.exactVectors() {
+		return nil
+	}
+	if r, ok := t.c.cfg.Embedder.(RecomputableEmbedder); ok && r.Recomputable() {
+		return t.c.cfg.Embedder
+	}
+	return nil
+}
 
 // scanTexts reads every chunk of the tenant's indexed memories page by page, all in one
 // read-only transaction (one snapshot), and hands each page to page until it returns false.
@@ -466,15 +492,17 @@ type loadBatch struct {
 // the store (scanTexts) while GOMAXPROCS workers analyse what it has read (bm25.Analyze, the
 // bleve tokenizer and stemmer, is most of the CPU time), and the caller's goroutine counts the
 // analysed batches in the order they were read, so that a memory id the store holds twice ends
-// as it would in a sequential load. It returns the statistics, the memories' document ids, the
+// as it would in a sequential load. It returns the statistics, the word vectors, the memories'
+// document ids and content shas (so that a sync re-reads only what was edited since), the
 // vectors and the time spent in scan queries.
-func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *wordvec.Model, map[string][]string, *vectorSet, time.Duration, error) {
+func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *wordvec.Model, map[string][]string, map[string]string, *vectorSet, time.Duration, error) {
 	workers := runtime.GOMAXPROCS(0)
 	read := make(chan loadBatch, 2*workers) // read ahead by a page or so while the workers are busy
 	analysed := make(chan loadBatch, workers)
 
 	var readErr error
 	var reading time.Duration
+	recompute := t.recomputeVectors()
 	go func() {
 		defer close(read)
 		seq := 0
@@ -504,7 +532,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *wordvec.Model, m
 			for b := range read {
 				b.docs = make([][]analysedDoc, len(b.memories))
 				for i, m := range b.memories {
-					b.docs[i] = m.analyse(t.c.log)
+					b.docs[i] = m.analyse(ctx, t.c.log, recompute)
 				}
 				analysed <- b
 			}
@@ -520,6 +548,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *wordvec.Model, m
 	var words wordvec.Model
 	var vecs vectorSet
 	memories := map[string][]string{}
+	shas := map[string]string{}
 	ahead := map[int]loadBatch{}
 	next := 0
 	for b := range analysed {
@@ -546,15 +575,20 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *wordvec.Model, m
 					}
 				}
 				memories[m.ID] = ids
+				if m.SHA != "" {
+					shas[m.ID] = m.SHA
+				} else {
+					delete(shas, m.ID)
+				}
 				vecs.addLocked(m.ID, mv) // not shared yet: no lock needed
 			}
 		}
 	}
 	// The reader has finished: read is closed before the workers, and they before analysed.
 	if readErr != nil {
-		return nil, nil, nil, nil, reading, readErr
+		return nil, nil, nil, nil, nil, reading, readErr
 	}
-	return &built, &words, memories, &vecs, reading, nil
+	return &built, &words, memories, shas, &vecs, reading, nil
 }
 
 // scannedMemory is a memory with its chunk texts (and uids and vectors when asked for), as
@@ -562,25 +596,37 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *wordvec.Model, m
 type scannedMemory struct {
 	UID    string `json:"uid"`
 	ID     string `json:"Memory.id"`
+	SHA    string `json:"Memory.content_sha"` // read by a load (scanTextQuery), not by a sync's fetch
 	Chunks []struct {
 		P   int             `json:"p"`
 		DE  string          `json:"de"`
 		EN  string          `json:"en"`
 		UID string          `json:"uid"`
 		V   json.RawMessage `json:"v"` // parsed by the analysing worker, not the reader
+		E   int             `json:"e"` // 1: a vector is stored (read instead of V when recomputing)
 	} `json:"Memory.chunks"`
 }
 
-// analyse turns the memory's chunks into BM25 documents with their vectors, when read. A
-// vector that cannot be parsed is logged and left out: the chunk stays findable through HNSW.
-func (m scannedMemory) analyse(log *slog.Logger) []analysedDoc {
+// analyse turns the memory's chunks into BM25 documents with their vectors: read, or computed
+// with recompute when set. A vector that cannot be parsed or computed is logged and left out:
+// the chunk stays findable through HNSW.
+func (m scannedMemory) analyse(ctx context.Context, log *slog.Logger, recompute Embedder) []analysedDoc {
 	docs := make([]analysedDoc, 0, len(m.Chunks))
-	for i, s := range m.sources() {
+	sources := m.sources()
+	var computed [][]float32
+	if recompute != nil {
+		computed = m.recompute(ctx, log, recompute, sources)
+	}
+	for i, s := range sources {
 		d := analysedDoc{id: s.ID, lang: s.Lang, tokens: bm25.Analyze(s.Lang, s.Text)}
 		if u, err := parseUID(m.Chunks[i].UID); err == nil {
 			d.uid = u
 		}
-		if c := m.Chunks[i]; len(c.V) > 0 && c.UID != "" {
+		if computed != nil {
+			if computed[i] != nil && d.uid != 0 {
+				d.vec = chunkVector{uid: d.uid, vec: computed[i]}
+			}
+		} else if c := m.Chunks[i]; len(c.V) > 0 && c.UID != "" {
 			uid, err := parseUID(c.UID)
 			var vec []float32
 			if err == nil {
@@ -595,6 +641,35 @@ func (m scannedMemory) analyse(log *slog.Logger) []analysedDoc {
 		docs = append(docs, d)
 	}
 	return docs
+}
+
+// recompute embeds the texts of the memory's chunks that have a uid and a stored vector, in
+// sources' order (nil where none, and everywhere when the embedder fails).
+func (m scannedMemory) recompute(ctx context.Context, log *slog.Logger, emb Embedder, sources []bm25.Source) [][]float32 {
+	var texts []string
+	var at []int
+	for i, c := range m.Chunks {
+		if c.UID != "" && c.E > 0 {
+			texts = append(texts, sources[i].Text)
+			at = append(at, i)
+		}
+	}
+	out := make([][]float32, len(sources))
+	if len(texts) == 0 {
+		return out
+	}
+	vecs, err := emb.EmbedPassages(ctx, texts)
+	if err == nil && len(vecs) != len(texts) {
+		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	if err != nil {
+		log.Warn("chunk vectors not held for exact search", "memory", m.ID, "err", err)
+		return out
+	}
+	for j, i := range at {
+		out[i] = vecs[j]
+	}
+	return out
 }
 
 // sources are the memory's chunks as BM25 documents: German text from Chunk.text@de, English

@@ -51,7 +51,13 @@ const textLoadBatch = 500
 // writeTextMemories writes memories in one transaction, created an hour ago.
 func writeTextMemories(tb testing.TB, ten *graph.Tenant, memories []textMemory) {
 	tb.Helper()
-	created := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	writeTextMemoriesAt(tb, ten, memories, time.Now().Add(-time.Hour))
+}
+
+// writeTextMemoriesAt writes memories in one transaction, created (and updated) at created.
+func writeTextMemoriesAt(tb testing.TB, ten *graph.Tenant, memories []textMemory, at time.Time) {
+	tb.Helper()
+	created := at.UTC().Format(time.RFC3339Nano)
 	nodes := make([]map[string]any, 0, len(memories))
 	for i, m := range memories {
 		textKey := "Chunk.text"
@@ -74,8 +80,15 @@ func writeTextMemories(tb testing.TB, ten *graph.Tenant, memories []textMemory) 
 	dgraphtest.SetJSON(tb, ten, nodes)
 }
 
-// loadTextOnly writes n indexed memories with one untagged chunk of 40 synthetic words each.
+// loadTextOnly writes n indexed memories with one untagged chunk of 40 synthetic words each,
+// created an hour ago.
 func loadTextOnly(tb testing.TB, ten *graph.Tenant, n int) {
+	tb.Helper()
+	loadTextOnlyAt(tb, ten, n, time.Now().Add(-time.Hour))
+}
+
+// loadTextOnlyAt is loadTextOnly with the memories created at created.
+func loadTextOnlyAt(tb testing.TB, ten *graph.Tenant, n int, created time.Time) {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	vocab := make([]string, 20000)
@@ -91,7 +104,7 @@ func loadTextOnly(tb testing.TB, ten *graph.Tenant, n int) {
 			}
 			batch = append(batch, textMemory{id: uuid.NewString(), chunks: []string{strings.Join(words, " ")}})
 		}
-		writeTextMemories(tb, ten, batch)
+		writeTextMemoriesAt(tb, ten, batch, created)
 	}
 }
 

@@ -17,7 +17,8 @@ import (
 //
 // A sync is started by a recall that finds the last one older than textSyncInterval; it runs in
 // the background (recall never waits for it), one at a time per tenant. It reads everything in
-// one read-only transaction, so all its answers are one snapshot of the store:
+// one read-only transaction, so all its answers are one snapshot of the store. It first counts
+// the indexed memories and those in its window (syncCountQuery), then:
 //
 //  1. Additions: the memories created since the previous sync (or load) began, less
 //     textSyncSlack, are listed through Memory.created_at's index; the indexed ones this
@@ -29,11 +30,19 @@ import (
 //  2. Changes: the indexed memories whose Memory.updated_at is in the same window (a note
 //     edited, renamed or restored elsewhere keeps its id and count, so neither 1 nor 3 sees it)
 //     are read again when this process holds them and the Memory.content_sha listed differs
-//     from the one the sync last read them at (none known: read once). The hooks' own writes
-//     during the sync win, as for additions.
+//     from the one it last read them at (a load reads the shas too, so a sync after a load
+//     re-reads only what changed since). The hooks' own writes during the sync win, as for
+//     additions.
 //  3. Deletions: the store's count of indexed memories is compared with the number held. Only
 //     when they differ (a document replaced elsewhere, or anything step 1 could not see) are all
-//     indexed Memory.id listed and diffed: held but gone is removed, stored but missing added.
+//     indexed memories listed and diffed: held but gone is removed, stored but missing added.
+//
+// Both windows are listed in one query, unpaged (each page would evaluate the whole window
+// again), as long as they are a fraction of the tenant (syncWindowLimit). Windows bigger than
+// that — a bulk import by this replica or another, for the minutes it stays in the window —
+// are not listed at all: the listing of every indexed memory of step 3, in pages, serves all
+// three steps, comparing content shas for step 2. Either way a sync's queries and memory are
+// bounded by the tenant's size, and it finishes in about the time a full listing takes.
 //
 // The hooks of this process keep running during a sync. What they do after the snapshot was
 // taken must win over the snapshot, so while a sync runs the index records the memories they add
@@ -53,11 +62,13 @@ const (
 	// textSyncTimeout bounds one sync; a failed one is retried by a later recall, from the
 	// same window start.
 	textSyncTimeout = 2 * time.Minute
-	// syncPage is how many memory ids one listing query reads; fetchBatch how many memories'
-	// chunk texts one fetch reads.
-	syncPage   = 2000
+	// fetchBatch is how many memories' chunk texts one fetch reads.
 	fetchBatch = 200
 )
+
+// syncPage is how many memories one page of the full listing (syncListQuery) reads: about 1.5 MB
+// of JSON. A variable so that tests can page a small tenant.
+var syncPage = 10_000
 
 // textSyncTestHook, when set by a test, is called at the named points of a sync, with the index
 // unlocked: "window" once the store's count and the additions window are read (the snapshot is
@@ -162,27 +173,33 @@ func (x *textIndex) runSync(ctx context.Context, t *Tenant, run syncRun) (textSy
 	return res, nil
 }
 
-// syncWindowQuery counts the indexed memories and lists a page of those created since $since.
-// The window's root is created_at's index, not the status: a window is small, the status list
-// is the whole corpus. Failed ones are dropped by the caller.
-const syncWindowQuery = `query q($since: string) {
+// syncCountQuery counts the indexed memories, and those of them created (w) and updated (u)
+// since $since, through created_at's and updated_at's indexes. Counting is cheap next to
+// listing; the counts decide what the sync lists.
+const syncCountQuery = `query q($since: string) {
   n(func: eq(Memory.status, "indexed")) { count(uid) }
-  w(func: ge(Memory.created_at, $since), first: %d%s) { uid Memory.id Memory.status Memory.content_sha }
+  w(func: ge(Memory.created_at, $since)) @filter(eq(Memory.status, "indexed")) { count(uid) }
+  u(func: ge(Memory.updated_at, $since)) @filter(eq(Memory.status, "indexed")) { count(uid) }
 }`
 
-// syncUpdatedQuery lists a page of the memories updated since $since (step 2), through
-// updated_at's index.
-const syncUpdatedQuery = `query q($since: string) {
-  w(func: ge(Memory.updated_at, $since), first: %d%s) { uid Memory.id Memory.status Memory.content_sha }
+// syncWindowQuery lists the indexed memories created (w, step 1) and updated (u, step 2) since
+// $since, whole: each window is evaluated once. A window is not paged: every page would evaluate
+// it again (a ge over created_at's hour index reads and compares every value of the boundary
+// hour), which made a page cost as much as the whole window. The caller only sends it for
+// windows a fraction of the tenant (syncWindowLimit); first bounds the answer all the same.
+const syncWindowQuery = `query q($since: string) {
+  w(func: ge(Memory.created_at, $since), first: %[1]d) @filter(eq(Memory.status, "indexed")) { uid Memory.id Memory.content_sha }
+  u(func: ge(Memory.updated_at, $since), first: %[1]d) @filter(eq(Memory.status, "indexed")) { uid Memory.id Memory.content_sha }
 }`
 
-// syncIDsQuery lists a page of indexed memories' ids, in uid order.
-const syncIDsQuery = `{
-  m(func: eq(Memory.status, "indexed"), first: %d%s) { uid Memory.id }
+// syncListQuery lists a page of every indexed memory, in uid order: the status index's list is
+// read again per page, which costs little next to the values read.
+const syncListQuery = `{
+  m(func: eq(Memory.status, "indexed"), first: %d%s) { uid Memory.id Memory.content_sha }
 }`
 
-// syncFetchQuery reads the chunk texts (and vectors, %[2]s) of the listed memories (as
-// scanTextQuery does).
+// syncFetchQuery reads the chunk texts (and vectors, or whether one is stored: %[2]s) of the
+// listed memories, as scanTextQuery does.
 const syncFetchQuery = `{
   m(func: uid(%[1]s)) {
     Memory.id
@@ -190,10 +207,24 @@ const syncFetchQuery = `{
   }
 }`
 
+// readChunks reads the chunks of the memories with these uids (syncFetchQuery) through txn.
+func (t *Tenant) readChunks(ctx context.Context, txn *dgo.Txn, uids string) ([]scannedMemory, error) {
+	resp, err := txn.Query(ctx, fmt.Sprintf(syncFetchQuery, uids, t.vectorFields()))
+	if err != nil {
+		return nil, fmt.Errorf("read chunk texts: %w", err)
+	}
+	var out struct {
+		M []scannedMemory `json:"m"`
+	}
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		return nil, fmt.Errorf("read chunk texts: %w", err)
+	}
+	return out.M, nil
+}
+
 type listedMemory struct {
 	UID    string `json:"uid"`
 	ID     string `json:"Memory.id"`
-	Status string `json:"Memory.status"`
 	SHA    string `json:"Memory.content_sha"`
 }
 
@@ -210,60 +241,68 @@ func (x *textIndex) sync(ctx context.Context, t *Tenant, run syncRun) (textSyncR
 	txn := t.dg.NewReadOnlyTxn()
 	defer txn.Discard(ctx)
 
-	stored, window, err := syncWindow(ctx, txn, syncWindowQuery, run.since)
+	counts, err := syncCounts(ctx, txn, run.since)
 	if err != nil {
 		return res, err
 	}
-	res.window = len(window)
+	res.window = counts.created
+	// Windows that are much of the tenant (a bulk import, here or by another replica) are not
+	// listed: the listing of every indexed memory below serves all three steps at about the
+	// same cost, in pages.
+	windowed := !run.full && counts.created+counts.updated <= syncWindowLimit(counts.stored)
+	var window, updated map[string]listedMemory
+	if windowed && counts.created+counts.updated > 0 {
+		if window, updated, err = syncWindows(ctx, txn, run.since, counts); err != nil {
+			return res, err
+		}
+	}
 	if textSyncTestHook != nil {
 		textSyncTestHook("window")
 	}
 
-	// 1. Additions.
-	n, err := x.fetch(ctx, t, txn, run.gen, window, false)
-	res.added += n
-	if err != nil {
-		return res, err
-	}
+	if windowed {
+		// 1. Additions.
+		n, err := x.fetch(ctx, t, txn, run.gen, window, false)
+		res.added += n
+		if err != nil {
+			return res, err
+		}
+		// 2. Changes.
+		if res.changed, err = x.fetch(ctx, t, txn, run.gen, updated, true); err != nil {
+			return res, err
+		}
 
-	// 2. Changes.
-	_, updated, err := syncWindow(ctx, txn, syncUpdatedQuery, run.since)
-	if err != nil {
-		return res, err
-	}
-	if res.changed, err = x.fetch(ctx, t, txn, run.gen, updated, true); err != nil {
-		return res, err
-	}
-
-	// 3. Deletions, if the counts say there are any. The hooks' additions since the snapshot
-	// are not in its count (those before it are in the window); their removals are counted as
-	// if after it — if not, the counts differ and the diff, which is exact, sorts it out.
-	x.mu.Lock()
-	if !x.loadedAsLocked(run.gen) {
-		x.mu.Unlock()
-		return res, errSyncStale
-	}
-	held := len(x.memories) + len(x.syncRemoved) + x.countOffset
-	for id := range x.syncAdded {
-		if _, inWindow := window[id]; !inWindow {
-			if _, ok := x.memories[id]; ok {
-				held--
+		// 3. Deletions, if the counts say there are any. The hooks' additions since the
+		// snapshot are not in its count (those before it are in the window); their removals are
+		// counted as if after it — if not, the counts differ and the diff, which is exact,
+		// sorts it out.
+		x.mu.Lock()
+		if !x.loadedAsLocked(run.gen) {
+			x.mu.Unlock()
+			return res, errSyncStale
+		}
+		held := len(x.memories) + len(x.syncRemoved) + x.countOffset
+		for id := range x.syncAdded {
+			if _, inWindow := window[id]; !inWindow {
+				if _, ok := x.memories[id]; ok {
+					held--
+				}
 			}
 		}
-	}
-	x.mu.Unlock()
-	if held == stored && !run.full {
-		return res, nil
+		x.mu.Unlock()
+		if held == counts.stored {
+			return res, nil
+		}
 	}
 
 	res.diffed = true
-	all, err := syncIDs(ctx, txn)
+	all, err := syncList(ctx, txn)
 	if err != nil {
 		return res, err
 	}
 	// Nodes the count sees but the id map cannot (two nodes with one Memory.id, none at all)
 	// would make every later sync diff again: the snapshot says how many there are.
-	offset := stored - len(all)
+	offset := counts.stored - len(all)
 	if textSyncTestHook != nil {
 		textSyncTestHook("diff")
 	}
@@ -281,8 +320,13 @@ func (x *textIndex) sync(ctx context.Context, t *Tenant, run syncRun) (textSyncR
 		res.removed++
 	}
 	x.mu.Unlock()
-	n, err = x.fetch(ctx, t, txn, run.gen, all, false)
+	n, err := x.fetch(ctx, t, txn, run.gen, all, false)
 	res.added += n
+	if err != nil || windowed {
+		return res, err
+	}
+	// The updated window was not listed: every memory's content sha stands in for it.
+	res.changed, err = x.fetch(ctx, t, txn, run.gen, all, true)
 	return res, err
 }
 
@@ -292,51 +336,75 @@ func (x *textIndex) loadedAsLocked(gen uint64) bool {
 	return x.state == textLoaded && x.gen == gen
 }
 
-// syncWindow reads the store's count of indexed memories (syncWindowQuery) and the indexed ones
-// created (syncWindowQuery) or updated (syncUpdatedQuery) since since.
-func syncWindow(ctx context.Context, txn *dgo.Txn, query string, since time.Time) (int, map[string]listedMemory, error) {
-	count := -1
-	window := map[string]listedMemory{}
-	vars := map[string]string{"$since": since.UTC().Format(time.RFC3339Nano)}
-	after := ""
-	for {
-		resp, err := txn.QueryWithVars(ctx, fmt.Sprintf(query, syncPage, afterClause(after)), vars)
-		if err != nil {
-			return 0, nil, fmt.Errorf("list new memories: %w", err)
-		}
-		var out struct {
-			N []struct {
-				Count int `json:"count"`
-			} `json:"n"`
-			W []listedMemory `json:"w"`
-		}
-		if err := json.Unmarshal(resp.Json, &out); err != nil {
-			return 0, nil, fmt.Errorf("list new memories: %w", err)
-		}
-		if count < 0 {
-			count = 0
-			if len(out.N) > 0 {
-				count = out.N[0].Count
-			}
-		}
-		for _, m := range out.W {
-			if m.Status == "indexed" && m.ID != "" {
-				window[m.ID] = m
-			}
-		}
-		if len(out.W) < syncPage {
-			return count, window, nil
-		}
-		after = out.W[len(out.W)-1].UID
-	}
+// syncCounted is what syncCountQuery counts.
+type syncCounted struct {
+	stored, created, updated int
 }
 
-// syncIDs lists every indexed memory.
-func syncIDs(ctx context.Context, txn *dgo.Txn) (map[string]listedMemory, error) {
+// syncWindowMax bounds the memories one syncWindowQuery lists (both windows together).
+const syncWindowMax = 50_000
+
+// syncWindowLimit is how many memories both windows may hold together for a sync of a tenant of
+// stored indexed memories to list them (syncWindowQuery) rather than every indexed memory
+// (syncListQuery): a window entry costs Dgraph a few times a listed one, and one answer must
+// stay small whatever the tenant's size; windows within a page are listed in any case.
+func syncWindowLimit(stored int) int {
+	return max(syncPage, min(stored/2, syncWindowMax))
+}
+
+func syncCounts(ctx context.Context, txn *dgo.Txn, since time.Time) (syncCounted, error) {
+	vars := map[string]string{"$since": since.UTC().Format(time.RFC3339Nano)}
+	resp, err := txn.QueryWithVars(ctx, syncCountQuery, vars)
+	if err != nil {
+		return syncCounted{}, fmt.Errorf("count new memories: %w", err)
+	}
+	type count []struct {
+		Count int `json:"count"`
+	}
+	var out struct{ N, W, U count }
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		return syncCounted{}, fmt.Errorf("count new memories: %w", err)
+	}
+	first := func(c count) int {
+		if len(c) == 0 {
+			return 0
+		}
+		return c[0].Count
+	}
+	return syncCounted{stored: first(out.N), created: first(out.W), updated: first(out.U)}, nil
+}
+
+// syncWindows lists the indexed memories created and those updated since since, by Memory.id.
+func syncWindows(ctx context.Context, txn *dgo.Txn, since time.Time, counts syncCounted) (created, updated map[string]listedMemory, err error) {
+	vars := map[string]string{"$since": since.UTC().Format(time.RFC3339Nano)}
+	limit := max(counts.created, counts.updated, 1)
+	resp, err := txn.QueryWithVars(ctx, fmt.Sprintf(syncWindowQuery, limit), vars)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list new memories: %w", err)
+	}
+	var out struct{ W, U []listedMemory }
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		return nil, nil, fmt.Errorf("list new memories: %w", err)
+	}
+	return byID(out.W), byID(out.U), nil
+}
+
+func byID(listed []listedMemory) map[string]listedMemory {
+	out := make(map[string]listedMemory, len(listed))
+	for _, m := range listed {
+		if m.ID != "" {
+			out[m.ID] = m
+		}
+	}
+	return out
+}
+
+// syncList lists every indexed memory, in pages of syncPage.
+func syncList(ctx context.Context, txn *dgo.Txn) (map[string]listedMemory, error) {
 	ids := map[string]listedMemory{}
 	after := ""
 	for {
-		resp, err := txn.Query(ctx, fmt.Sprintf(syncIDsQuery, syncPage, afterClause(after)))
+		resp, err := txn.Query(ctx, fmt.Sprintf(syncListQuery, syncPage, afterClause(after)))
 		if err != nil {
 			return nil, fmt.Errorf("list indexed memories: %w", err)
 		}
@@ -394,28 +462,23 @@ func (x *textIndex) fetch(ctx context.Context, t *Tenant, txn *dgo.Txn, gen uint
 	x.mu.Unlock()
 
 	added := 0
+	recompute := t.recomputeVectors()
 	for start := 0; start < len(uids); start += fetchBatch {
 		batch := uids[start:min(start+fetchBatch, len(uids))]
-		resp, err := txn.Query(ctx, fmt.Sprintf(syncFetchQuery, strings.Join(batch, ", "), t.vectorFields()))
+		memories, err := t.readChunks(ctx, txn, strings.Join(batch, ", "))
 		if err != nil {
-			return added, fmt.Errorf("read chunk texts: %w", err)
+			return added, err
 		}
-		var out struct {
-			M []scannedMemory `json:"m"`
-		}
-		if err := json.Unmarshal(resp.Json, &out); err != nil {
-			return added, fmt.Errorf("read chunk texts: %w", err)
-		}
-		docs := make([][]analysedDoc, len(out.M))
-		for i, m := range out.M {
-			docs[i] = m.analyse(t.c.log)
+		docs := make([][]analysedDoc, len(memories))
+		for i, m := range memories {
+			docs[i] = m.analyse(ctx, t.c.log, recompute)
 		}
 		x.mu.Lock()
 		if !x.loadedAsLocked(gen) {
 			x.mu.Unlock()
 			return added, errSyncStale
 		}
-		for i, m := range out.M {
+		for i, m := range memories {
 			if !wanted(listed[m.ID]) {
 				continue
 			}

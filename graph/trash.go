@@ -150,18 +150,12 @@ func (t *Tenant) RestoreNote(ctx context.Context, id string, actor knowmind.Acto
 
 // reindexStored reads a memory's stored chunks and adds them to the statistics, as a sync does.
 func (t *Tenant) reindexStored(ctx context.Context, uid string) error {
-	resp, err := t.dg.NewReadOnlyTxn().Query(ctx, fmt.Sprintf(syncFetchQuery, uid, t.vectorFields()))
+	memories, err := t.readChunks(ctx, t.dg.NewReadOnlyTxn(), uid)
 	if err != nil {
-		return fmt.Errorf("read chunks: %w", err)
-	}
-	var out struct {
-		M []scannedMemory `json:"m"`
-	}
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
 		return err
 	}
-	for _, m := range out.M {
-		t.text.apply(t.Name, textOp{memoryID: m.ID, docs: m.analyse(t.c.log)})
+	for _, m := range memories {
+		t.text.apply(t.Name, textOp{memoryID: m.ID, docs: m.analyse(ctx, t.c.log, t.recomputeVectors())})
 	}
 	return nil
 }

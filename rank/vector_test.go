@@ -82,3 +82,69 @@ func BenchmarkTopN(b *testing.B) {
 		TopN(q, data, dim, 50)
 	}
 }
+
+// TopNSigns scores exactly what it keeps and, with its pre-selection at 2% of the set, finds
+// nearly all of TopN's best vectors when they lie near the query (as a recall's best chunks do:
+// they share its words); with r covering the set it is TopN.
+func TestTopNSignsRecall(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const dim, total, n = 384, 20000, 100
+	data := make([]float32, 0, total*dim)
+	var signs []uint64
+	q := randomUnit(rng, dim)
+	for i := range total {
+		v := randomUnit(rng, dim)
+		if i%100 == 0 { // some vectors near the query, at varying distance
+			mix := float32(i%700) / 700
+			for j := range v {
+				v[j] = mix*v[j] + (1-mix)*q[j]
+			}
+			var norm float64
+			for _, x := range v {
+				norm += float64(x) * float64(x)
+			}
+			for j := range v {
+				v[j] /= float32(math.Sqrt(norm))
+			}
+		}
+		data = append(data, v...)
+		signs = AppendSigns(signs, v)
+	}
+	exact := TopN(q, data, dim, n)
+	if got := TopNSigns(q, data, signs, dim, n, total); !slices.Equal(got, exact) {
+		t.Fatal("with r covering the set, TopNSigns differs from TopN")
+	}
+	got := TopNSigns(q, data, signs, dim, n, total/50)
+	want := map[int]float32{}
+	for _, h := range exact[:10] {
+		want[h.Index] = h.Score
+	}
+	found := 0
+	for i, h := range got {
+		if h.Score != Dot(q, data[h.Index*dim:(h.Index+1)*dim]) || (i > 0 && h.Score > got[i-1].Score) {
+			t.Fatalf("hit %d: score %v is not its exact dot product, or out of order", i, h.Score)
+		}
+		if _, ok := want[h.Index]; ok {
+			found++
+		}
+	}
+	if found < 10 {
+		t.Errorf("top 10 of TopN: %d found by TopNSigns at r = 2%%", found)
+	}
+}
+
+func BenchmarkTopNSigns100k(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const dim, total = 384, 100_000
+	data := make([]float32, 0, total*dim)
+	var signs []uint64
+	for range total {
+		v := randomUnit(rng, dim)
+		data = append(data, v...)
+		signs = AppendSigns(signs, v)
+	}
+	q := randomUnit(rng, dim)
+	for b.Loop() {
+		TopNSigns(q, data, signs, dim, 100, 2000)
+	}
+}

@@ -139,7 +139,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 		b.cluster, err = localdgraph.Start(ctx, localdgraph.Config{
 			Binary: cfg.DgraphBin, DataDir: dgraphDir,
 			PortOffset: cfg.DgraphPortOffset, ACLSecretFile: aclSecret, EncryptionKeyFile: keyFile,
-			CacheMB: cfg.DgraphCacheMB, Logger: log,
+			CacheMB: cfg.DgraphCacheMB, MemLimitMB: cfg.DgraphMemLimitMB, Logger: log,
 		})
 		if err != nil {
 			return nil, err

@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -62,7 +63,11 @@ type Config struct {
 	// patching it (Dgraph's remove-on-update): under HNSW writes the patched entries kept
 	// growing past size-mb (docs/dgraph-notes.md, "Memory and restarts under vector ingest").
 	CacheRemoveOnUpdate bool
-	Logger              *slog.Logger
+	// MemLimitMB, when above 0, is the alphas' Go soft memory limit (GOMEMLIMIT): their garbage
+	// collector works harder as the heap nears it instead of letting it double (0 = Go's default,
+	// none).
+	MemLimitMB int
+	Logger     *slog.Logger
 	// GracePeriod before SIGKILL on stop (v25.0.0's zero hangs on SIGTERM).
 	GracePeriod time.Duration
 }
@@ -361,6 +366,9 @@ func (c *Cluster) launch(p *proc) error {
 	}
 	cmd := exec.Command(c.cfg.Binary, p.args...)
 	cmd.Dir = c.cfg.DataDir
+	if c.cfg.MemLimitMB > 0 && strings.HasPrefix(p.name, "alpha") {
+		cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.Itoa(c.cfg.MemLimitMB)+"MiB")
+	}
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	// Own process group (a Ctrl-C to the terminal reaches only us, so we
