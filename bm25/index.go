@@ -144,6 +144,48 @@ func (ix *Index) Stats(tenant, lang string, terms ...string) Stats {
 	return st
 }
 
+// DocTerms returns the distinct terms of document id of tenant (nil: not held), e.g. to undo
+// what another structure counted for it.
+func (ix *Index) DocTerms(tenant, id string) []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.tenants[tenant].docTerms(id)
+}
+
+// RefTerms returns the distinct terms of tenant's documents by their references (AddRef), one
+// list per reference (nil: not held).
+func (ix *Index) RefTerms(tenant string, refs []uint64) [][]string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([][]string, len(refs))
+	t := ix.tenants[tenant]
+	if t == nil {
+		return out
+	}
+	for i, ref := range refs {
+		if slot, ok := t.byRef[ref]; ok && ref != 0 {
+			out[i] = t.docTerms(t.slots[slot].id)
+		}
+	}
+	return out
+}
+
+func (t *tenantIndex) docTerms(id string) []string {
+	if t == nil {
+		return nil
+	}
+	e, ok := t.docs[id]
+	if !ok {
+		return nil
+	}
+	c := t.corpora[e.lang]
+	out := make([]string, len(e.terms))
+	for i, term := range e.terms {
+		out[i] = c.terms[term.id]
+	}
+	return out
+}
+
 // Len returns the number of documents held for tenant, all languages together.
 func (ix *Index) Len(tenant string) int {
 	ix.mu.RLock()
@@ -188,6 +230,9 @@ func (b *Builder) AddRef(id, lang string, ref uint64, tokens []string) {
 	}
 	b.t.add(id, lang, ref, tokens)
 }
+
+// DocTerms is Index.DocTerms for the documents added so far.
+func (b *Builder) DocTerms(id string) []string { return b.t.docTerms(id) }
 
 // Len returns the number of documents added, all languages together.
 func (b *Builder) Len() int {

@@ -254,3 +254,30 @@ func BenchmarkScore100Candidates(b *testing.B) {
 		Score([]string{"t1", "t2", "t3"}, docs, st, Params{})
 	}
 }
+
+func TestIndexDocTerms(t *testing.T) {
+	var ix Index
+	ix.Add("t", "d1", "", []string{"b", "a", "b"})
+	got := ix.DocTerms("t", "d1")
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("DocTerms = %v, want [a b]", got)
+	}
+	if ix.DocTerms("t", "nope") != nil || ix.DocTerms("other", "d1") != nil {
+		t.Error("unknown document or tenant has terms")
+	}
+}
+
+func TestIndexRefTerms(t *testing.T) {
+	var ix Index
+	ix.AddRef("t", "d1", "", 7, []string{"b", "a", "b"})
+	ix.AddRef("t", "d2", "de", 8, []string{"c"})
+	got := ix.RefTerms("t", []uint64{8, 9, 7})
+	slices.Sort(got[2])
+	if !slices.Equal(got[0], []string{"c"}) || got[1] != nil || !slices.Equal(got[2], []string{"a", "b"}) {
+		t.Errorf("RefTerms = %v, want [[c] [] [a b]]", got)
+	}
+	if got := ix.RefTerms("other", []uint64{7}); len(got) != 1 || got[0] != nil {
+		t.Errorf("unknown tenant: %v", got)
+	}
+}

@@ -182,3 +182,11 @@ func (t *Tenant) HeldVectors() map[uint64][]float32 {
 func (t *Tenant) HoldTitleLock(ctx context.Context, title string) (unlock func(), err error) {
 	return t.c.titleLocks.lock(ctx, t.Namespace, title)
 }
+
+// WordSimilarity scores texts against query under the tenant's co-occurrence word vectors;
+// WordDocs is how many chunks they counted.
+func (t *Tenant) WordSimilarity(query []string, texts [][]string) []float64 {
+	return t.text.words.Similarity(query, texts)
+}
+
+func (t *Tenant) WordDocs() int64 { return t.text.words.Docs() }

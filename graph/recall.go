@@ -27,6 +27,7 @@ import (
 	"github.com/knowmind/knowmind/prf"
 	"github.com/knowmind/knowmind/rank"
 	"github.com/knowmind/knowmind/timeq"
+	"github.com/knowmind/knowmind/wordvec"
 )
 
 // Candidate budgets. Dgraph cannot rank full-text matches and its HNSW search is approximate,
@@ -541,6 +542,12 @@ type Ablation struct {
 	WithFeedback bool
 	// NoTime ignores the time a question names (package timeq).
 	NoTime bool
+	// NoSemantic turns off the semantic signal: the text candidates' similarity to the query
+	// under the tenant's co-occurrence word vectors (package wordvec).
+	NoSemantic bool
+	// SemanticWeight, when above 0, replaces the semantic signal's weight (semanticWeight),
+	// for the benchmark's comparison.
+	SemanticWeight float64
 	// DgraphVectorScores keeps the exact search but lets Dgraph re-score its candidates with
 	// HNSW's and the text candidates' (the plan before the service scored them), for the speed
 	// benchmark's comparison.
@@ -559,6 +566,11 @@ const (
 	timeWeight = 0.5
 	timeSlack  = 72 * time.Hour
 )
+
+// semanticWeight is the weight of the semantic signal (the text candidates' cosine to the
+// query under the tenant's co-occurrence word vectors) against full text's 1. Measured on
+// LoCoMo (docs/recall.md).
+const semanticWeight = 0.5
 
 // graphSupport is the weight of neighbouring hits' evidence (rank.Signals.Support).
 const graphSupport = 1.0
@@ -632,6 +644,13 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			}
 		}
 		in := fuseInput{text: text, analyze: t.text.tokens.analyze, sig: sig}
+		if !a.NoSemantic {
+			in.words, in.wordsWeight = &t.text.words, semanticWeight
+			in.refTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
+			if a.SemanticWeight > 0 {
+				in.wordsWeight = a.SemanticWeight
+			}
+		}
 		if a.WithFeedback {
 			in.stats = func(lang string, terms []string) bm25.Stats { return t.text.ix.Stats(t.Name, lang, terms...) }
 		}
@@ -800,6 +819,7 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 			if err != nil {
 				return req, err
 			}
+
 			req.text[i] = side
 			for u := range side.scores {
 				textUIDs = append(textUIDs, u)
@@ -1001,6 +1021,13 @@ type fuseInput struct {
 	// stats looks up corpus statistics for more terms (the feedback's); nil turns feedback off.
 	stats func(lang string, terms []string) bm25.Stats
 	sig   rank.Signals
+	// words scores the text candidates' semantic similarity to the query (nil: off), a signal
+	// of weight wordsWeight.
+	words       *wordvec.Model
+	wordsWeight float64
+	// refTerms returns the terms of chunks by uid (the text index's), for the candidates the
+	// service's text index found, whose text recall does not read.
+	refTerms func(refs []uint64) [][]string
 }
 
 // Pseudo-relevance feedback (package prf): the best feedbackDocs text candidates of the first
@@ -1028,11 +1055,17 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 	for i, side := range in.text {
 		if side.served {
 			ideal := bm25.Ideal(side.terms, side.stats)
+			var found []rank.Chunk
+			var refs []uint64
 			for _, c := range out.Txt {
 				u, err := parseUID(c.UID)
 				if s := side.scores[u]; err == nil && s > 0 && ideal > 0 && len(c.M) > 0 {
 					sig.Text = append(sig.Text, rank.Chunk{ID: c.UID, Memory: c.M[0].UID, Score: s / ideal})
+					found, refs = append(found, rank.Chunk{ID: c.UID, Memory: c.M[0].UID}), append(refs, u)
 				}
+			}
+			if in.words != nil && in.refTerms != nil && len(refs) > 0 {
+				sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, in.refTerms(refs))...)
 			}
 			continue
 		}
@@ -1062,6 +1095,13 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 				sig.Text = append(sig.Text, rank.Chunk{ID: s.ID, Memory: memoryOf[s.ID], Score: s.Score / ideal})
 			}
 		}
+		if in.words != nil && len(docs) > 0 {
+			found, texts := make([]rank.Chunk, len(docs)), make([][]string, len(docs))
+			for j, d := range docs {
+				found[j], texts[j] = rank.Chunk{ID: d.ID, Memory: memoryOf[d.ID]}, d.Tokens
+			}
+			sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, texts)...)
+		}
 		if in.stats != nil && ideal > 0 {
 			sig.Feedback = append(sig.Feedback, feedback(side, docs, scored, memoryOf, ideal, in.stats)...)
 		}
@@ -1069,7 +1109,24 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 	if len(sig.Feedback) > 0 {
 		sig.FeedbackWeight = feedbackWeight
 	}
+	if len(sig.Semantic) > 0 {
+		sig.SemanticWeight = in.wordsWeight
+	}
 	return rank.Fuse(sig)
+}
+
+// semantic scores candidates (texts[i] the terms of found[i]) by their similarity to the query's
+// terms under the word vectors; only positive similarities count.
+func semantic(words *wordvec.Model, query []string, found []rank.Chunk, texts [][]string) []rank.Chunk {
+	var out []rank.Chunk
+	for i, s := range words.Similarity(query, texts) {
+		if s > 0 {
+			c := found[i]
+			c.Score = s
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // feedback scores docs against the terms the best first-pass candidates (scored, best first)

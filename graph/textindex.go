@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/wordvec"
 )
 
 // BM25 corpus statistics of a tenant, kept in this process.
@@ -69,6 +70,9 @@ type textIndex struct {
 	memories map[string][]string // Memory.id → its chunks' document ids, every indexed memory
 	tokens   tokenCache          // analysed chunk texts, for scoring candidates
 	vec      vectorSet           // chunk vectors for exact vector search (vecindex.go), when on
+	// words are the tenant's co-occurrence word vectors (package wordvec), counted from the
+	// same chunks' terms by the same scan and hooks, for recall's semantic signal.
+	words wordvec.Model
 
 	// Reconcile with the store (textsync.go).
 	gen         uint64          // counts loads; a sync started under an older one is dropped
@@ -199,12 +203,14 @@ func (x *textIndex) addMemoryLocked(tenant, memoryID string, docs []analysedDoc)
 		x.memories = map[string][]string{}
 	}
 	for _, doc := range x.memories[memoryID] {
-		x.ix.Remove(tenant, doc)
+		x.forgetDocLocked(tenant, doc)
 	}
 	ids := make([]string, len(docs))
 	var vecs []chunkVector
 	for i, d := range docs {
+		x.forgetDocLocked(tenant, d.id) // held under another memory id: counted once
 		x.ix.AddRef(tenant, d.id, d.lang, d.uid, d.tokens)
+		x.words.Add(d.tokens)
 		ids[i] = d.id
 		if d.vec.vec != nil {
 			vecs = append(vecs, d.vec)
@@ -217,11 +223,20 @@ func (x *textIndex) addMemoryLocked(tenant, memoryID string, docs []analysedDoc)
 // removeMemoryLocked forgets a memory's chunks and vectors.
 func (x *textIndex) removeMemoryLocked(tenant, memoryID string) {
 	for _, doc := range x.memories[memoryID] {
-		x.ix.Remove(tenant, doc)
+		x.forgetDocLocked(tenant, doc)
 	}
 	delete(x.memories, memoryID)
 	delete(x.shas, memoryID)
 	x.vec.remove(memoryID)
+}
+
+// forgetDocLocked removes one chunk document from the statistics and the word vectors (the
+// terms the statistics hold for it are what the word vectors counted).
+func (x *textIndex) forgetDocLocked(tenant, doc string) {
+	if terms := x.ix.DocTerms(tenant, doc); terms != nil {
+		x.words.Remove(terms)
+	}
+	x.ix.Remove(tenant, doc)
 }
 
 // textStats returns the tenant's statistics for lang and the given query terms, loading them
@@ -291,7 +306,7 @@ func (x *textIndex) ensureWith(ctx context.Context, t *Tenant, loadCtx context.C
 // their calls in pending — and swaps the result in under it, then replays the queue.
 func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 	started := time.Now()
-	built, memories, shas, vecs, read, err := loadTexts(ctx, t)
+	built, words, memories, shas, vecs, read, err := loadTexts(ctx, t)
 
 	x.mu.Lock()
 	chunks := 0
@@ -301,6 +316,7 @@ func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 	} else {
 		chunks = built.Len()
 		x.ix.Replace(t.Name, built)
+		x.words.Replace(words)
 		x.memories = memories
 		x.shas = shas
 		x.vec.replace(vecs)
@@ -476,10 +492,10 @@ type loadBatch struct {
 // the store (scanTexts) while GOMAXPROCS workers analyse what it has read (bm25.Analyze, the
 // bleve tokenizer and stemmer, is most of the CPU time), and the caller's goroutine counts the
 // analysed batches in the order they were read, so that a memory id the store holds twice ends
-// as it would in a sequential load. It returns the statistics, the memories' document ids and
-// content shas (so that a sync re-reads only what was edited since), the vectors and the time
-// spent in scan queries.
-func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]string, map[string]string, *vectorSet, time.Duration, error) {
+// as it would in a sequential load. It returns the statistics, the word vectors, the memories'
+// document ids and content shas (so that a sync re-reads only what was edited since), the
+// vectors and the time spent in scan queries.
+func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *wordvec.Model, map[string][]string, map[string]string, *vectorSet, time.Duration, error) {
 	workers := runtime.GOMAXPROCS(0)
 	read := make(chan loadBatch, 2*workers) // read ahead by a page or so while the workers are busy
 	analysed := make(chan loadBatch, workers)
@@ -529,6 +545,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]stri
 
 	// Batches arrive in any order; early ones wait in ahead until their turn.
 	var built bm25.Builder
+	var words wordvec.Model
 	var vecs vectorSet
 	memories := map[string][]string{}
 	shas := map[string]string{}
@@ -547,7 +564,11 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]stri
 				ids := make([]string, len(b.docs[i]))
 				var mv []chunkVector
 				for j, d := range b.docs[i] {
+					if old := built.DocTerms(d.id); old != nil {
+						words.Remove(old) // the same document again: counted once
+					}
 					built.AddRef(d.id, d.lang, d.uid, d.tokens)
+					words.Add(d.tokens)
 					ids[j] = d.id
 					if d.vec.vec != nil {
 						mv = append(mv, d.vec)
@@ -565,9 +586,9 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, map[string][]stri
 	}
 	// The reader has finished: read is closed before the workers, and they before analysed.
 	if readErr != nil {
-		return nil, nil, nil, nil, reading, readErr
+		return nil, nil, nil, nil, nil, reading, readErr
 	}
-	return &built, memories, shas, &vecs, reading, nil
+	return &built, &words, memories, shas, &vecs, reading, nil
 }
 
 // scannedMemory is a memory with its chunk texts (and uids and vectors when asked for), as

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,8 +88,36 @@ func (f *replicaFixture) matchesRescan(ten *graph.Tenant) {
 	kept := map[string]bm25.Stats{"de": ten.TextStats("de"), "": ten.TextStats("")}
 	keptMemories := ten.TextStatsMemories()
 	keptVectors := ten.HeldVectors()
+	// The word vectors (package wordvec) follow the same hooks and syncs: probe them with the
+	// vocabulary, each term against the others.
+	var vocab [][]string
+	for _, k := range kept {
+		for term := range k.DF {
+			vocab = append(vocab, []string{term})
+		}
+	}
+	slices.SortFunc(vocab, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
+	vocab = vocab[:min(len(vocab), 60)]
+	keptDocs, keptWords := ten.WordDocs(), make([][]float64, len(vocab))
+	for i, q := range vocab {
+		keptWords[i] = ten.WordSimilarity(q, vocab)
+	}
+	if len(vocab) > 1 && !slices.ContainsFunc(keptWords, func(s []float64) bool {
+		return slices.ContainsFunc(s, func(v float64) bool { return v != 0 && v < 0.999 })
+	}) {
+		f.t.Errorf("word vectors say nothing of %d terms", len(vocab))
+	}
 	if err := ten.RebuildTextStats(f.ctx); err != nil {
 		f.t.Fatal(err)
+	}
+	if n := ten.WordDocs(); n != keptDocs || n != kept["de"].Docs+kept[""].Docs {
+		f.t.Errorf("word vectors counted %d chunks; a rescan counts %d, the statistics hold %d", keptDocs, n, kept["de"].Docs+kept[""].Docs)
+	}
+	for i, q := range vocab {
+		if got := ten.WordSimilarity(q, vocab); !slices.Equal(got, keptWords[i]) {
+			f.t.Errorf("word vectors of %q kept %v, a rescan gives %v", q[0], keptWords[i], got)
+			break
+		}
 	}
 	// The exact vector search's copy follows the same hooks and syncs.
 	if scanned := ten.HeldVectors(); len(scanned) == 0 || !maps.EqualFunc(keptVectors, scanned, slices.Equal) {

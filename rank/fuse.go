@@ -27,6 +27,11 @@ type Signals struct {
 	// (pseudo-relevance feedback), on the text signal's scale, with its weight; nil = off.
 	Feedback       []Chunk
 	FeedbackWeight float64
+	// Semantic holds candidates scored by a second, semantic similarity to the query (the
+	// cosine of co-occurrence word vectors, package wordvec; 0..1, below 0 counts as 0), with
+	// its weight; nil = off.
+	Semantic       []Chunk
+	SemanticWeight float64
 	// Time maps memories to how well their time matches the time the query names (0..1; nil
 	// when it names none), with its weight. It only counts for memories a text or vector
 	// signal found: a date alone makes no hit.
@@ -73,6 +78,11 @@ func Fuse(s Signals) []Hit {
 	}
 	if len(s.Feedback) > 0 && s.FeedbackWeight > 0 {
 		l, _ := scoredList(bestFirst(s.Feedback, true), s.FeedbackWeight)
+		l.Top = 1
+		lists = append(lists, l)
+	}
+	if len(s.Semantic) > 0 && s.SemanticWeight > 0 {
+		l, _ := scoredList(bestFirst(s.Semantic, true), s.SemanticWeight)
 		l.Top = 1
 		lists = append(lists, l)
 	}

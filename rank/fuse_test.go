@@ -138,3 +138,23 @@ func TestSupport(t *testing.T) {
 		}
 	}
 }
+
+// The semantic signal is one more list of the weighted mean: it lifts a text candidate whose
+// words mean what the query means above one that only matches as well lexically.
+func TestFuseSemantic(t *testing.T) {
+	sig := Signals{Text: []Chunk{{"a", "A", 0.5}, {"b", "B", 0.5}}}
+	if got := ids(Fuse(sig)); !slices.Equal(got, []string{"A", "B"}) {
+		t.Fatalf("without semantic = %v", got)
+	}
+	sig.Semantic, sig.SemanticWeight = []Chunk{{"a", "A", 0.1}, {"b", "B", 0.9}}, 0.5
+	hits := Fuse(sig)
+	// A: (0.5 + 0.5·0.1)/1.5, B: (0.5 + 0.5·0.9)/1.5
+	if hits[0].ID != "B" || math.Abs(hits[0].Score-0.95/1.5) > 1e-12 || math.Abs(hits[1].Score-0.55/1.5) > 1e-12 {
+		t.Fatalf("with semantic = %+v", hits)
+	}
+	// Weight 0 turns it off.
+	sig.SemanticWeight = 0
+	if got := ids(Fuse(sig)); !slices.Equal(got, []string{"A", "B"}) {
+		t.Fatalf("semantic weight 0 = %v", got)
+	}
+}

@@ -373,7 +373,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		rank locomo.Ranker
 	}{
 		{"reference: in-memory BM25 (speaker+text)", locomo.BM25Baseline(convs, "", locomo.WithSpeaker, bm25.Params{})},
-		{"text only (BM25)", ranker(0, graph.Ablation{NoVector: true, NoRerank: true})},
+		{"text only (BM25)", ranker(0, graph.Ablation{NoVector: true, NoRerank: true, NoSemantic: true})},
 		{"vector only", ranker(0, graph.Ablation{NoText: true, NoRerank: true})},
 		{"text+vector", ranker(0, graph.Ablation{NoRerank: true})},
 		{"text+vector+graph (hops=1)", ranker(1, graph.Ablation{NoRerank: true})},
@@ -381,6 +381,10 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) without neighbour support", ranker(2, graph.Ablation{NoRerank: true, NoSupport: true})},
 		{"text+vector+graph (hops=2) with feedback (off by default)", ranker(2, graph.Ablation{NoRerank: true, WithFeedback: true})},
 		{"text+vector+graph (hops=2) without time", ranker(2, graph.Ablation{NoRerank: true, NoTime: true})},
+		{"text+vector+graph (hops=2) without semantic", ranker(2, graph.Ablation{NoRerank: true, NoSemantic: true})},
+		{"text+vector+graph (hops=2) semantic weight 1", ranker(2, graph.Ablation{NoRerank: true, SemanticWeight: 1})},
+		{"text+vector+graph (hops=2) semantic weight 0.25", ranker(2, graph.Ablation{NoRerank: true, SemanticWeight: 0.25})},
+		{"text+vector+graph (hops=2) Dgraph's full-text step (the plan before the service's text index)", ranker(2, graph.Ablation{NoRerank: true, DgraphText: true})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, graph.Ablation{NoRerank: true})},
 	}
 	if b.client.RerankerName() != "none" {

@@ -1,0 +1,366 @@
+// Package wordvec learns word vectors from a corpus's own co-occurrences, without a download:
+// random indexing over documents. Every term has a fixed random sparse "index vector" (Nonzero
+// entries of ±1 in Dims dimensions, derived from a hash of the term, so nothing is stored for
+// it); a term's context vector is the sum of the index vectors of the terms it shares a
+// document with. Terms used in the same contexts end with similar context vectors — a
+// random projection of the term-term co-occurrence matrix.
+//
+// The model is incremental and exact: adding a document adds its co-occurrences, removing it
+// subtracts them (the sums are of ±1, exact in float32 far beyond any corpus size), so a
+// Remove undoes an Add and the order of writes does not matter.
+//
+// At query time the counts are centred by what independence would give (a term in df(w) of N
+// documents is expected to meet term c df(w)·df(c)/N times), which removes the pull of
+// frequent words that every context shares — a PMI-like correction computed from one global
+// sum. A text's vector is the IDF-weighted sum of its terms' unit context vectors; Similarity
+// compares a query with texts by cosine.
+//
+// Memory: Dims float32 per term holding a vector (512 B at Dims 128), at most DefaultCap terms
+// (16 MiB of rows), plus a document frequency per distinct term; terms beyond the cap get no
+// vector (they still count as contexts of others). TestMemoryPer100kChunks: 100k chunks of 30
+// distinct terms over a 50k-term vocabulary take about 24 MB. The model holds no text and no
+// per-chunk data: what a chunk counted is undone from its terms, which the caller keeps (the
+// BM25 statistics do).
+//
+// All methods are safe for concurrent use. The zero value is an empty model with the default
+// cap.
+package wordvec
+
+import (
+	"hash/fnv"
+	"math"
+	"slices"
+	"sync"
+)
+
+const (
+	// Dims is the dimension of index and context vectors.
+	Dims = 128
+	// Nonzero is how many entries of an index vector are ±1 (half each).
+	Nonzero = 8
+	// DefaultCap bounds the terms holding a context vector.
+	DefaultCap = 1 << 15
+)
+
+// Model is one corpus's co-occurrence word vectors.
+type Model struct {
+	mu     sync.RWMutex
+	cap    int
+	df     map[string]int32 // every term in at least one document
+	slot   map[string]int32 // terms holding a context vector → their row in ctx
+	free   []int32
+	ctx    []float32 // rows of Dims
+	global [Dims]float32
+	docs   int64
+}
+
+// New returns an empty model holding context vectors for at most capTerms terms (0: DefaultCap).
+func New(capTerms int) *Model {
+	if capTerms <= 0 {
+		capTerms = DefaultCap
+	}
+	return &Model{cap: capTerms, df: map[string]int32{}, slot: map[string]int32{}}
+}
+
+type entry struct {
+	pos  uint8
+	sign float32
+}
+
+// index returns the term's index vector: Nonzero distinct positions, the first half +1, the
+// rest -1.
+func index(term string) [Nonzero]entry {
+	h := fnv.New64a()
+	h.Write([]byte(term))
+	s := h.Sum64()
+	var out [Nonzero]entry
+	var used [Dims]bool
+	for i := 0; i < Nonzero; {
+		// splitmix64
+		s += 0x9e3779b97f4a7c15
+		z := s
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		z ^= z >> 31
+		p := uint8(z % Dims)
+		if used[p] {
+			continue
+		}
+		used[p] = true
+		out[i] = entry{pos: p, sign: 1}
+		if i >= Nonzero/2 {
+			out[i].sign = -1
+		}
+		i++
+	}
+	return out
+}
+
+func distinct(terms []string) []string {
+	d := slices.Clone(terms)
+	slices.Sort(d)
+	return slices.Compact(d)
+}
+
+// Add counts one document (its terms; repeats count once).
+func (m *Model) Add(terms []string) { m.update(terms, 1) }
+
+// Remove undoes Add of the same terms.
+func (m *Model) Remove(terms []string) { m.update(terms, -1) }
+
+func (m *Model) update(terms []string, sign float32) {
+	terms = distinct(terms)
+	if len(terms) == 0 {
+		return
+	}
+	var sum [Dims]float32
+	idx := make([][Nonzero]entry, len(terms))
+	for i, t := range terms {
+		idx[i] = index(t)
+		for _, e := range idx[i] {
+			sum[e.pos] += e.sign
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.df == nil {
+		m.df, m.slot = map[string]int32{}, map[string]int32{}
+	}
+	if m.cap <= 0 {
+		m.cap = DefaultCap
+	}
+	if sign > 0 {
+		m.docs++
+		for _, t := range terms {
+			m.df[t]++
+			if m.df[t] == 1 && len(m.slot) < m.cap {
+				// A term gets a row only when its first document arrives, so its row holds
+				// exactly the documents that contain it.
+				m.slot[t] = m.newRow()
+			}
+		}
+	}
+	for i, t := range terms {
+		r, ok := m.slot[t]
+		if !ok {
+			continue
+		}
+		row := m.ctx[int(r)*Dims : int(r+1)*Dims]
+		for d := range row {
+			row[d] += sign * sum[d]
+		}
+		for _, e := range idx[i] { // not its own context
+			row[e.pos] -= sign * e.sign
+		}
+	}
+	for d := range m.global {
+		m.global[d] += sign * sum[d]
+	}
+	if sign < 0 {
+		m.docs--
+		for _, t := range terms {
+			n, ok := m.df[t]
+			if !ok {
+				continue
+			}
+			if n > 1 {
+				m.df[t] = n - 1
+				continue
+			}
+			delete(m.df, t)
+			if r, ok := m.slot[t]; ok {
+				clear(m.ctx[int(r)*Dims : int(r+1)*Dims])
+				m.free = append(m.free, r)
+				delete(m.slot, t)
+			}
+		}
+	}
+}
+
+func (m *Model) newRow() int32 {
+	if n := len(m.free); n > 0 {
+		r := m.free[n-1]
+		m.free = m.free[:n-1]
+		return r
+	}
+	r := int32(len(m.ctx) / Dims)
+	m.ctx = append(m.ctx, make([]float32, Dims)...)
+	return r
+}
+
+// Replace makes m hold what from holds (from is not used afterwards): a model built aside,
+// e.g. by a full scan, swapped in at once.
+func (m *Model) Replace(from *Model) {
+	from.mu.Lock()
+	defer from.mu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cap, m.df, m.slot, m.free, m.ctx, m.global, m.docs = from.cap, from.df, from.slot, from.free, from.ctx, from.global, from.docs
+}
+
+// Docs is the number of documents counted.
+func (m *Model) Docs() int64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.docs
+}
+
+// Len is the number of distinct terms counted.
+func (m *Model) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.df)
+}
+
+// unitLocked returns the term's centred context vector at unit length (false: no vector, or
+// nothing beyond what independence predicts).
+func (m *Model) unitLocked(term string, out *[Dims]float64) bool {
+	r, ok := m.slot[term]
+	if !ok || m.docs == 0 {
+		return false
+	}
+	row := m.ctx[int(r)*Dims : int(r+1)*Dims]
+	expect := float64(m.df[term]) / float64(m.docs)
+	var norm float64
+	for d := range row {
+		v := float64(row[d]) - expect*float64(m.global[d])
+		out[d] = v
+		norm += v * v
+	}
+	if norm == 0 {
+		return false
+	}
+	norm = math.Sqrt(norm)
+	for d := range out {
+		out[d] /= norm
+	}
+	return true
+}
+
+// idfLocked weighs a term in a text's vector: rarer terms say more about a text.
+func (m *Model) idfLocked(term string) float64 {
+	return math.Log(1 + float64(m.docs)/float64(max(m.df[term], 1)))
+}
+
+// Similarity scores each text (its terms) against the query's terms: the cosine of their
+// vectors (IDF-weighted sums of the terms' unit centred context vectors); 0 when either has
+// no vector.
+func (m *Model) Similarity(query []string, texts [][]string) []float64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	// Each distinct term's weighted unit vector, computed once per call (texts share words).
+	cache := map[string][]float64{}
+	vecOf := func(t string) []float64 {
+		if v, ok := cache[t]; ok {
+			return v
+		}
+		var u [Dims]float64
+		var v []float64
+		if m.unitLocked(t, &u) {
+			w := m.idfLocked(t)
+			v = make([]float64, Dims)
+			for d := range v {
+				v[d] = w * u[d]
+			}
+		}
+		cache[t] = v
+		return v
+	}
+	seen := map[string]bool{}
+	sumOf := func(terms []string, s *[Dims]float64) bool {
+		*s = [Dims]float64{}
+		clear(seen)
+		found := false
+		for _, t := range terms {
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
+			v := vecOf(t)
+			if v == nil {
+				continue
+			}
+			for d := range s {
+				s[d] += v[d]
+			}
+			found = true
+		}
+		return found
+	}
+	out := make([]float64, len(texts))
+	var q, d [Dims]float64
+	if !sumOf(query, &q) {
+		return out
+	}
+	for i, text := range texts {
+		if sumOf(text, &d) {
+			out[i] = cosine(&q, &d)
+		}
+	}
+	return out
+}
+
+// Nearest returns up to n terms whose vectors are closest (cosine) to term's, best first, with
+// their cosines; candidates restricts the search (nil: every term with a vector).
+func (m *Model) Nearest(term string, n int, candidates []string) ([]string, []float64) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var q [Dims]float64
+	if !m.unitLocked(term, &q) {
+		return nil, nil
+	}
+	type scored struct {
+		t string
+		s float64
+	}
+	var all []scored
+	try := func(t string) {
+		if t == term {
+			return
+		}
+		var v [Dims]float64
+		if m.unitLocked(t, &v) {
+			all = append(all, scored{t, cosine(&q, &v)})
+		}
+	}
+	if candidates == nil {
+		for t := range m.slot {
+			try(t)
+		}
+	} else {
+		for _, t := range distinct(candidates) {
+			try(t)
+		}
+	}
+	slices.SortFunc(all, func(a, b scored) int {
+		if a.s != b.s {
+			if a.s > b.s {
+				return -1
+			}
+			return 1
+		}
+		if a.t < b.t {
+			return -1
+		}
+		return 1
+	})
+	all = all[:min(n, len(all))]
+	terms, scores := make([]string, len(all)), make([]float64, len(all))
+	for i, s := range all {
+		terms[i], scores[i] = s.t, s.s
+	}
+	return terms, scores
+}
+
+func cosine(a, b *[Dims]float64) float64 {
+	var dot, na, nb float64
+	for d := range a {
+		dot += a[d] * b[d]
+		na += a[d] * a[d]
+		nb += b[d] * b[d]
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
