@@ -223,9 +223,9 @@ func (t *Tenant) readChunks(ctx context.Context, txn *dgo.Txn, uids string) ([]s
 }
 
 type listedMemory struct {
-	UID    string `json:"uid"`
-	ID     string `json:"Memory.id"`
-	SHA    string `json:"Memory.content_sha"`
+	UID string `json:"uid"`
+	ID  string `json:"Memory.id"`
+	SHA string `json:"Memory.content_sha"`
 }
 
 func afterClause(uid string) string {
