@@ -23,14 +23,12 @@ import (
 //
 // The set lives and dies with the tenant's BM25 statistics (textIndex): the same scan loads it,
 // the same ingest hooks and replica syncs keep it current (a chunk's vector travels with its
-// analysed text, analysedDoc.vec), under the same rules. Cost: 4·dim bytes per chunk and its
-// sign bits (1.5 KB + 48 B at 384 dimensions: 155 MB for 100k chunks); Config.NoExactVectors
-// turns it off.
+// analysed text, analysedDoc.vec), under the same rules. Cost: 4·dim bytes per chunk (1.5 KB at
+// 384 dimensions: 150 MB for 100k chunks); Config.NoExactVectors turns it off.
 type vectorSet struct {
 	mu       sync.RWMutex
 	dim      int
 	data     []float32 // len(uids)·dim, slot i at data[i·dim:]
-	signs    []uint64  // the sign bits of each slot's vector, rank.SignWords(dim) words a slot
 	uids     []uint64  // chunk uid per slot
 	slot     map[uint64]int
 	byMemory map[string][]uint64 // Memory.id → its chunks' uids held here
@@ -71,14 +69,11 @@ func (s *vectorSet) addLocked(memoryID string, vecs []chunkVector) {
 		}
 		if i, ok := s.slot[v.uid]; ok { // the same chunk under another memory id: keep one copy
 			copy(s.data[i*s.dim:(i+1)*s.dim], v.vec)
-			w := rank.SignWords(s.dim)
-			copy(s.signs[i*w:(i+1)*w], rank.AppendSigns(nil, v.vec))
 			continue
 		}
 		s.slot[v.uid] = len(s.uids)
 		s.uids = append(s.uids, v.uid)
 		s.data = append(s.data, v.vec...)
-		s.signs = rank.AppendSigns(s.signs, v.vec)
 		held = append(held, v.uid)
 	}
 	if len(held) > 0 {
@@ -100,16 +95,13 @@ func (s *vectorSet) removeLocked(memoryID string) {
 			continue
 		}
 		last := len(s.uids) - 1
-		w := rank.SignWords(s.dim)
 		if i != last {
 			s.uids[i] = s.uids[last]
 			copy(s.data[i*s.dim:(i+1)*s.dim], s.data[last*s.dim:])
-			copy(s.signs[i*w:(i+1)*w], s.signs[last*w:])
 			s.slot[s.uids[i]] = i
 		}
 		s.uids = s.uids[:last]
 		s.data = s.data[:last*s.dim]
-		s.signs = s.signs[:last*w]
 		delete(s.slot, uid)
 	}
 	delete(s.byMemory, memoryID)
@@ -119,7 +111,7 @@ func (s *vectorSet) removeLocked(memoryID string) {
 func (s *vectorSet) replace(built *vectorSet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.dim, s.data, s.signs, s.uids, s.slot, s.byMemory, s.skipped = built.dim, built.data, built.signs, built.uids, built.slot, built.byMemory, built.skipped
+	s.dim, s.data, s.uids, s.slot, s.byMemory, s.skipped = built.dim, built.data, built.uids, built.slot, built.byMemory, built.skipped
 }
 
 // len is the number of chunk vectors held.
@@ -137,16 +129,6 @@ func (s *vectorSet) search(q []float32, n int) ([]uint64, bool) {
 	return uids, ok
 }
 
-// From signsFrom chunks on, the search scores exactly only the max(signsOverFetch·n,
-// signsMinCandidates) chunks whose vectors' sign bits are closest to the query's
-// (rank.TopNSigns): at 100k chunks a tenth of a full scan's time, and the speed benchmark's
-// vector recall@10 against the full scan is in docs/recall.md. Smaller sets are scanned whole.
-const (
-	signsFrom          = 20_000
-	signsOverFetch     = 20
-	signsMinCandidates = 2000
-)
-
 // searchScored is search with each chunk's score (the dot product with q), best first.
 func (s *vectorSet) searchScored(q []float32, n int) ([]uint64, []float32, bool) {
 	s.mu.RLock()
@@ -154,12 +136,7 @@ func (s *vectorSet) searchScored(q []float32, n int) ([]uint64, []float32, bool)
 	if len(s.uids) == 0 || len(q) != s.dim || n <= 0 {
 		return nil, nil, false
 	}
-	var top []rank.Slot
-	if len(s.uids) >= signsFrom {
-		top = rank.TopNSigns(q, s.data, s.signs, s.dim, n, max(signsOverFetch*n, signsMinCandidates))
-	} else {
-		top = rank.TopN(q, s.data, s.dim, n)
-	}
+	top := rank.TopN(q, s.data, s.dim, n)
 	out := make([]uint64, len(top))
 	scores := make([]float32, len(top))
 	for i, h := range top {

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -43,26 +42,8 @@ func bruteTop(held map[uint64][]float32, q []float32, n int) []uint64 {
 	return uids[:min(n, len(uids))]
 }
 
-// signsTop is what the set's search answers from signsFrom vectors on: rank.TopNSigns over the
-// vectors it should hold (the pre-selection does not depend on their order).
-func signsTop(held map[uint64][]float32, q []float32, n int) []uint64 {
-	uids := slices.Sorted(maps.Keys(held))
-	var data []float32
-	var signs []uint64
-	for _, u := range uids {
-		data = append(data, held[u]...)
-		signs = rank.AppendSigns(signs, held[u])
-	}
-	var out []uint64
-	for _, h := range rank.TopNSigns(q, data, signs, len(q), n, max(signsOverFetch*n, signsMinCandidates)) {
-		out = append(out, uids[h.Index])
-	}
-	return out
-}
-
-// The set answers exactly what a brute-force scan of what it should hold answers (from
-// signsFrom vectors on: the sign-bit pre-selection over them), through adds, replacements and
-// removals (slots refilled from the end, sign bits with them), on both the one-goroutine and the
+// The set answers exactly what a brute-force scan of what it should hold answers, through adds,
+// replacements and removals (slots refilled from the end), on both the one-goroutine and the
 // split scan.
 func TestVectorSetSearchIsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -116,11 +97,7 @@ func TestVectorSetSearchIsExact(t *testing.T) {
 			if !ok {
 				t.Fatal("search refused")
 			}
-			want := bruteTop(held, q, 30)
-			if len(held) >= signsFrom {
-				want = signsTop(held, q, 30)
-			}
-			if !slices.Equal(got, want) {
+			if want := bruteTop(held, q, 30); !slices.Equal(got, want) {
 				t.Fatalf("%d memories: search\n%v\nwant\n%v", memories, got, want)
 			}
 		}
