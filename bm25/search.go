@@ -18,6 +18,37 @@ type Hit struct {
 // most of a 100k-document corpus would otherwise allocate and clear 800 kB.
 var accumulators = sync.Pool{New: func() any { return new([]float64) }}
 
+// scoringQuery is a query prepared for one corpus: its terms' ids and IDFs, the corpus' average
+// length and the parameters (defaults filled in).
+type scoringQuery struct {
+	ids    []uint32
+	idf    []float64
+	avgLen float64
+	p      Params
+}
+
+// scoring finds tenant's corpus lang and prepares query for it; q is nil when there is nothing
+// to score (no such tenant or corpus, or no query term in it). The caller holds ix.mu.
+func (ix *Index) scoring(tenant, lang string, query []string, p Params) (*tenantIndex, *corpus, *scoringQuery) {
+	if p == (Params{}) {
+		p = DefaultParams
+	}
+	t := ix.tenants[tenant]
+	if t == nil {
+		return nil, nil, nil
+	}
+	c := t.corpora[lang]
+	if c == nil {
+		return t, nil, nil
+	}
+	docs := max(c.docs, 1)
+	ids, idf := c.queryTerms(query, docs)
+	if len(ids) == 0 {
+		return t, c, nil
+	}
+	return t, c, &scoringQuery{ids: ids, idf: idf, avgLen: max(float64(c.totalLen)/float64(docs), 1), p: p}
+}
+
 // queryTerms are a query's distinct terms as they score in corpus c: their term ids and IDFs
 // (terms the corpus does not hold are dropped: they match nothing).
 func (c *corpus) queryTerms(query []string, n int64) (ids []uint32, idf []float64) {
@@ -44,25 +75,14 @@ func (ix *Index) Search(tenant, lang string, query []string, n int, p Params) []
 	if n <= 0 {
 		return nil
 	}
-	if p == (Params{}) {
-		p = DefaultParams
-	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	t := ix.tenants[tenant]
-	if t == nil {
+	t, c, q := ix.scoring(tenant, lang, query, p)
+	if q == nil {
 		return nil
 	}
-	c := t.corpora[lang]
-	if c == nil {
-		return nil
-	}
-	docs := max(c.docs, 1)
-	avgLen := max(float64(c.totalLen)/float64(docs), 1)
-	ids, idf := c.queryTerms(query, docs)
-	if len(ids) == 0 {
-		return nil
-	}
+	ids, idf, avgLen := q.ids, q.idf, q.avgLen
+	p = q.p
 
 	accp := accumulators.Get().(*[]float64)
 	defer accumulators.Put(accp)
@@ -108,26 +128,15 @@ func (ix *Index) Search(tenant, lang string, query []string, n int, p Params) []
 // references (those the corpus holds and that hold a query term; others are absent): what
 // Search would have given them. The work is the query's terms times the references.
 func (ix *Index) ScoreRefs(tenant, lang string, query []string, refs []uint64, p Params) map[uint64]float64 {
-	if p == (Params{}) {
-		p = DefaultParams
-	}
 	out := map[uint64]float64{}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	t := ix.tenants[tenant]
-	if t == nil {
+	t, c, q := ix.scoring(tenant, lang, query, p)
+	if q == nil {
 		return out
 	}
-	c := t.corpora[lang]
-	if c == nil {
-		return out
-	}
-	docs := max(c.docs, 1)
-	avgLen := max(float64(c.totalLen)/float64(docs), 1)
-	ids, idf := c.queryTerms(query, docs)
-	if len(ids) == 0 {
-		return out
-	}
+	ids, idf, avgLen := q.ids, q.idf, q.avgLen
+	p = q.p
 	want := make(map[uint32]float64, len(ids))
 	for i, tid := range ids {
 		want[tid] = idf[i]
