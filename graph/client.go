@@ -171,7 +171,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		c.Close()
 		return nil, fmt.Errorf("dgraph guardian login: %w", err)
 	}
-	if err := applySchema(ctx, c.galaxy, schema.Galaxy, "galaxy"); err != nil {
+	if _, err := applySchema(ctx, c.galaxy, schema.Galaxy, "galaxy"); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -254,12 +254,9 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 	if err := checkReembed(ctx, name, dg); err != nil {
 		return nil, err
 	}
-	before, err := SchemaVersion(ctx, dg)
+	before, err := ApplyTenantSchema(ctx, dg, c.cfg.Relations)
 	if err != nil {
-		return nil, fmt.Errorf("tenant %q: read schema version: %w", name, err)
-	}
-	if err := ApplyTenantSchema(ctx, dg, c.cfg.Relations); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tenant %q: %w", name, err)
 	}
 	if before < previewSchemaVersion {
 		n, err := backfillPreviews(ctx, dg)

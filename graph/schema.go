@@ -17,9 +17,11 @@ import (
 
 // ApplyTenantSchema applies the tenant schema plus one uid predicate per
 // relation type, then records the schema version in the namespace's Meta
-// node. Alter is idempotent, so this runs on every start; adding a relation
-// to a shape file and restarting adds its predicate and changes nothing else.
-func ApplyTenantSchema(ctx context.Context, dg *dgo.Dgraph, relations []string) error {
+// node, and returns the version recorded before. It runs on every open and
+// alters only when the schema differs from the one recorded (applySchema);
+// adding a relation to a shape file and restarting adds its predicate and
+// changes nothing else.
+func ApplyTenantSchema(ctx context.Context, dg *dgo.Dgraph, relations []string) (before int, err error) {
 	var b strings.Builder
 	b.WriteString(schema.Tenant)
 	b.WriteString("\n# relation predicates from shapes/\n")
@@ -43,12 +45,14 @@ func RelationSchema(relations []string) string {
 // Dgraph refuses or holds an alter while an index is being rebuilt — after a bulk import the
 // tenant's HNSW index rebuilds in the background for minutes, and every process opening the
 // tenant meanwhile would wait for it.
-func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) error {
+// It returns the schema version recorded before it ran.
+func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) (int, error) {
 	sum := sha256.Sum256([]byte(dql))
 	sha := hex.EncodeToString(sum[:])
+	// A record that cannot be read counts as none: the schema is applied, as before records.
 	rec, err := schemaRecord(ctx, dg)
 	if err == nil && rec.version == schema.Version && rec.sha == sha && rec.vectorIndex != vectorIndexDropped {
-		return nil
+		return rec.version, nil
 	}
 	// Alter can fail transiently right after start ("Please retry"), and
 	// concurrent alters conflict: retry a few times.
@@ -57,20 +61,20 @@ func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) error {
 			break
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 		time.Sleep(time.Duration(200*(attempt+1)) * time.Millisecond)
 	}
 	if err != nil {
-		return fmt.Errorf("apply %s schema: %w", which, err)
+		return 0, fmt.Errorf("apply %s schema: %w", which, err)
 	}
 	if rec.vectorIndex == vectorIndexDropped {
 		// The schema brought the index back (an import that was killed before restoring it).
 		if err := setMeta(ctx, dg, map[string]string{"Meta.vector_index": vectorIndexBuilt}); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return recordSchema(ctx, dg, schema.Version, sha)
+	return rec.version, recordSchema(ctx, dg, schema.Version, sha)
 }
 
 // recordSchema upserts the namespace's Meta node (key "knowmind") with the schema version and
