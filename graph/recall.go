@@ -222,7 +222,7 @@ type recallQueryArgs struct {
 	TextDE, TextEN bool
 	TextServed     bool   // the service searched its own text index: TX by uid, no anyoftext
 	TextUIDs       string // with TextServed: the chunks it proposes
-	TextSeeds      string // with TextServed: the best of them by BM25, graph seeds (SX)
+	TextSeeds      string // with TextServed: the chunks holding the rarest query words, graph seeds (SX)
 	TextCap        int
 	TextVars       string
 	MemoryFilter   string
@@ -246,7 +246,8 @@ type recallPlan struct {
 	poolDE, poolEN bool     // full-text pools for the vector re-score per stored language
 	exact          []uint64 // the exact vector search's top chunks, best first (nil: not searched)
 	// textServed: the service searched its own text index (bm25.Index.Search): textUIDs are
-	// the candidates, textSeeds the best of them by BM25, sent by uid; no anyoftext, no text read.
+	// the candidates, textSeeds the chunks holding the rarest query words (graph seeds), sent by
+	// uid; no anyoftext, no text read.
 	textServed bool
 	textUIDs   []uint64
 	textSeeds  []uint64
@@ -862,7 +863,8 @@ type textSide struct {
 	stats bm25.Stats
 	// served: the service searched its text index. scores holds the BM25 score of the chunks it
 	// proposes (the best textCandidates, and every vector candidate holding a query term), by
-	// chunk uid; seeds the best graphSeeds of them. match and seed are then empty.
+	// chunk uid; seeds up to graphSeeds chunks holding the query's rarest words. match and seed
+	// are then empty.
 	served bool
 	scores map[uint64]float64
 	seeds  []uint64
@@ -878,7 +880,8 @@ func textCandidates(k int) int { return vectorCandidates(k) }
 
 // textSide analyses the query for one language and finds its text candidates: with served, the
 // best textCandidates(k) of the tenant's text index, the vector candidates (exact) scored too,
-// and graphSeeds(k) of them as seeds; otherwise the words anyoftext should match.
+// and as seeds up to graphSeeds(k) chunks holding the rarest query words; otherwise the words
+// anyoftext should match.
 func (t *Tenant) textSide(ctx context.Context, lang, query string, k int, served bool, exact []uint64) (textSide, error) {
 	side := textSide{lang: lang, terms: bm25.Analyze(lang, query)}
 	if len(side.terms) == 0 {
