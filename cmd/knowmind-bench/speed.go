@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -49,6 +50,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	timing := fs.Bool("timing", true, "measure latency and throughput (off: only vector recall)")
 	dropIndex := fs.Bool("drop-vector-index", true, "load without Dgraph's HNSW index and rebuild it in the background afterwards (recall does not use it while the service holds the vectors)")
 	only := fs.String("only", "", "time only the recall variants whose name matches this regular expression")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (service and benchmark) over the timed variants to this file")
 	vectorIndex := fs.String("vector-index", "", `experiment: another index for Chunk.embedding in the benchmark tenant, e.g. 'hnsw(metric:"euclidean")' (use a fresh --dir: opening the tenant again re-applies the schema)`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -96,7 +98,21 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	fmt.Fprintf(out, "first recall (includes the BM25 statistics scan of %d chunks): %.0f ms\n\n", *n, float64(time.Since(start).Microseconds())/1000)
 
 	if *timing {
-		if err := timeVariants(ctx, out, ten, qs, *k, *hops, *only, dropped); err != nil {
+		if *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+		}
+		err := timeVariants(ctx, out, ten, qs, *k, *hops, *only, dropped)
+		if *cpuProfile != "" {
+			pprof.StopCPUProfile()
+		}
+		if err != nil {
 			return err
 		}
 	}
