@@ -29,7 +29,7 @@ type vectorSet struct {
 	mu       sync.RWMutex
 	dim      int
 	vecs     *rank.Blocks // slot i is vector i; nil until the first vector
-	uids     []uint64  // chunk uid per slot
+	uids     []uint64     // chunk uid per slot
 	slot     map[uint64]int
 	byMemory map[string][]uint64 // Memory.id → its chunks' uids held here
 	skipped  int                 // vectors refused for a dimension other than dim
