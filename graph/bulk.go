@@ -423,6 +423,7 @@ func (b *bulkEntry) bulkNode(blank string) map[string]any {
 // WriteRelations writes relation records (see the top of this file), one result per record in
 // order; a result's ID is the edge id. The error is for the batch as a whole.
 func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur knowmind.BatchCursor) ([]knowmind.ItemResult, error) {
+	defer t.relationsWritten() // it may write a relation's first edge: recall asks again (linkedrelations.go)
 	if err := checkCursor(cur); err != nil {
 		return nil, err
 	}

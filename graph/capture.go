@@ -27,6 +27,7 @@ import (
 // reported, and for a stored fact linked new -CONTRADICTS-> existing; the
 // existing memory stays current (never silently superseded).
 func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowmind.Extractor) (knowmind.CaptureResult, error) {
+	defer t.relationsWritten() // it may write a relation's first edge: recall asks again (linkedrelations.go)
 	res := knowmind.CaptureResult{Stored: []knowmind.CapturedFact{}, Drafts: []knowmind.CapturedFact{},
 		PMMatches: []knowmind.GoalMatch{}, Conflicts: []knowmind.Conflict{}, Extractor: ex.Name()}
 	text := strings.TrimSpace(in.Text)

@@ -119,6 +119,7 @@ type Tenant struct {
 	c         *Client          // embedder, shapes, logger
 	text      textIndex        // BM25 corpus statistics for recall (textindex.go)
 	goals     goalCache        // open event goals for matching writes (goals.go)
+	links     linkedSet        // relation predicates holding edges, for recall's hops (linkedrelations.go)
 }
 
 // Open dials every alpha, logs in as guardian of the default namespace

@@ -165,6 +165,7 @@ func (l *titleLocks) lock(ctx context.Context, namespace uint64, title string) (
 // documents' ids (never nil, empty when none). Same title and content as a
 // current document returns it with Unchanged.
 func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentInput) (knowmind.StoreResult, error) {
+	defer t.relationsWritten() // it may write a relation's first edge: recall asks again (linkedrelations.go)
 	content, err := checkContent(in.Content)
 	if err != nil {
 		return knowmind.StoreResult{}, err

@@ -61,6 +61,7 @@ const currentVersionQuery = `query q($id: string) {
 // superseded, also when a concurrent update of it won, and ingest_failed
 // when the new version cannot be embedded or written (then nothing changed).
 func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (knowmind.UpdateFactResult, error) {
+	defer t.relationsWritten() // it may write a relation's first edge: recall asks again (linkedrelations.go)
 	targetID, err := checkText("target_id", in.TargetID, knowmind.MaxIDChars, true)
 	if err != nil {
 		return knowmind.UpdateFactResult{}, err

@@ -134,6 +134,41 @@ func TestRecallHopsReachLinkedMemories(t *testing.T) {
 	}
 }
 
+// The hops ask Dgraph only for the relation predicates that hold an edge in the tenant, and a
+// link's first edge of a type is followed by the very next recall (the cache of linked
+// relations is dropped by the write, not only after its recheck period).
+func TestRecallHopsFollowOnlyLinkedRelations(t *testing.T) {
+	f := newRecallFixture(t)
+	sc := dgraphtest.HopsScenario
+	hub := f.store(sc.Hub.Title, sc.Hub.Content)
+	mid := f.store(sc.Mid.Title, sc.Mid.Content)
+	far := f.store(sc.Far.Title, sc.Far.Content)
+	q := knowmind.RecallQuery{Query: sc.Query, K: 3, Hops: 2}
+	asks := func() string {
+		t.Helper()
+		req, err := f.ten.PrepareRecall(f.ctx, q, graph.Ablation{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return req.DQL
+	}
+	if dql := asks(); strings.Contains(dql, "hop1") {
+		t.Fatalf("no edge in the tenant, yet the request expands:\n%s", dql)
+	}
+	f.recall(q) // hops without an edge to follow: answered, not refused
+	f.link(hub, mid, "RELATES_TO")
+	if dql := asks(); !strings.Contains(dql, "<RELATES_TO>") || strings.Contains(dql, "<REFERENCES>") || strings.Contains(dql, "<OWNS>") {
+		t.Fatalf("after a RELATES_TO link the hops should follow it alone:\n%s", dql)
+	}
+	f.link(mid, far, "REFERENCES") // within the recheck period of the last question
+	if dql := asks(); !strings.Contains(dql, "<REFERENCES>") || !strings.Contains(dql, "<REFERENCED_BY>") {
+		t.Fatalf("the first REFERENCES link is not followed at once:\n%s", dql)
+	}
+	if ids := hitIDs(f.recall(q)); !slices.Equal(ids, []string{hub, mid, far}) {
+		t.Fatalf("hops=2: %v, want hub, 1-hop, 2-hop", ids)
+	}
+}
+
 func TestRecallAtTimeFollowsUpdateFact(t *testing.T) {
 	f := newRecallFixture(t)
 	old := f.store("Tarif Müller GmbH", "Müller GmbH läuft auf Tarif Starter mit zwei Plätzen.")

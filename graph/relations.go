@@ -172,6 +172,7 @@ func (t *Tenant) Link(ctx context.Context, fromID, toID, relType string) (knowmi
 // LinkWith is Link recording meta on both edges (facets confidence, created_by, reason).
 // Linking an open edge again with other meta rewrites it.
 func (t *Tenant) LinkWith(ctx context.Context, fromID, toID, relType string, meta knowmind.EdgeMeta) (knowmind.LinkResult, error) {
+	defer t.relationsWritten() // it may write a relation's first edge: recall asks again (linkedrelations.go)
 	if c := meta.Confidence; c != nil && (*c < 0 || *c > 1) {
 		return knowmind.LinkResult{}, knowmind.InvalidParam("confidence", "confidence must lie in 0..1")
 	}
