@@ -549,6 +549,10 @@ type Ablation struct {
 	// SemanticWeight, when above 0, replaces the semantic signal's weight (semanticWeight),
 	// for the benchmark's comparison.
 	SemanticWeight float64
+	// NoTitle turns off the title field (rank.Signals.Title); TitleWeight, when above 0,
+	// replaces its weight (titleWeight), for the benchmark's comparison.
+	NoTitle     bool
+	TitleWeight float64
 	// DgraphVectorScores keeps the exact search but lets Dgraph re-score its candidates with
 	// HNSW's and the text candidates' (the plan before the service scored them), for the speed
 	// benchmark's comparison.
@@ -650,6 +654,15 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			in.refTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
 			if a.SemanticWeight > 0 {
 				in.wordsWeight = a.SemanticWeight
+			}
+		}
+		if !a.NoTitle {
+			in.titleWeight = titleWeight
+			if a.TitleWeight > 0 {
+				in.titleWeight = a.TitleWeight
+			}
+			in.titles = func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats) {
+				return t.text.titles.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{}), t.text.titles.Stats(t.Name, lang, terms...)
 			}
 		}
 		if a.WithFeedback {
@@ -1031,6 +1044,59 @@ type fuseInput struct {
 	// refTerms returns the terms of chunks by uid (the text index's), for the candidates the
 	// service's text index found, whose text recall does not read.
 	refTerms func(refs []uint64) [][]string
+	// titles scores chunks by uid on their memory's title (the title field, textIndex.titles)
+	// and gives the titles' statistics for the terms; nil: off. titleWeight is the signal's
+	// weight.
+	titles      func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats)
+	titleWeight float64
+}
+
+// titleWeight is the title field's weight (rank.Signals.Title) against text's 1. Measured on
+// LoCoMo (docs/recall.md).
+const titleWeight = 0.5
+
+// titleMatch scores the memories of the text and vector candidates on their title for one
+// language side: the title field's BM25 of the chunk found as a share of the ideal score of the
+// query terms some title holds (a query word no title holds does not count against a title),
+// the best chunk's per memory, into match.
+func titleMatch(out *recallResponse, side textSide, titles func(string, []string, []uint64) (map[uint64]float64, bm25.Stats), match map[string]float64) {
+	memoryOf := map[uint64]string{}
+	var refs []uint64
+	add := func(uid string, m []dgMem) {
+		if u, err := parseUID(uid); err == nil && len(m) > 0 {
+			if _, ok := memoryOf[u]; !ok {
+				memoryOf[u] = m[0].UID
+				refs = append(refs, u)
+			}
+		}
+	}
+	for _, c := range out.Txt {
+		add(c.UID, c.M)
+	}
+	for _, c := range out.Vec {
+		add(c.UID, c.M)
+	}
+	if len(refs) == 0 {
+		return
+	}
+	scores, st := titles(side.lang, side.terms, refs)
+	if len(scores) == 0 {
+		return
+	}
+	var held []string
+	for _, term := range side.terms {
+		if st.DF[term] > 0 {
+			held = append(held, term)
+		}
+	}
+	ideal := bm25.Ideal(held, st)
+	if ideal <= 0 {
+		return
+	}
+	for u, s := range scores {
+		m := memoryOf[u]
+		match[m] = max(match[m], min(s/ideal, 1))
+	}
 }
 
 // Pseudo-relevance feedback (package prf): the best feedbackDocs text candidates of the first
@@ -1056,6 +1122,12 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 		}
 	}
 	for i, side := range in.text {
+		if (side.served || side.match != "") && in.titles != nil && in.titleWeight > 0 {
+			if sig.Title == nil {
+				sig.Title, sig.TitleWeight = map[string]float64{}, in.titleWeight
+			}
+			titleMatch(out, side, in.titles, sig.Title)
+		}
 		if side.served {
 			ideal := bm25.Ideal(side.terms, side.stats)
 			var found []rank.Chunk
