@@ -1051,9 +1051,10 @@ type fuseInput struct {
 	titleWeight float64
 }
 
-// titleWeight is the title field's weight (rank.Signals.Title) against text's 1. Measured on
-// LoCoMo (docs/recall.md).
-const titleWeight = 0.5
+// titleWeight is the title field's weight (rank.Signals.Title): a direct hit whose title
+// matches the query fully scores 1 + titleWeight times its fused score. Measured on LoCoMo
+// (docs/recall.md).
+const titleWeight = 0.25
 
 // titleMatch scores the memories of the text and vector candidates on their title for one
 // language side: the title field's BM25 of the chunk found as a share of the ideal score of the

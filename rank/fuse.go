@@ -38,8 +38,10 @@ type Signals struct {
 	Time       map[string]float64
 	TimeWeight float64
 	// Title maps memories to how well their title matches the query (0..1: the title field's
-	// BM25 as a share of the query's ideal score in the titles; nil = off), with its weight. As
-	// with Time, only memories a text or vector signal found count: a title alone makes no hit.
+	// BM25 as a share of the query's ideal score in the titles; nil = off), with its weight. It
+	// is a factor, not a further signal of the mean: a direct hit's fused score is multiplied by
+	// 1 + TitleWeight·match (at most 1), so memories whose title does not match keep their
+	// score, and a title alone makes no hit.
 	Title       map[string]float64
 	TitleWeight float64
 	// VectorUnrelated is the cosine an unrelated text typically has with a query under the
@@ -99,15 +101,28 @@ func Fuse(s Signals) []Hit {
 		}
 		lists = append(lists, vecList)
 	}
-	for _, m := range []struct {
-		match  map[string]float64
-		weight float64
-	}{{s.Time, s.TimeWeight}, {s.Title, s.TitleWeight}} {
-		if l := memoryList(m.match, m.weight, textMems, vecMems); len(l.IDs) > 0 {
+	if len(s.Time) > 0 && s.TimeWeight > 0 {
+		l := Scored{Weight: s.TimeWeight, Top: 1}
+		seen := map[string]bool{}
+		for _, m := range slices.Concat(textMems, vecMems) {
+			if v := s.Time[m]; v > 0 && !seen[m] {
+				seen[m] = true
+				l.IDs, l.Scores = append(l.IDs, m), append(l.Scores, v)
+			}
+		}
+		if len(l.IDs) > 0 {
 			lists = append(lists, l)
 		}
 	}
 	direct := Relative(lists...)
+	if s.TitleWeight > 0 && len(s.Title) > 0 {
+		for i, h := range direct {
+			if v := s.Title[h.ID]; v > 0 {
+				direct[i].Score = min(h.Score*(1+s.TitleWeight*v), 1)
+			}
+		}
+		slices.SortStableFunc(direct, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	}
 	hits := Expand(direct, s.Adjacent, s.Hops)
 	if s.Support > 0 && s.Hops > 0 {
 		hits = Support(hits, direct, s.Adjacent, s.Support)
@@ -128,23 +143,6 @@ func Fuse(s Signals) []Hit {
 		}
 	}
 	return hits
-}
-
-// memoryList is a per-memory signal (match: 0..1 by memory) as Relative's list, for the
-// memories the text and vector signals found, in their order.
-func memoryList(match map[string]float64, weight float64, textMems, vecMems []string) Scored {
-	l := Scored{Weight: weight, Top: 1}
-	if len(match) == 0 || weight <= 0 {
-		return l
-	}
-	seen := map[string]bool{}
-	for _, m := range slices.Concat(textMems, vecMems) {
-		if v := match[m]; v > 0 && !seen[m] {
-			seen[m] = true
-			l.IDs, l.Scores = append(l.IDs, m), append(l.Scores, v)
-		}
-	}
-	return l
 }
 
 // Support adds the evidence of neighbouring direct hits to each of hits (see Signals.Support)

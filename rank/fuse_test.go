@@ -169,10 +169,15 @@ func TestFuseTitle(t *testing.T) {
 	sig := base
 	sig.Title, sig.TitleWeight = map[string]float64{"B": 1, "Z": 1}, 0.5
 	hits := Fuse(sig)
-	// A: 0.6/1.5 = 0.4; B: (0.5 + 0.5·1)/1.5 = 0.667; Z is no candidate.
+	// A keeps 0.6; B: 0.5·(1 + 0.5·1) = 0.75; Z is no candidate.
 	if len(hits) != 2 || hits[0].ID != "B" || hits[1].ID != "A" ||
-		math.Abs(hits[0].Score-1.0/1.5) > 1e-12 || math.Abs(hits[1].Score-0.4) > 1e-12 {
+		math.Abs(hits[0].Score-0.75) > 1e-12 || math.Abs(hits[1].Score-0.6) > 1e-12 {
 		t.Fatalf("with B's title matching: %+v", hits)
+	}
+	// A factor, capped at 1; a partial match counts in part.
+	sig.Title, sig.TitleWeight = map[string]float64{"A": 0.25, "B": 1}, 2
+	if hits := Fuse(sig); hits[0].ID != "B" || hits[0].Score != 1 || math.Abs(hits[1].Score-0.9) > 1e-12 {
+		t.Fatalf("title weight 2: %+v", hits)
 	}
 	if hits[0].Chunk != "b1" {
 		t.Fatalf("B is represented by %q, want its text chunk", hits[0].Chunk)

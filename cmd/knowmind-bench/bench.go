@@ -389,9 +389,9 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) semantic weight 1", ranker(2, graph.Ablation{NoRerank: true, SemanticWeight: 1})},
 		{"text+vector+graph (hops=2) semantic weight 0.25", ranker(2, graph.Ablation{NoRerank: true, SemanticWeight: 0.25})},
 		{"text+vector+graph (hops=2) without title", ranker(2, graph.Ablation{NoRerank: true, NoTitle: true})},
-		{"text+vector+graph (hops=2) title weight 0.25", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.25})},
+		{"text+vector+graph (hops=2) title weight 0.125", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.125})},
+		{"text+vector+graph (hops=2) title weight 0.5", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.5})},
 		{"text+vector+graph (hops=2) title weight 1", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 1})},
-		{"text+vector+graph (hops=2) title weight 2", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 2})},
 		{"text+vector+graph (hops=2) Dgraph's full-text step (the plan before the service's text index)", ranker(2, graph.Ablation{NoRerank: true, DgraphText: true})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, graph.Ablation{NoRerank: true})},
 	}
