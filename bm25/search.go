@@ -14,9 +14,15 @@ type Hit struct {
 	Score float64
 }
 
-// accumulators are Search's per-slot score arrays, reused across queries: a query that touches
-// most of a 100k-document corpus would otherwise allocate and clear 800 kB.
-var accumulators = sync.Pool{New: func() any { return new([]float64) }}
+// accumulator is Search's per-slot score array and the list of slots it touched.
+type accumulator struct {
+	acc     []float64
+	touched []uint32
+}
+
+// accumulators are reused across queries: a query that touches most of a 100k-document corpus
+// would otherwise allocate and clear 800 kB, and grow a touched list of 100k slots.
+var accumulators = sync.Pool{New: func() any { return new(accumulator) }}
 
 // scoringQuery is a query prepared for one corpus: its terms' ids and IDFs, the corpus' average
 // length and the parameters (defaults filled in).
@@ -84,13 +90,14 @@ func (ix *Index) Search(tenant, lang string, query []string, n int, p Params) []
 	ids, idf, avgLen := q.ids, q.idf, q.avgLen
 	p = q.p
 
-	accp := accumulators.Get().(*[]float64)
-	defer accumulators.Put(accp)
-	if cap(*accp) < len(t.slots) {
-		*accp = make([]float64, len(t.slots))
+	ap := accumulators.Get().(*accumulator)
+	defer accumulators.Put(ap)
+	if cap(ap.acc) < len(t.slots) {
+		ap.acc = make([]float64, len(t.slots))
 	}
-	acc := (*accp)[:len(t.slots)]
-	var touched []uint32
+	acc := ap.acc[:len(t.slots)]
+	touched := ap.touched[:0]
+	defer func() { ap.touched = touched[:0] }()
 	for i, tid := range ids {
 		for _, po := range c.post[tid] {
 			if acc[po.slot] == 0 {

@@ -177,7 +177,7 @@ func (t *Tenant) HeldVectors() map[uint64][]float32 {
 	defer s.mu.RUnlock()
 	out := make(map[uint64][]float32, len(s.uids))
 	for i, uid := range s.uids {
-		out[uid] = s.data[i*s.dim : (i+1)*s.dim]
+		out[uid] = s.vecs.Vector(i, nil)
 	}
 	return out
 }

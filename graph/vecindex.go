@@ -13,7 +13,7 @@ import (
 //
 // Why: Dgraph v25.2.0's HNSW loses true neighbours as a tenant grows, and ef is its only
 // query-time knob; the exact scan inside Dgraph (has(Chunk.embedding) + math) is exact but slow
-// (docs/recall.md has both measured). A scan of float32 vectors held here (rank.TopN) is cheap,
+// (docs/recall.md has both measured). A scan of float32 vectors held here (rank.Blocks) is cheap,
 // so recall asks Dgraph for the exact top chunks
 // by uid (recallQuery's VX) next to HNSW's, and re-scores both there as before: the scores recall
 // reports always come from the stored vectors in Dgraph; what this set decides is only which
@@ -28,8 +28,8 @@ import (
 type vectorSet struct {
 	mu       sync.RWMutex
 	dim      int
-	data     []float32 // len(uids)·dim, slot i at data[i·dim:]
-	uids     []uint64  // chunk uid per slot
+	vecs     *rank.Blocks // slot i is vector i; nil until the first vector
+	uids     []uint64     // chunk uid per slot
 	slot     map[uint64]int
 	byMemory map[string][]uint64 // Memory.id → its chunks' uids held here
 	skipped  int                 // vectors refused for a dimension other than dim
@@ -68,12 +68,15 @@ func (s *vectorSet) addLocked(memoryID string, vecs []chunkVector) {
 			continue
 		}
 		if i, ok := s.slot[v.uid]; ok { // the same chunk under another memory id: keep one copy
-			copy(s.data[i*s.dim:(i+1)*s.dim], v.vec)
+			s.vecs.Set(i, v.vec)
 			continue
+		}
+		if s.vecs == nil {
+			s.vecs = rank.NewBlocks(s.dim)
 		}
 		s.slot[v.uid] = len(s.uids)
 		s.uids = append(s.uids, v.uid)
-		s.data = append(s.data, v.vec...)
+		s.vecs.Append(v.vec)
 		held = append(held, v.uid)
 	}
 	if len(held) > 0 {
@@ -97,11 +100,10 @@ func (s *vectorSet) removeLocked(memoryID string) {
 		last := len(s.uids) - 1
 		if i != last {
 			s.uids[i] = s.uids[last]
-			copy(s.data[i*s.dim:(i+1)*s.dim], s.data[last*s.dim:])
 			s.slot[s.uids[i]] = i
 		}
+		s.vecs.RemoveSwap(i)
 		s.uids = s.uids[:last]
-		s.data = s.data[:last*s.dim]
 		delete(s.slot, uid)
 	}
 	delete(s.byMemory, memoryID)
@@ -111,7 +113,7 @@ func (s *vectorSet) removeLocked(memoryID string) {
 func (s *vectorSet) replace(built *vectorSet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.dim, s.data, s.uids, s.slot, s.byMemory, s.skipped = built.dim, built.data, built.uids, built.slot, built.byMemory, built.skipped
+	s.dim, s.vecs, s.uids, s.slot, s.byMemory, s.skipped = built.dim, built.vecs, built.uids, built.slot, built.byMemory, built.skipped
 }
 
 // len is the number of chunk vectors held.
@@ -123,7 +125,7 @@ func (s *vectorSet) len() int {
 
 // search returns the uids of the n chunks whose vectors have the largest dot product with q
 // (cosine: vectors are unit length), best first, and false when the set cannot answer (empty,
-// or q of another dimension). The scan itself is rank.TopN.
+// or q of another dimension). The scan itself is rank.Blocks.TopN.
 func (s *vectorSet) search(q []float32, n int) ([]uint64, bool) {
 	uids, _, ok := s.searchScored(q, n)
 	return uids, ok
@@ -136,7 +138,7 @@ func (s *vectorSet) searchScored(q []float32, n int) ([]uint64, []float32, bool)
 	if len(s.uids) == 0 || len(q) != s.dim || n <= 0 {
 		return nil, nil, false
 	}
-	top := rank.TopN(q, s.data, s.dim, n)
+	top := s.vecs.TopN(q, n)
 	out := make([]uint64, len(top))
 	scores := make([]float32, len(top))
 	for i, h := range top {

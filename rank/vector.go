@@ -37,6 +37,11 @@ func TopN(q, data []float32, dim, n int) []Slot {
 		wg.Go(func() { tops[p] = scan(q, data, dim, n, from, to) })
 	}
 	wg.Wait()
+	return merged(tops, n)
+}
+
+// merged is the best n of the parts' best n, best first, equal scores by the lower index.
+func merged(tops []topN, n int) []Slot {
 	all := tops[0]
 	for _, t := range tops[1:] {
 		for _, h := range t.hits {
@@ -73,14 +78,16 @@ func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0
+	// The conversions forbid fused multiply-adds (Go may fuse x*y+z otherwise, on some
+	// architectures): every product is rounded, as Blocks.TopN rounds it.
 	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+		s0 += float32(a[i] * b[i])
+		s1 += float32(a[i+1] * b[i+1])
+		s2 += float32(a[i+2] * b[i+2])
+		s3 += float32(a[i+3] * b[i+3])
 	}
 	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
+		s0 += float32(a[i] * b[i])
 	}
 	return s0 + s1 + s2 + s3
 }

@@ -19,7 +19,8 @@
 // (16 MiB of rows), plus a document frequency per distinct term; terms beyond the cap get no
 // vector (they still count as contexts of others). TestMemoryPer100kChunks: 100k chunks of 30
 // distinct terms over a 50k-term vocabulary take about 24 MB. The model holds no text and no
-// per-chunk data: what a chunk counted is undone from its terms, which the caller keeps (the
+// per-chunk data (a cache of the IDF-weighted unit vectors recall asks for, emptied by every
+// write, holds at most as many again: 512 B per term): what a chunk counted is undone from its terms, which the caller keeps (the
 // BM25 statistics do).
 //
 // All methods are safe for concurrent use. The zero value is an empty model with the default
@@ -52,6 +53,13 @@ type Model struct {
 	ctx    []float32 // rows of Dims
 	global [Dims]float32
 	docs   int64
+
+	// weighted caches each term's IDF-weighted unit vector between writes: recall asks for
+	// the same few thousand terms again and again, and computing them was most of its cost.
+	// Any write empties it (a write moves every vector: the centring uses the global sum).
+	// Guarded by cmu (Similarity holds only mu's read lock); at most cap entries.
+	cmu      sync.Mutex
+	weighted map[string][]float32
 }
 
 // New returns an empty model holding context vectors for at most capTerms terms (0: DefaultCap).
@@ -123,6 +131,7 @@ func (m *Model) update(terms []string, sign float32) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.dropCache()
 	if m.df == nil {
 		m.df, m.slot = map[string]int32{}, map[string]int32{}
 	}
@@ -196,6 +205,14 @@ func (m *Model) Replace(from *Model) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.cap, m.df, m.slot, m.free, m.ctx, m.global, m.docs = from.cap, from.df, from.slot, from.free, from.ctx, from.global, from.docs
+	m.dropCache()
+}
+
+// dropCache empties the weighted vectors' cache; the caller holds mu's write lock.
+func (m *Model) dropCache() {
+	m.cmu.Lock()
+	m.weighted = nil
+	m.cmu.Unlock()
 }
 
 // Docs is the number of documents counted.
@@ -248,24 +265,7 @@ func (m *Model) idfLocked(term string) float64 {
 func (m *Model) Similarity(query []string, texts [][]string) []float64 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	// Each distinct term's weighted unit vector, computed once per call (texts share words).
-	cache := map[string][]float64{}
-	vecOf := func(t string) []float64 {
-		if v, ok := cache[t]; ok {
-			return v
-		}
-		var u [Dims]float64
-		var v []float64
-		if m.unitLocked(t, &u) {
-			w := m.idfLocked(t)
-			v = make([]float64, Dims)
-			for d := range v {
-				v[d] = w * u[d]
-			}
-		}
-		cache[t] = v
-		return v
-	}
+	vecs := m.weightedLocked(query, texts)
 	seen := map[string]bool{}
 	sumOf := func(terms []string, s *[Dims]float64) bool {
 		*s = [Dims]float64{}
@@ -276,12 +276,13 @@ func (m *Model) Similarity(query []string, texts [][]string) []float64 {
 				continue
 			}
 			seen[t] = true
-			v := vecOf(t)
+			v := vecs[t]
 			if v == nil {
 				continue
 			}
+			v = v[:Dims]
 			for d := range s {
-				s[d] += v[d]
+				s[d] += float64(v[d])
 			}
 			found = true
 		}
@@ -298,6 +299,55 @@ func (m *Model) Similarity(query []string, texts [][]string) []float64 {
 		}
 	}
 	return out
+}
+
+// weightedLocked returns the IDF-weighted unit vectors of the query's and the texts' terms
+// (nil for a term without one), from the cache where it holds them; the caller holds mu's
+// read lock, so no write can change them meanwhile.
+func (m *Model) weightedLocked(query []string, texts [][]string) map[string][]float32 {
+	vecs := make(map[string][]float32, 4*len(texts)+len(query))
+	for _, t := range query {
+		vecs[t] = nil
+	}
+	for _, text := range texts {
+		for _, t := range text {
+			vecs[t] = nil
+		}
+	}
+	var missing []string
+	m.cmu.Lock()
+	for t := range vecs {
+		if v, ok := m.weighted[t]; ok {
+			vecs[t] = v
+		} else {
+			missing = append(missing, t)
+		}
+	}
+	m.cmu.Unlock()
+	if len(missing) == 0 {
+		return vecs
+	}
+	computed := make([][]float32, len(missing))
+	var u [Dims]float64
+	for i, t := range missing {
+		if m.unitLocked(t, &u) {
+			w := m.idfLocked(t)
+			v := make([]float32, Dims)
+			for d := range v {
+				v[d] = float32(w * u[d])
+			}
+			computed[i], vecs[t] = v, v
+		}
+	}
+	m.cmu.Lock()
+	defer m.cmu.Unlock()
+	if m.weighted == nil || len(m.weighted)+len(missing) > max(m.cap, DefaultCap) {
+		m.weighted = make(map[string][]float32, len(missing))
+	}
+	for i, t := range missing {
+		m.weighted[t] = computed[i] // nil too: a term without a vector is not computed again
+	}
+	return vecs
 }
 
 // Nearest returns up to n terms whose vectors are closest (cosine) to term's, best first, with

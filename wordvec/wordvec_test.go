@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 )
@@ -82,6 +83,11 @@ func TestRemoveUndoesAdd(t *testing.T) {
 	want := m.Similarity([]string{"kitten", "cat"}, [][]string{{"dog"}, {"bond"}, {"vet", "fur"}})
 	for _, d := range docs[100:] {
 		m.Add(d)
+	}
+	// Asked between the writes: the cached vectors of the 200-document model must not
+	// outlive the removals below.
+	if mid := m.Similarity([]string{"kitten", "cat"}, [][]string{{"dog"}, {"bond"}, {"vet", "fur"}}); slices.Equal(mid, want) {
+		t.Errorf("adding 100 documents changed no similarity: %v", mid)
 	}
 	// Removed in another order than added.
 	for i := len(docs) - 1; i >= 100; i-- {

@@ -8,7 +8,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -49,6 +51,8 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	timing := fs.Bool("timing", true, "measure latency and throughput (off: only vector recall)")
 	dropIndex := fs.Bool("drop-vector-index", true, "load without Dgraph's HNSW index and rebuild it in the background afterwards (recall does not use it while the service holds the vectors)")
 	only := fs.String("only", "", "time only the recall variants whose name matches this regular expression")
+	hold := fs.Duration("hold", 0, "experiments: after the timings keep the cluster up this long, the tenant's DQL login in --dir/hold.json (0600)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (service and benchmark) over the timed variants to this file")
 	vectorIndex := fs.String("vector-index", "", `experiment: another index for Chunk.embedding in the benchmark tenant, e.g. 'hnsw(metric:"euclidean")' (use a fresh --dir: opening the tenant again re-applies the schema)`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -96,7 +100,27 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	fmt.Fprintf(out, "first recall (includes the BM25 statistics scan of %d chunks): %.0f ms\n\n", *n, float64(time.Since(start).Microseconds())/1000)
 
 	if *timing {
-		if err := timeVariants(ctx, out, ten, qs, *k, *hops, *only, dropped); err != nil {
+		if *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+		}
+		err := timeVariants(ctx, out, ten, qs, *k, *hops, *only, dropped)
+		if *cpuProfile != "" {
+			pprof.StopCPUProfile()
+		}
+		if err != nil {
+			return err
+		}
+	}
+
+	if *hold > 0 {
+		if err := holdCluster(ctx, b, bf.dir, name, *hold); err != nil {
 			return err
 		}
 	}
@@ -665,4 +689,30 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 	}
 	fmt.Fprintln(out)
 	return nil
+}
+
+// holdCluster keeps the benchmark's Dgraph up for d (or until ctx ends) with nothing else
+// running, and leaves the tenant's login where a DQL experiment finds it: --dir/hold.json.
+func holdCluster(ctx context.Context, b *benchBackend, dir, tenant string, d time.Duration) error {
+	cred, err := b.client.NamespaceCredentials(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(map[string]any{"alphas": b.alphas, "userid": cred.User, "password": cred.Password, "namespace": cred.Namespace})
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		return fmt.Errorf("--hold needs --dir")
+	}
+	file := filepath.Join(dir, "hold.json")
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "holding the cluster for %s; login in %s\n", d, file)
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+	return os.Remove(file)
 }
