@@ -231,6 +231,13 @@ func (b *Builder) AddRef(id, lang string, ref uint64, tokens []string) {
 	b.t.add(id, lang, ref, tokens)
 }
 
+// Remove forgets document id, as Index.Remove does (an unknown id does nothing).
+func (b *Builder) Remove(id string) {
+	if b.t != nil {
+		b.t.remove(id)
+	}
+}
+
 // DocTerms is Index.DocTerms for the documents added so far.
 func (b *Builder) DocTerms(id string) []string { return b.t.docTerms(id) }
 

@@ -117,6 +117,16 @@ func TestIndexReplaceWithBuilder(t *testing.T) {
 	if b.Len() != 3 {
 		t.Errorf("Builder.Len = %d, want 3", b.Len())
 	}
+	// A Remove on the builder undoes its Add, as on the Index (an unknown id does nothing).
+	incremental.Remove("t", "3")
+	b.Remove("3")
+	b.Remove("unknown")
+	(&Builder{}).Remove("x")
+	if b.Len() != 2 {
+		t.Errorf("Builder.Len after Remove = %d, want 2", b.Len())
+	}
+	b.Add("3", "en", Analyze("en", "Caroline went to the support group"))
+	incremental.Add("t", "3", "en", Analyze("en", "Caroline went to the support group"))
 	replaced.Replace("t", &b)
 	for _, lang := range []string{"de", "en", ""} {
 		wantStats(t, &replaced, "t", lang, incremental.Stats("t", lang))
@@ -231,6 +241,40 @@ func TestIndexMemoryPerDoc(t *testing.T) {
 	}
 }
 
+// TestTitleFieldMemoryPerDoc measures the title field recall keeps beside the chunks (graph's
+// textIndex.titles: each chunk's memory title as a document): 100k chunks with titles of 3
+// distinct terms from a 20k-term vocabulary.
+func TestTitleFieldMemoryPerDoc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates ~30 MB")
+	}
+	const docs, vocab = 100_000, 20_000
+	terms := make([]string, vocab)
+	for i := range terms {
+		terms[i] = fmt.Sprintf("title%05d", i)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	tokens := make([]string, 3)
+	var ix Index
+	before := heapInUse()
+	var b Builder
+	for d := range docs {
+		for i := range tokens {
+			tokens[i] = terms[rng.IntN(vocab)]
+		}
+		b.AddRef(fmt.Sprintf("%032x#0", d), "de", uint64(0x10000+d), tokens)
+	}
+	ix.Replace("tenant", &b)
+	after := heapInUse()
+	runtime.KeepAlive(terms)
+	runtime.KeepAlive(&ix)
+	perDoc := float64(after-before) / docs
+	t.Logf("%d title docs: %.1f MB, %.0f B/doc (vocabulary of %d terms included)", docs, float64(after-before)/1e6, perDoc, vocab)
+	if perDoc > 400 {
+		t.Errorf("%.0f B/doc for the title field, docs/recall.md states about 300", perDoc)
+	}
+}
+
 func heapInUse() uint64 {
 	runtime.GC()
 	runtime.GC()
@@ -279,5 +323,29 @@ func TestIndexRefTerms(t *testing.T) {
 	}
 	if got := ix.RefTerms("other", []uint64{7}); len(got) != 1 || got[0] != nil {
 		t.Errorf("unknown tenant: %v", got)
+	}
+}
+
+// BenchmarkTitleField is what the title field adds to a recall (graph's titleMatch): the
+// statistics of a 6-term query and ScoreRefs over 200 candidate chunks, in a title field of
+// 100k chunks with 3-term titles from a 20k-term vocabulary.
+func BenchmarkTitleField(b *testing.B) {
+	const docs, vocab = 100_000, 20_000
+	rng := rand.New(rand.NewPCG(9, 10))
+	var bl Builder
+	for d := range docs {
+		bl.AddRef(fmt.Sprintf("%032x#0", d), "", uint64(1+d), []string{
+			fmt.Sprint("w", rng.IntN(vocab)), fmt.Sprint("w", rng.IntN(vocab)), fmt.Sprint("w", rng.IntN(vocab))})
+	}
+	var ix Index
+	ix.Replace("t", &bl)
+	refs := make([]uint64, 200)
+	for i := range refs {
+		refs[i] = uint64(1 + rng.IntN(docs))
+	}
+	query := []string{"w1", "w20", "w300", "w4000", "w5", "nowhere"}
+	for b.Loop() {
+		ix.Stats("t", "", query...)
+		ix.ScoreRefs("t", "", query, refs, Params{})
 	}
 }

@@ -15,6 +15,11 @@ func (t *Tenant) TextStats(lang string, terms ...string) bm25.Stats {
 	return t.text.ix.Stats(t.Name, lang, terms...)
 }
 
+// TitleStats exposes the statistics of a tenant's title field (textIndex.titles).
+func (t *Tenant) TitleStats(lang string, terms ...string) bm25.Stats {
+	return t.text.titles.Stats(t.Name, lang, terms...)
+}
+
 // TextStatsLoaded reports whether this process has loaded the tenant's statistics.
 func (t *Tenant) TextStatsLoaded() bool {
 	t.text.mu.Lock()

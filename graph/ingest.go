@@ -387,7 +387,7 @@ func (t *Tenant) indexed(e *entry) {
 			chunks[i].Vec = e.vectors[i]
 		}
 	}
-	t.indexText(e.id, e.lang, e.sha, chunks)
+	t.indexText(e.id, e.lang, e.sha, e.title, chunks)
 }
 
 func (t *Tenant) provider() string {

@@ -561,6 +561,10 @@ type Ablation struct {
 	// SemanticWeight, when above 0, replaces the semantic signal's weight (semanticWeight),
 	// for the benchmark's comparison.
 	SemanticWeight float64
+	// NoTitle turns off the title field (rank.Signals.Title); TitleWeight, when above 0,
+	// replaces its weight (titleWeight), for the benchmark's comparison.
+	NoTitle     bool
+	TitleWeight float64
 	// DgraphVectorScores keeps the exact search but lets Dgraph re-score its candidates with
 	// HNSW's and the text candidates' (the plan before the service scored them), for the speed
 	// benchmark's comparison.
@@ -662,6 +666,15 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			in.refTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
 			if a.SemanticWeight > 0 {
 				in.wordsWeight = a.SemanticWeight
+			}
+		}
+		if !a.NoTitle {
+			in.titleWeight = titleWeight
+			if a.TitleWeight > 0 {
+				in.titleWeight = a.TitleWeight
+			}
+			in.titles = func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats) {
+				return t.text.titles.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{}), t.text.titles.Stats(t.Name, lang, terms...)
 			}
 		}
 		if a.WithFeedback {
@@ -1050,6 +1063,11 @@ type fuseInput struct {
 	// refTerms returns the terms of chunks by uid (the text index's), for the candidates the
 	// service's text index found, whose text recall does not read.
 	refTerms func(refs []uint64) [][]string
+	// titles scores chunks by uid on their memory's title (the title field, textIndex.titles)
+	// and gives the titles' statistics for the terms; nil: off. titleWeight is the signal's
+	// weight.
+	titles      func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats)
+	titleWeight float64
 }
 
 // Pseudo-relevance feedback (package prf): the best feedbackDocs text candidates of the first
@@ -1075,6 +1093,12 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 		}
 	}
 	for i, side := range in.text {
+		if (side.served || side.match != "") && in.titles != nil && in.titleWeight > 0 {
+			if sig.Title == nil {
+				sig.Title, sig.TitleWeight = map[string]float64{}, in.titleWeight
+			}
+			titleMatch(out, side, in.titles, sig.Title)
+		}
 		if side.served {
 			ideal := bm25.Ideal(side.terms, side.stats)
 			var found []rank.Chunk

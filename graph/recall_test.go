@@ -599,3 +599,26 @@ func TestRecallServedTextMatchesDgraphText(t *testing.T) {
 		t.Fatalf("a memory stored after the load: %+v", res.Hits)
 	}
 }
+
+// The title field: of two memories whose text holds the query's words alike, the one whose
+// title the query names ranks first — which the text alone (the title is also the chunk's
+// first line) does not decide, as the other's text is shorter.
+func TestRecallTitleField(t *testing.T) {
+	f := newRecallFixture(t)
+	named := f.store("Werkstatt", "Das Getriebe wurde gestern Nachmittag gründlich geprüft, die Kupplung ebenfalls.")
+	other := f.store("Lager", "Werkstatt: das Getriebe wurde geprüft, die Kupplung auch.")
+	q := knowmind.RecallQuery{Query: "Werkstatt Getriebe Kupplung", K: 2}
+	if ids := hitIDs(f.recallAblated(q, graph.Ablation{NoTitle: true})); len(ids) != 2 || ids[0] != other {
+		t.Fatalf("without the title field: %v, want %s (the shorter text) first", ids, other)
+	}
+	res := f.recall(q)
+	if ids := hitIDs(res); len(ids) != 2 || ids[0] != named {
+		t.Fatalf("with the title field: %v, want %s (titled Werkstatt) first", scoresOf(res), named)
+	}
+	// A query word no title holds does not count against the title: the same with a word
+	// only the texts hold.
+	q.Query = "Werkstatt Getriebe Kupplung geprüft"
+	if ids := hitIDs(f.recall(q)); len(ids) != 2 || ids[0] != named {
+		t.Fatalf("%q: %v, want %s first", q.Query, ids, named)
+	}
+}

@@ -73,6 +73,11 @@ type textIndex struct {
 	// words are the tenant's co-occurrence word vectors (package wordvec), counted from the
 	// same chunks' terms by the same scan and hooks, for recall's semantic signal.
 	words wordvec.Model
+	// titles is the title field: each chunk's memory title (analysed in the chunk's language) as a
+	// document of its own, same id and reference as the chunk's, so that recall scores a chunk's
+	// title apart from its text (rank.Signals.Title). Chunks of untitled memories have none.
+	// Counted by the same scan, hooks and syncs as ix.
+	titles bm25.Index
 
 	// Reconcile with the store (textsync.go).
 	gen         uint64          // counts loads; a sync started under an older one is dropped
@@ -115,13 +120,14 @@ type textChunk struct {
 // indexText records the chunks of a memory the caller has just committed with status indexed.
 // lang is the memory's language as stored: "de" for German (Chunk.text@de), anything else for
 // untagged English text; sha its Memory.content_sha. Call it after the commit, never for a
-// failed ingest.
-func (t *Tenant) indexText(memoryID, lang, sha string, chunks []textChunk) {
+// failed ingest. title is the memory's title (the title field, textIndex.titles).
+func (t *Tenant) indexText(memoryID, lang, sha, title string, chunks []textChunk) {
 	lang = storedTextLang(lang)
 	// Analysed before the index's lock is taken: recalls' reads and a load's swap wait for it.
 	docs := make([]analysedDoc, len(chunks))
+	titleTokens := bm25.Analyze(lang, title)
 	for i, c := range chunks {
-		docs[i] = analysedDoc{id: textDocID(memoryID, c.Position), lang: lang, uid: c.UID, tokens: bm25.Analyze(lang, c.Text)}
+		docs[i] = analysedDoc{id: textDocID(memoryID, c.Position), lang: lang, uid: c.UID, tokens: bm25.Analyze(lang, c.Text), title: titleTokens}
 		if c.UID != 0 && c.Vec != nil && t.exactVectors() {
 			docs[i].vec = chunkVector{uid: c.UID, vec: c.Vec}
 		}
@@ -210,6 +216,9 @@ func (x *textIndex) addMemoryLocked(tenant, memoryID string, docs []analysedDoc)
 	for i, d := range docs {
 		x.forgetDocLocked(tenant, d.id) // held under another memory id: counted once
 		x.ix.AddRef(tenant, d.id, d.lang, d.uid, d.tokens)
+		if len(d.title) > 0 {
+			x.titles.AddRef(tenant, d.id, d.lang, d.uid, d.title)
+		}
 		x.words.Add(d.tokens)
 		ids[i] = d.id
 		if d.vec.vec != nil {
@@ -237,6 +246,7 @@ func (x *textIndex) forgetDocLocked(tenant, doc string) {
 		x.words.Remove(terms)
 	}
 	x.ix.Remove(tenant, doc)
+	x.titles.Remove(tenant, doc)
 }
 
 // textStats returns the tenant's statistics for lang and the given query terms, loading them
@@ -306,7 +316,7 @@ func (x *textIndex) ensureWith(ctx context.Context, t *Tenant, loadCtx context.C
 // their calls in pending — and swaps the result in under it, then replays the queue.
 func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 	started := time.Now()
-	built, words, memories, shas, vecs, read, err := loadTexts(ctx, t)
+	built, titles, words, memories, shas, vecs, read, err := loadTexts(ctx, t)
 
 	x.mu.Lock()
 	chunks := 0
@@ -316,6 +326,7 @@ func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 	} else {
 		chunks = built.Len()
 		x.ix.Replace(t.Name, built)
+		x.titles.Replace(t.Name, titles)
 		x.words.Replace(words)
 		x.memories = memories
 		x.shas = shas
@@ -388,6 +399,7 @@ const scanTextQuery = `{
     uid
     Memory.id
     Memory.content_sha
+    Memory.title
     Memory.chunks { uid  p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[3]s }
   }
 }`
@@ -495,7 +507,7 @@ type loadBatch struct {
 // as it would in a sequential load. It returns the statistics, the word vectors, the memories'
 // document ids and content shas (so that a sync re-reads only what was edited since), the
 // vectors and the time spent in scan queries.
-func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *wordvec.Model, map[string][]string, map[string]string, *vectorSet, time.Duration, error) {
+func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *bm25.Builder, *wordvec.Model, map[string][]string, map[string]string, *vectorSet, time.Duration, error) {
 	workers := runtime.GOMAXPROCS(0)
 	read := make(chan loadBatch, 2*workers) // read ahead by a page or so while the workers are busy
 	analysed := make(chan loadBatch, workers)
@@ -544,7 +556,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *wordvec.Model, m
 	}()
 
 	// Batches arrive in any order; early ones wait in ahead until their turn.
-	var built bm25.Builder
+	var built, titles bm25.Builder
 	var words wordvec.Model
 	var vecs vectorSet
 	memories := map[string][]string{}
@@ -568,6 +580,11 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *wordvec.Model, m
 						words.Remove(old) // the same document again: counted once
 					}
 					built.AddRef(d.id, d.lang, d.uid, d.tokens)
+					if len(d.title) > 0 {
+						titles.AddRef(d.id, d.lang, d.uid, d.title)
+					} else {
+						titles.Remove(d.id)
+					}
 					words.Add(d.tokens)
 					ids[j] = d.id
 					if d.vec.vec != nil {
@@ -586,9 +603,9 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *wordvec.Model, m
 	}
 	// The reader has finished: read is closed before the workers, and they before analysed.
 	if readErr != nil {
-		return nil, nil, nil, nil, nil, reading, readErr
+		return nil, nil, nil, nil, nil, nil, reading, readErr
 	}
-	return &built, &words, memories, shas, &vecs, reading, nil
+	return &built, &titles, &words, memories, shas, &vecs, reading, nil
 }
 
 // scannedMemory is a memory with its chunk texts (and uids and vectors when asked for), as
@@ -597,6 +614,7 @@ type scannedMemory struct {
 	UID    string `json:"uid"`
 	ID     string `json:"Memory.id"`
 	SHA    string `json:"Memory.content_sha"` // read by a load (scanTextQuery), not by a sync's fetch
+	Title  string `json:"Memory.title"`
 	Chunks []struct {
 		P   int             `json:"p"`
 		DE  string          `json:"de"`
@@ -617,8 +635,17 @@ func (m scannedMemory) analyse(ctx context.Context, log *slog.Logger, recompute 
 	if recompute != nil {
 		computed = m.recompute(ctx, log, recompute, sources)
 	}
+	titles := map[string][]string{} // per language: a memory's chunks share their title's analysis
 	for i, s := range sources {
 		d := analysedDoc{id: s.ID, lang: s.Lang, tokens: bm25.Analyze(s.Lang, s.Text)}
+		if m.Title != "" {
+			tt, ok := titles[s.Lang]
+			if !ok {
+				tt = bm25.Analyze(s.Lang, m.Title)
+				titles[s.Lang] = tt
+			}
+			d.title = tt
+		}
 		if u, err := parseUID(m.Chunks[i].UID); err == nil {
 			d.uid = u
 		}

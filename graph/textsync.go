@@ -203,6 +203,7 @@ const syncListQuery = `{
 const syncFetchQuery = `{
   m(func: uid(%[1]s)) {
     Memory.id
+    Memory.title
     Memory.chunks { uid  p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[2]s }
   }
 }`
@@ -432,6 +433,7 @@ type analysedDoc struct {
 	id, lang string
 	uid      uint64 // the chunk's uid (0: not known), what recall's text search returns
 	tokens   []string
+	title    []string // the memory's title, analysed (the title field; nil: none)
 	vec      chunkVector
 }
 

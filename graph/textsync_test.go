@@ -86,6 +86,10 @@ func df(ten *graph.Tenant, words ...string) (bm25.Stats, map[string]int64) {
 func (f *replicaFixture) matchesRescan(ten *graph.Tenant) {
 	f.t.Helper()
 	kept := map[string]bm25.Stats{"de": ten.TextStats("de"), "": ten.TextStats("")}
+	keptTitles := map[string]bm25.Stats{"de": ten.TitleStats("de"), "": ten.TitleStats("")}
+	if keptTitles["de"].Docs+keptTitles[""].Docs == 0 {
+		f.t.Errorf("the title field holds nothing")
+	}
 	keptMemories := ten.TextStatsMemories()
 	keptVectors := ten.HeldVectors()
 	// The word vectors (package wordvec) follow the same hooks and syncs: probe them with the
@@ -126,6 +130,13 @@ func (f *replicaFixture) matchesRescan(ten *graph.Tenant) {
 	if n := ten.TextStatsMemories(); n != keptMemories {
 		f.t.Errorf("statistics hold %d memories, a rescan finds %d", keptMemories, n)
 	}
+	for lang, k := range keptTitles {
+		s := ten.TitleStats(lang)
+		if k.Docs != s.Docs || k.TotalLen != s.TotalLen || !maps.Equal(k.DF, s.DF) {
+			f.t.Errorf("title field %q kept %d docs, %d tokens, DF %v; a rescan gives %d, %d, %v", lang,
+				k.Docs, k.TotalLen, k.DF, s.Docs, s.TotalLen, s.DF)
+		}
+	}
 	for lang, k := range kept {
 		s := ten.TextStats(lang)
 		if k.Docs != s.Docs || k.TotalLen != s.TotalLen || !maps.Equal(k.DF, s.DF) {
@@ -153,6 +164,11 @@ func TestTextStatsSyncSeesOtherReplica(t *testing.T) {
 	st, got := df(f.a, "Zahnradfabrik", "Getriebe")
 	if got["Zahnradfabrik"] != 1 || got["Getriebe"] != 1 || st.Docs != before.Docs+2 {
 		t.Fatalf("after a sync: docs %d (before %d), DF %v", st.Docs, before.Docs, got)
+	}
+	// The sync brought b's titles into the title field, one document per chunk.
+	werk, handbuch := bm25.Analyze("de", "Werk")[0], bm25.Analyze("de", "Handbuch")[0]
+	if ts := f.a.TitleStats("de", werk, handbuch); ts.DF[werk] != 1 || ts.DF[handbuch] != 1 {
+		t.Fatalf("title field after a sync: %v", ts.DF)
 	}
 
 	// b replaces its document: the old version's chunks leave a's statistics.

@@ -37,6 +37,13 @@ type Signals struct {
 	// signal found: a date alone makes no hit.
 	Time       map[string]float64
 	TimeWeight float64
+	// Title maps memories to how well their title matches the query (0..1: the title field's
+	// BM25 as a share of the query's ideal score in the titles; nil = off), with its weight. It
+	// is a factor, not a further signal of the mean: a direct hit's fused score is multiplied by
+	// 1 + TitleWeight·match (at most 1), so memories whose title does not match keep their
+	// score, and a title alone makes no hit.
+	Title       map[string]float64
+	TitleWeight float64
 	// VectorUnrelated is the cosine an unrelated text typically has with a query under the
 	// embedder in use: it maps to 0, cosine 1 to 1. Negative means unknown: the weakest vector
 	// candidate stands in (relative, as candidates go).
@@ -108,6 +115,14 @@ func Fuse(s Signals) []Hit {
 		}
 	}
 	direct := Relative(lists...)
+	if s.TitleWeight > 0 && len(s.Title) > 0 {
+		for i, h := range direct {
+			if v := s.Title[h.ID]; v > 0 {
+				direct[i].Score = min(h.Score*(1+s.TitleWeight*v), 1)
+			}
+		}
+		slices.SortStableFunc(direct, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	}
 	hits := Expand(direct, s.Adjacent, s.Hops)
 	if s.Support > 0 && s.Hops > 0 {
 		hits = Support(hits, direct, s.Adjacent, s.Support)

@@ -158,3 +158,32 @@ func TestFuseSemantic(t *testing.T) {
 		t.Fatalf("semantic weight 0 = %v", got)
 	}
 }
+
+// The title signal lifts the memories whose title matches, among those text or vector found;
+// a title alone makes no hit, and a memory outside the candidates gains nothing from it.
+func TestFuseTitle(t *testing.T) {
+	base := Signals{Text: []Chunk{{"a1", "A", 0.6}, {"b1", "B", 0.5}}}
+	if hits := Fuse(base); hits[0].ID != "A" {
+		t.Fatalf("without titles: %+v", hits)
+	}
+	sig := base
+	sig.Title, sig.TitleWeight = map[string]float64{"B": 1, "Z": 1}, 0.5
+	hits := Fuse(sig)
+	// A keeps 0.6; B: 0.5·(1 + 0.5·1) = 0.75; Z is no candidate.
+	if len(hits) != 2 || hits[0].ID != "B" || hits[1].ID != "A" ||
+		math.Abs(hits[0].Score-0.75) > 1e-12 || math.Abs(hits[1].Score-0.6) > 1e-12 {
+		t.Fatalf("with B's title matching: %+v", hits)
+	}
+	// A factor, capped at 1; a partial match counts in part.
+	sig.Title, sig.TitleWeight = map[string]float64{"A": 0.25, "B": 1}, 2
+	if hits := Fuse(sig); hits[0].ID != "B" || hits[0].Score != 1 || math.Abs(hits[1].Score-0.9) > 1e-12 {
+		t.Fatalf("title weight 2: %+v", hits)
+	}
+	if hits[0].Chunk != "b1" {
+		t.Fatalf("B is represented by %q, want its text chunk", hits[0].Chunk)
+	}
+	sig.TitleWeight = 0
+	if hits := Fuse(sig); hits[0].ID != "A" || math.Abs(hits[0].Score-0.6) > 1e-12 {
+		t.Fatalf("title weight 0 must leave the ranking alone: %+v", hits)
+	}
+}

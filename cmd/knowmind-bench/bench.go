@@ -249,6 +249,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	link := fs.Bool("link-turns", true, "link consecutive turns of a session with RELATES_TO (LoCoMo has no relations of its own)")
 	sessionTimes := fs.Bool("session-times", true, "give each turn its session's date as its time (Memory.valid_from, what capture's occurred_at sets), for the time signal")
 	only := fs.String("only", "", "run only the rankings whose name matches this regular expression (the summary compares those)")
+	convRange := fs.String("convs", "", "only these conversations of the file, 1-based, e.g. 1-2 or 3-5 (a split to choose a constant on and one to confirm it on)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -261,6 +262,9 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	}
 	convs, err := locomo.Load(*data)
 	if err != nil {
+		return err
+	}
+	if convs, err = selectConvs(convs, *convRange); err != nil {
 		return err
 	}
 	b, err := openBenchBackend(ctx, bf)
@@ -384,6 +388,10 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) without semantic", ranker(2, graph.Ablation{NoRerank: true, NoSemantic: true})},
 		{"text+vector+graph (hops=2) semantic weight 1", ranker(2, graph.Ablation{NoRerank: true, SemanticWeight: 1})},
 		{"text+vector+graph (hops=2) semantic weight 0.25", ranker(2, graph.Ablation{NoRerank: true, SemanticWeight: 0.25})},
+		{"text+vector+graph (hops=2) without title", ranker(2, graph.Ablation{NoRerank: true, NoTitle: true})},
+		{"text+vector+graph (hops=2) title weight 0.125", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.125})},
+		{"text+vector+graph (hops=2) title weight 0.5", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.5})},
+		{"text+vector+graph (hops=2) title weight 1", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 1})},
 		{"text+vector+graph (hops=2) Dgraph's full-text step (the plan before the service's text index)", ranker(2, graph.Ablation{NoRerank: true, DgraphText: true})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, graph.Ablation{NoRerank: true})},
 	}
@@ -416,6 +424,23 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	locomo.WriteSummary(w, named)
 	writeFusionGain(w, named)
 	return nil
+}
+
+// selectConvs keeps the conversations of a 1-based range "a-b" (or one number; "" keeps all).
+func selectConvs(convs []locomo.Conversation, r string) ([]locomo.Conversation, error) {
+	if r == "" {
+		return convs, nil
+	}
+	lo, hi, found := strings.Cut(r, "-")
+	if !found {
+		hi = lo
+	}
+	a, errA := strconv.Atoi(lo)
+	b, errB := strconv.Atoi(hi)
+	if errA != nil || errB != nil || a < 1 || b < a || b > len(convs) {
+		return nil, fmt.Errorf("--convs %q: want a-b within 1-%d", r, len(convs))
+	}
+	return convs[a-1 : b], nil
 }
 
 // writeFusionGain says by how much the fused rankings beat each single signal (R@10 and MRR).
