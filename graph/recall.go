@@ -174,12 +174,12 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
   }
 {{- end}}
 {{- range $h := .Hops}}
-  hop{{$h.N}}(func: uid({{$h.From}})) {
+{{- range $i, $rel := $.Relations}}
+  hop{{$h.N}}e{{$i}}(func: uid({{$h.From}})) {
     uid
-  {{- range $i, $rel := $.Relations}}
-    h{{$h.N}}r{{$i}} as <{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) { uid }
-  {{- end}}
+    h{{$h.N}}r{{$i}} as e: <{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) { uid }
   }
+{{- end}}
   E{{$h.N}} as var(func: uid({{$h.Reached}})) @filter({{$.MemoryFilter}})
 {{- if $h.Next}}
   F{{$h.N}} as var(func: uid(E{{$h.N}})) @filter(NOT uid({{$h.Seen}}))
@@ -637,7 +637,7 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			return knowmind.RecallResult{}, fmt.Errorf("decode recall response: %w", err)
 		}
 		req.scoreVectors(&out)
-		adjacent, err := parseHops(resp.Json, q.Hops)
+		adjacent, err := parseHops(resp.Json, q.Hops, req.relations)
 		if err != nil {
 			return knowmind.RecallResult{}, err
 		}
@@ -772,6 +772,8 @@ type RecallRequest struct {
 	// exact search over the vectors it holds, which are the stored ones); nil when Dgraph
 	// re-scores them in the query.
 	vecScore map[uint64]float64
+	// relations: how many relation predicates the hops follow (their blocks hopNeI)
+	relations int
 }
 
 // scoreVectors fills in the scores of the vector candidates the service scored, and drops
@@ -881,7 +883,7 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 	if err != nil {
 		return req, err
 	}
-	req.DQL = dql
+	req.DQL, req.relations = dql, len(relations)
 	return req, nil
 }
 
@@ -997,9 +999,9 @@ func rarestTerms(lang, query string, st bm25.Stats, budget int64) []string {
 
 // parseHops reads the hop blocks' edges into an adjacency list: every relation key of a node
 // lists neighbours; only the eligible ones (the ok block) count.
-func parseHops(raw []byte, hops int) (map[string][]string, error) {
+func parseHops(raw []byte, hops, relations int) (map[string][]string, error) {
 	adjacent := map[string][]string{}
-	if hops == 0 {
+	if hops == 0 || relations == 0 {
 		return adjacent, nil
 	}
 	var blocks map[string]json.RawMessage
@@ -1016,29 +1018,26 @@ func parseHops(raw []byte, hops int) (map[string][]string, error) {
 	for _, u := range ok {
 		eligible[u.UID] = true
 	}
+	// One block per hop and relation (hopNeI), every node with its edges under "e": typed
+	// decoding (a node's keys decoded one by one as raw messages cost more than the whole
+	// request's other decoding).
+	var nodes []struct {
+		UID   string  `json:"uid"`
+		Edges []dgUID `json:"e"`
+	}
 	for n := 1; n <= hops; n++ {
-		data, ok := blocks["hop"+strconv.Itoa(n)]
-		if !ok {
-			continue
-		}
-		var nodes []map[string]json.RawMessage
-		if err := json.Unmarshal(data, &nodes); err != nil {
-			return nil, fmt.Errorf("decode recall hop %d: %w", n, err)
-		}
-		for _, node := range nodes {
-			var from string
-			if err := json.Unmarshal(node["uid"], &from); err != nil {
+		for i := range relations {
+			data, found := blocks["hop"+strconv.Itoa(n)+"e"+strconv.Itoa(i)]
+			if !found {
 				continue
 			}
-			for key, v := range node {
-				if key == "uid" {
-					continue
-				}
-				var peers []dgUID
-				if err := json.Unmarshal(v, &peers); err != nil {
-					continue // a facet or other non-edge key
-				}
-				for _, p := range peers {
+			nodes = nodes[:0]
+			if err := json.Unmarshal(data, &nodes); err != nil {
+				return nil, fmt.Errorf("decode recall hop %d: %w", n, err)
+			}
+			for _, node := range nodes {
+				from := node.UID
+				for _, p := range node.Edges {
 					if eligible[p.UID] && p.UID != from && !slices.Contains(adjacent[from], p.UID) {
 						adjacent[from] = append(adjacent[from], p.UID)
 					}

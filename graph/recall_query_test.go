@@ -20,8 +20,8 @@ func TestRecallQueryShape(t *testing.T) {
 		"similar_to(Chunk.embedding, 100, $vec, ef: 2000)", "math(emb dot $vec)",
 		"anyoftext(Chunk.text@de, $de)", "anyoftext(Chunk.text, $en)",
 		"SV as var(func: uid(VC), orderdesc: val(vs), first: 10)",
-		"h1r0 as <RELATES_TO> (first: 25) @facets(" + edgeOpenFilter + ") { uid }", "h2r1 as <SUPERSEDES>",
-		"hop1(func: uid(S0))", "hop2(func: uid(F1))",
+		"h1r0 as e: <RELATES_TO> (first: 25) @facets(" + edgeOpenFilter + ") { uid }", "h2r1 as e: <SUPERSEDES>",
+		"hop1e0(func: uid(S0))", "hop1e1(func: uid(S0))", "hop2e0(func: uid(F1))",
 		// One memory filter per hop over what it reached, the frontier the new ones.
 		"E1 as var(func: uid(h1r0, h1r1)) @filter(" + memoryCurrentFilter + ")",
 		"F1 as var(func: uid(E1)) @filter(NOT uid(S0))", "ok(func: uid(E1, E2))",
@@ -70,7 +70,7 @@ func TestRecallQueryServedVectors(t *testing.T) {
 	for _, want := range []string{
 		"VX as var(func: uid(0x100, 0x101,", "vec(func: uid(VX))",
 		"SV as var(func: uid(0x100, 0x101, 0x102, 0x103, 0x104, 0x105, 0x106, 0x107, 0x108, 0x109))",
-		"var(func: uid(SV, SD))", "hop2(func: uid(F1))",
+		"var(func: uid(SV, SD))", "hop2e0(func: uid(F1))",
 	} {
 		if !strings.Contains(q, want) {
 			t.Errorf("query lacks %q:\n%s", want, q)

@@ -265,18 +265,20 @@ func (m *Model) idfLocked(term string) float64 {
 func (m *Model) Similarity(query []string, texts [][]string) []float64 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	vecs := m.weightedLocked(query, texts)
-	seen := map[string]bool{}
-	sumOf := func(terms []string, s *[Dims]float64) bool {
+	slot, vecs := m.weightedLocked(query, texts)
+	// mark[i] == text number + 1: term i already counted in this text (a repeat counts once);
+	// one map lookup per term, not two.
+	mark := make([]int, len(vecs))
+	sumOf := func(terms []string, s *[Dims]float64, id int) bool {
 		*s = [Dims]float64{}
-		clear(seen)
 		found := false
 		for _, t := range terms {
-			if seen[t] {
+			i := slot[t]
+			if mark[i] == id {
 				continue
 			}
-			seen[t] = true
-			v := vecs[t]
+			mark[i] = id
+			v := vecs[i]
 			if v == nil {
 				continue
 			}
@@ -290,53 +292,60 @@ func (m *Model) Similarity(query []string, texts [][]string) []float64 {
 	}
 	out := make([]float64, len(texts))
 	var q, d [Dims]float64
-	if !sumOf(query, &q) {
+	if !sumOf(query, &q, 1) {
 		return out
 	}
 	for i, text := range texts {
-		if sumOf(text, &d) {
+		if sumOf(text, &d, i+2) {
 			out[i] = cosine(&q, &d)
 		}
 	}
 	return out
 }
 
-// weightedLocked returns the IDF-weighted unit vectors of the query's and the texts' terms
-// (nil for a term without one), from the cache where it holds them; the caller holds mu's
-// read lock, so no write can change them meanwhile.
-func (m *Model) weightedLocked(query []string, texts [][]string) map[string][]float32 {
-	vecs := make(map[string][]float32, 4*len(texts)+len(query))
+// weightedLocked numbers the distinct terms of the query and the texts (slot) and returns
+// their IDF-weighted unit vectors by number (nil for a term without one), from the cache where
+// it holds them; the caller holds mu's read lock, so no write can change them meanwhile.
+func (m *Model) weightedLocked(query []string, texts [][]string) (slot map[string]int, vecs [][]float32) {
+	slot = make(map[string]int, 4*len(texts)+len(query))
+	var terms []string
+	number := func(t string) {
+		if _, ok := slot[t]; !ok {
+			slot[t] = len(terms)
+			terms = append(terms, t)
+		}
+	}
 	for _, t := range query {
-		vecs[t] = nil
+		number(t)
 	}
 	for _, text := range texts {
 		for _, t := range text {
-			vecs[t] = nil
+			number(t)
 		}
 	}
-	var missing []string
+	vecs = make([][]float32, len(terms))
+	var missing []int
 	m.cmu.Lock()
-	for t := range vecs {
+	for i, t := range terms {
 		if v, ok := m.weighted[t]; ok {
-			vecs[t] = v
+			vecs[i] = v
 		} else {
-			missing = append(missing, t)
+			missing = append(missing, i)
 		}
 	}
 	m.cmu.Unlock()
 	if len(missing) == 0 {
-		return vecs
+		return slot, vecs
 	}
-	computed := make([][]float32, len(missing))
 	var u [Dims]float64
-	for i, t := range missing {
-		if m.unitLocked(t, &u) {
-			w := m.idfLocked(t)
+	for _, i := range missing {
+		if m.unitLocked(terms[i], &u) {
+			w := m.idfLocked(terms[i])
 			v := make([]float32, Dims)
 			for d := range v {
 				v[d] = float32(w * u[d])
 			}
-			computed[i], vecs[t] = v, v
+			vecs[i] = v
 		}
 	}
 	m.cmu.Lock()
@@ -344,10 +353,10 @@ func (m *Model) weightedLocked(query []string, texts [][]string) map[string][]fl
 	if m.weighted == nil || len(m.weighted)+len(missing) > max(m.cap, DefaultCap) {
 		m.weighted = make(map[string][]float32, len(missing))
 	}
-	for i, t := range missing {
-		m.weighted[t] = computed[i] // nil too: a term without a vector is not computed again
+	for _, i := range missing {
+		m.weighted[terms[i]] = vecs[i] // nil too: a term without a vector is not computed again
 	}
-	return vecs
+	return slot, vecs
 }
 
 // Nearest returns up to n terms whose vectors are closest (cosine) to term's, best first, with
