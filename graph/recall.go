@@ -76,19 +76,22 @@ const (
 
 // Memory filters: what recall may return. Failed ingests never (status indexed only);
 // recall: current versions only (no valid_to: update_fact sets it on the superseded one);
-// recall_at_time: valid at $asof.
+// recall_at_time: valid at $asof (valid_from <= $asof < valid_to).
 //
 // Each is written so that Dgraph reads the small sets, never the big one: eq(Memory.status,
 // "indexed") read the index entry of every memory of the tenant (100k uids at 100k memories)
 // each time a filter ran, five or more times per recall, and NOT has(Memory.valid_to) cost
-// 4–8 ms per recall at 100k even with no valid_to stored; le(Memory.valid_from, $asof) read
-// every memory written before $asof. Their negations read the other statuses (failed,
-// pending, trashed: few), the superseded memories and the memories written after $asof, and
-// mean the same for memory nodes, which always have a status and a valid_from (ingest writes
-// both) — a hop reaches nothing else. Measured at 100k in docs/recall.md.
+// 4–8 ms per recall at 100k even with no valid_to stored. Their negations read the other
+// statuses (failed, pending, trashed: few) and the superseded memories, and mean the same for
+// memory nodes, which always have a status (ingest writes it) — a hop reaches nothing else.
+// valid_from <= $asof has no small side (le reads every memory written before $asof, gt every
+// one after, and a bulk import puts a whole tenant in one hour of the index), so recall_at_time
+// compares it by value on the few nodes the other conditions kept: a value variable and
+// le(val(v), $asof) in the hops and seeds (recallQuery's AtTime), the service for the
+// candidates' memories (recallResponse.validAt). Measured at 100k in docs/recall.md.
 var (
 	memoryCurrentFilter = `NOT eq(Memory.status, ` + otherStatuses + `) AND NOT le(Memory.valid_to, "9999-12-31T23:59:59Z")`
-	memoryAtTimeFilter  = `NOT eq(Memory.status, ` + otherStatuses + `) AND NOT gt(Memory.valid_from, $asof) AND NOT le(Memory.valid_to, $asof)`
+	memoryAtTimeFilter  = `NOT eq(Memory.status, ` + otherStatuses + `) AND NOT le(Memory.valid_to, $asof)`
 )
 
 // otherStatuses are the statuses a recallable memory does not have: every status but indexed.
@@ -169,9 +172,16 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
 {{- if .TextSeeds}}
   SX as var(func: uid({{.TextSeeds}}))
 {{- end}}
+{{- if .AtTime}}
+  var(func: uid({{.SeedVars}})) {
+    S0r as ~Memory.chunks @filter({{.MemoryFilter}}) { v0 as Memory.valid_from }
+  }
+  S0 as var(func: uid(S0r)) @filter(le(val(v0), $asof))
+{{- else}}
   var(func: uid({{.SeedVars}})) {
     S0 as ~Memory.chunks @filter({{.MemoryFilter}})
   }
+{{- end}}
 {{- end}}
 {{- range $h := .Hops}}
 {{- range $i, $rel := $.Relations}}
@@ -180,7 +190,12 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
     h{{$h.N}}r{{$i}} as e: <{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) { uid }
   }
 {{- end}}
+{{- if $.AtTime}}
+  E{{$h.N}}r as var(func: uid({{$h.Reached}})) @filter({{$.MemoryFilter}}) { v{{$h.N}} as Memory.valid_from }
+  E{{$h.N}} as var(func: uid(E{{$h.N}}r)) @filter(le(val(v{{$h.N}}), $asof))
+{{- else}}
   E{{$h.N}} as var(func: uid({{$h.Reached}})) @filter({{$.MemoryFilter}})
+{{- end}}
 {{- if $h.Next}}
   F{{$h.N}} as var(func: uid(E{{$h.N}})) @filter(NOT uid({{$h.Seen}}))
 {{- end}}
@@ -238,6 +253,7 @@ type recallQueryArgs struct {
 	TextCap        int
 	TextVars       string
 	MemoryFilter   string
+	AtTime         bool // MemoryFilter is memoryAtTimeFilter: valid_from is compared by value after it
 	EdgeFilter     string
 	Relations      []string
 	Fanout         int
@@ -294,7 +310,7 @@ func buildRecallQuery(p recallPlan) (string, error) {
 		Relations: p.relations, Fanout: edgeFanout, Seeds: graphSeeds(p.k),
 	}
 	if p.asOf != nil {
-		a.MemoryFilter = memoryAtTimeFilter
+		a.MemoryFilter, a.AtTime = memoryAtTimeFilter, true
 		a.EdgeFilter = fmt.Sprintf(edgeAtTimeFilter, p.asOf.UTC().Format(time.RFC3339Nano))
 	}
 	var cands, text, seeds []string
@@ -458,6 +474,26 @@ type recallResponse struct {
 type dgMem struct {
 	UID       string     `json:"uid"`
 	ValidFrom *time.Time `json:"f"`
+}
+
+// validAt keeps, of the candidates' memories, those valid from asof on (valid_from <= asof;
+// the request checked the rest of memoryAtTimeFilter).
+func (out *recallResponse) validAt(asof time.Time) {
+	keep := func(ms []dgMem) []dgMem {
+		kept := ms[:0]
+		for _, m := range ms {
+			if m.ValidFrom != nil && !m.ValidFrom.After(asof) {
+				kept = append(kept, m)
+			}
+		}
+		return kept
+	}
+	for i := range out.Vec {
+		out.Vec[i].M = keep(out.Vec[i].M)
+	}
+	for i := range out.Txt {
+		out.Txt[i].M = keep(out.Txt[i].M)
+	}
 }
 
 // candidateMemories lists the memories of the text and vector candidates (a memory once per
@@ -637,6 +673,9 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			return knowmind.RecallResult{}, fmt.Errorf("decode recall response: %w", err)
 		}
 		req.scoreVectors(&out)
+		if q.AsOf != nil {
+			out.validAt(*q.AsOf)
+		}
 		adjacent, err := parseHops(resp.Json, q.Hops, req.relations)
 		if err != nil {
 			return knowmind.RecallResult{}, err
