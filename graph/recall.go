@@ -1149,7 +1149,7 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 				}
 			}
 			if in.words != nil && in.refTerms != nil && len(refs) > 0 {
-				sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, in.refTerms(refs))...)
+				sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, refs, in.refTerms(refs))...)
 			}
 			continue
 		}
@@ -1184,7 +1184,7 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 			for j, d := range docs {
 				found[j], texts[j] = rank.Chunk{ID: d.ID, Memory: memoryOf[d.ID]}, d.Tokens
 			}
-			sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, texts)...)
+			sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, nil, texts)...)
 		}
 		if in.stats != nil && ideal > 0 {
 			sig.Feedback = append(sig.Feedback, feedback(side, docs, scored, memoryOf, ideal, in.stats)...)
@@ -1199,11 +1199,12 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 	return rank.Fuse(sig)
 }
 
-// semantic scores candidates (texts[i] the terms of found[i]) by their similarity to the query's
-// terms under the word vectors; only positive similarities count.
-func semantic(words *wordvec.Model, query []string, found []rank.Chunk, texts [][]string) []rank.Chunk {
+// semantic scores candidates (texts[i] the terms of found[i], chunk uids refs[i] or nil) by their
+// similarity to the query's terms under the word vectors; only positive similarities count.
+// With refs the word vectors keep each chunk's text norm until the next write.
+func semantic(words *wordvec.Model, query []string, found []rank.Chunk, refs []uint64, texts [][]string) []rank.Chunk {
 	var out []rank.Chunk
-	for i, s := range words.Similarity(query, texts) {
+	for i, s := range words.SimilarityKeyed(query, refs, texts) {
 		if s > 0 {
 			c := found[i]
 			c.Score = s
