@@ -85,10 +85,13 @@ const (
 // statuses (failed, pending, trashed: few) and the superseded memories, and mean the same for
 // memory nodes, which always have a status (ingest writes it) — a hop reaches nothing else.
 // valid_from <= $asof has no small side (le reads every memory written before $asof, gt every
-// one after, and a bulk import puts a whole tenant in one hour of the index), so recall_at_time
-// compares it by value on the few nodes the other conditions kept: a value variable and
-// le(val(v), $asof) in the hops and seeds (recallQuery's AtTime), the service for the
-// candidates' memories (recallResponse.validAt). Measured at 100k in docs/recall.md.
+// one after — a bulk import puts a whole tenant in one hour of the index — and comparing a
+// value variable, le(val(v), $asof), cost 14–34 ms more per recall at 100k), so Dgraph leaves
+// it out and the service compares the valid_from the request reads for every memory it may
+// return: the candidates' (recallResponse.validAt) and the hops' eligible neighbours (ok,
+// parseHops). A hop may thus pass through a memory that became valid after $asof, along edges
+// valid at $asof (only back-dated edges or a future occurred_at make such a pair); it is never
+// returned. Measured at 100k in docs/recall.md.
 var (
 	memoryCurrentFilter = `NOT eq(Memory.status, ` + otherStatuses + `) AND NOT le(Memory.valid_to, "9999-12-31T23:59:59Z")`
 	memoryAtTimeFilter  = `NOT eq(Memory.status, ` + otherStatuses + `) AND NOT le(Memory.valid_to, $asof)`
@@ -172,16 +175,9 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
 {{- if .TextSeeds}}
   SX as var(func: uid({{.TextSeeds}}))
 {{- end}}
-{{- if .AtTime}}
-  var(func: uid({{.SeedVars}})) {
-    S0r as ~Memory.chunks @filter({{.MemoryFilter}}) { v0 as Memory.valid_from }
-  }
-  S0 as var(func: uid(S0r)) @filter(le(val(v0), $asof))
-{{- else}}
   var(func: uid({{.SeedVars}})) {
     S0 as ~Memory.chunks @filter({{.MemoryFilter}})
   }
-{{- end}}
 {{- end}}
 {{- range $h := .Hops}}
 {{- range $i, $rel := $.Relations}}
@@ -190,18 +186,13 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
     h{{$h.N}}r{{$i}} as e: <{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) { uid }
   }
 {{- end}}
-{{- if $.AtTime}}
-  E{{$h.N}}r as var(func: uid({{$h.Reached}})) @filter({{$.MemoryFilter}}) { v{{$h.N}} as Memory.valid_from }
-  E{{$h.N}} as var(func: uid(E{{$h.N}}r)) @filter(le(val(v{{$h.N}}), $asof))
-{{- else}}
   E{{$h.N}} as var(func: uid({{$h.Reached}})) @filter({{$.MemoryFilter}})
-{{- end}}
 {{- if $h.Next}}
   F{{$h.N}} as var(func: uid(E{{$h.N}})) @filter(NOT uid({{$h.Seen}}))
 {{- end}}
 {{- end}}
 {{- if .Hops}}
-  ok(func: uid({{.Eligible}})) { uid }
+  ok(func: uid({{.Eligible}})) { uid{{if .AtTime}} f: Memory.valid_from{{end}} }
 {{- end}}
 {{- if .Served}}
   vec(func: uid(VX)) {
@@ -253,7 +244,7 @@ type recallQueryArgs struct {
 	TextCap        int
 	TextVars       string
 	MemoryFilter   string
-	AtTime         bool // MemoryFilter is memoryAtTimeFilter: valid_from is compared by value after it
+	AtTime         bool // MemoryFilter is memoryAtTimeFilter: ok reads valid_from, the service compares it
 	EdgeFilter     string
 	Relations      []string
 	Fanout         int
@@ -676,7 +667,7 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 		if q.AsOf != nil {
 			out.validAt(*q.AsOf)
 		}
-		adjacent, err := parseHops(resp.Json, q.Hops, req.relations)
+		adjacent, err := parseHops(resp.Json, q.Hops, req.relations, q.AsOf)
 		if err != nil {
 			return knowmind.RecallResult{}, err
 		}
@@ -1038,7 +1029,7 @@ func rarestTerms(lang, query string, st bm25.Stats, budget int64) []string {
 
 // parseHops reads the hop blocks' edges into an adjacency list: every relation key of a node
 // lists neighbours; only the eligible ones (the ok block) count.
-func parseHops(raw []byte, hops, relations int) (map[string][]string, error) {
+func parseHops(raw []byte, hops, relations int, asOf *time.Time) (map[string][]string, error) {
 	adjacent := map[string][]string{}
 	if hops == 0 || relations == 0 {
 		return adjacent, nil
@@ -1047,7 +1038,7 @@ func parseHops(raw []byte, hops, relations int) (map[string][]string, error) {
 	if err := json.Unmarshal(raw, &blocks); err != nil {
 		return nil, fmt.Errorf("decode recall hops: %w", err)
 	}
-	var ok []dgUID
+	var ok []dgMem
 	if data, found := blocks["ok"]; found {
 		if err := json.Unmarshal(data, &ok); err != nil {
 			return nil, fmt.Errorf("decode recall hops: %w", err)
@@ -1055,7 +1046,10 @@ func parseHops(raw []byte, hops, relations int) (map[string][]string, error) {
 	}
 	eligible := make(map[string]bool, len(ok))
 	for _, u := range ok {
-		eligible[u.UID] = true
+		// At a time, valid from then on (the request left valid_from to the service).
+		if asOf == nil || (u.ValidFrom != nil && !u.ValidFrom.After(*asOf)) {
+			eligible[u.UID] = true
+		}
 	}
 	// One block per hop and relation (hopNeI), every node with its edges under "e": typed
 	// decoding (a node's keys decoded one by one as raw messages cost more than the whole

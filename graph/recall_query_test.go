@@ -51,19 +51,12 @@ func TestRecallQueryShape(t *testing.T) {
 	if !strings.Contains(q, `@facets(le(valid_from, "2026-03-14T00:00:00Z") AND NOT le(valid_to, "2026-03-14T00:00:00Z"))`) {
 		t.Errorf("edges at as_of:\n%s", q)
 	}
-	// valid_from <= as_of by value on the few nodes the index conditions kept, never by index.
-	for _, want := range []string{
-		"S0r as ~Memory.chunks @filter(" + memoryAtTimeFilter + ") { v0 as Memory.valid_from }",
-		"S0 as var(func: uid(S0r)) @filter(le(val(v0), $asof))",
-		"E1r as var(func: uid(h1r0, h1r1)) @filter(" + memoryAtTimeFilter + ") { v1 as Memory.valid_from }",
-		"E1 as var(func: uid(E1r)) @filter(le(val(v1), $asof))",
-	} {
-		if !strings.Contains(q, want) {
-			t.Errorf("at as_of, the query lacks %q:\n%s", want, q)
-		}
+	// valid_from <= as_of is the service's: the eligible neighbours come with their valid_from.
+	if !strings.Contains(q, "ok(func: uid(E1)) { uid f: Memory.valid_from }") {
+		t.Errorf("at as_of, ok does not read valid_from:\n%s", q)
 	}
-	if strings.Contains(q, "le(Memory.valid_from") || strings.Contains(q, "gt(Memory.valid_from") {
-		t.Errorf("valid_from compared through its index:\n%s", q)
+	if strings.Contains(q, "Memory.valid_from,") || strings.Contains(q, "le(val(") {
+		t.Errorf("valid_from compared in Dgraph:\n%s", q)
 	}
 }
 
@@ -134,5 +127,23 @@ func TestValidAt(t *testing.T) {
 	out.validAt(asOf)
 	if m := out.Txt[0].M; len(m) != 2 || m[0].UID != "0xa" || m[1].UID != "0xd" {
 		t.Fatalf("kept %+v, want 0xa and 0xd", m)
+	}
+}
+
+// At a time, a neighbour is eligible only when valid from then on: the request leaves
+// valid_from to the service.
+func TestParseHopsAtTime(t *testing.T) {
+	raw := []byte(`{"hop1e0":[{"uid":"0x1","e":[{"uid":"0x2"},{"uid":"0x3"},{"uid":"0x4"}]}],
+	  "ok":[{"uid":"0x2","f":"2026-03-13T00:00:00Z"},{"uid":"0x3","f":"2026-03-15T00:00:00Z"},{"uid":"0x4"}]}`)
+	asOf := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
+	adj, err := parseHops(raw, 1, 1, &asOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := adj["0x1"]; len(got) != 1 || got[0] != "0x2" {
+		t.Fatalf("at %v: neighbours %v, want 0x2 only", asOf, got)
+	}
+	if adj, _ := parseHops(raw, 1, 1, nil); len(adj["0x1"]) != 3 {
+		t.Fatalf("now: neighbours %v, want all three", adj["0x1"])
 	}
 }
