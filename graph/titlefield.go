@@ -1,6 +1,11 @@
 package graph
 
-import "github.com/knowmind/knowmind/bm25"
+import (
+	"slices"
+
+	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/rank"
+)
 
 // The title field of recall (docs/recall.md "Title field"): textIndex.titles holds each chunk's
 // memory title as a document of its own; fuse scores the candidates on it (titleMatch) and
@@ -53,4 +58,50 @@ func titleMatch(out *recallResponse, side textSide, titles func(string, []string
 		m := memoryOf[u]
 		match[m] = max(match[m], min(s/ideal, 1))
 	}
+}
+
+// partShares raises each text candidate's share (found[i], chunk uid refs[i]) to its best share
+// of a part of the query (parts), scored on that part's terms (scoreRefs) against its ideal.
+func partShares(found []rank.Chunk, refs []uint64, side textSide, parts func(string, []string) [][]string,
+	scoreRefs func(string, []string, []uint64) map[uint64]float64) {
+	for _, part := range parts(side.lang, side.terms) {
+		ideal := bm25.Ideal(part, side.stats)
+		if ideal <= 0 {
+			continue
+		}
+		scores := scoreRefs(side.lang, part, refs)
+		for i, u := range refs {
+			found[i].Score = max(found[i].Score, scores[u]/ideal)
+		}
+	}
+}
+
+// maxQueryParts bounds the parts a query is split into (queryParts).
+const maxQueryParts = 3
+
+// queryParts splits a query's terms by the titles it names: when two to maxQueryParts of its
+// distinct terms are held by some memory title (titleDF > 0: on LoCoMo the speakers), each
+// part is the query without the other titles' terms ("What do Caroline and Melanie both like"
+// asks what Caroline likes and what Melanie likes). Otherwise none.
+func queryParts(terms []string, titleDF map[string]int64) [][]string {
+	var named []string
+	for _, t := range terms {
+		if titleDF[t] > 0 && !slices.Contains(named, t) {
+			named = append(named, t)
+		}
+	}
+	if len(named) < 2 || len(named) > maxQueryParts {
+		return nil
+	}
+	parts := make([][]string, 0, len(named))
+	for _, keep := range named {
+		var part []string
+		for _, t := range terms {
+			if t == keep || !slices.Contains(named, t) {
+				part = append(part, t)
+			}
+		}
+		parts = append(parts, part)
+	}
+	return parts
 }
