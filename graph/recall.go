@@ -567,13 +567,20 @@ type Ablation struct {
 	TitleWeight float64
 	// NeighbourOwn and NeighbourCap, when above 0, set rank.Signals.NeighbourOwn and
 	// NeighbourCap (how graph neighbours enter the top k), for the benchmark's comparison.
-	NeighbourOwn float64
-	NeighbourCap int
+	NeighbourOwn     float64
+	NeighbourOwnFrom int
+	NeighbourCap     int
+	// SupportWeight, when above 0, replaces graphSupport.
+	SupportWeight     float64
+	SupportDirectOnly bool
 	// TitleOwn sets rank.Signals.TitleOwn (a neighbour's title factor is its own title's).
 	TitleOwn bool
 	// QueryParts scores each text candidate by the best of the whole query and its parts
 	// (queryParts: one per title it names), for the benchmark's comparison.
 	QueryParts bool
+	// NamesByTitle counts a query word that titles hold in a chunk's text only when the chunk's
+	// own title holds it, for the benchmark's comparison.
+	NamesByTitle bool
 	// DgraphVectorScores keeps the exact search but lets Dgraph re-score its candidates with
 	// HNSW's and the text candidates' (the plan before the service scored them), for the speed
 	// benchmark's comparison.
@@ -660,7 +667,11 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			sig.Support = 0
 		}
 		if a.NeighbourOwn > 0 {
-			sig.NeighbourOwn = a.NeighbourOwn
+			sig.NeighbourOwn, sig.NeighbourOwnFrom = a.NeighbourOwn, a.NeighbourOwnFrom
+		}
+		sig.SupportDirectOnly = a.SupportDirectOnly
+		if a.SupportWeight > 0 && !a.NoSupport {
+			sig.Support = a.SupportWeight
 		}
 		if a.NeighbourCap > 0 {
 			sig.NeighbourCap = a.NeighbourCap
@@ -691,6 +702,12 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			}
 			in.titles = func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats) {
 				return t.text.titles.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{}), t.text.titles.Stats(t.Name, lang, terms...)
+			}
+		}
+		if a.NamesByTitle && in.titles != nil {
+			in.namesByTitle = true
+			in.scoreRefs = func(lang string, terms []string, refs []uint64) map[uint64]float64 {
+				return t.text.ix.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{})
 			}
 		}
 		if a.QueryParts {
@@ -1097,6 +1114,9 @@ type fuseInput struct {
 	// text score is the best of the whole query's share and each part's.
 	parts     func(lang string, terms []string) [][]string
 	scoreRefs func(lang string, terms []string, refs []uint64) map[uint64]float64
+	// namesByTitle: a query word some title holds counts in a text candidate's text only when
+	// its own title holds it too (namesByTitle); needs titles and scoreRefs.
+	namesByTitle bool
 }
 
 // Pseudo-relevance feedback (package prf): the best feedbackDocs text candidates of the first
@@ -1140,6 +1160,9 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 			}
 			if in.parts != nil && in.scoreRefs != nil && len(refs) > 0 {
 				partShares(found, refs, side, in.parts, in.scoreRefs)
+			}
+			if in.namesByTitle && in.titles != nil && in.scoreRefs != nil && len(refs) > 0 {
+				namesByTitle(found, refs, side, in.titles, in.scoreRefs)
 			}
 			sig.Text = append(sig.Text, found...)
 			if in.words != nil && in.refTerms != nil && len(refs) > 0 {

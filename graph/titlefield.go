@@ -105,3 +105,61 @@ func queryParts(terms []string, titleDF map[string]int64) [][]string {
 	}
 	return parts
 }
+
+// namesByTitle scores again the text candidates (found[i], chunk uid refs[i]) whose title lacks
+// some of the query's words that titles hold (a speaker's name): on their text without those
+// words, as a share of the whole query's ideal, so that a text mentioning a name does not count
+// as if said by it. Chunks whose title holds every such word keep their share.
+func namesByTitle(found []rank.Chunk, refs []uint64, side textSide,
+	titles func(string, []string, []uint64) (map[uint64]float64, bm25.Stats),
+	scoreRefs func(string, []string, []uint64) map[uint64]float64) {
+	ideal := bm25.Ideal(side.terms, side.stats)
+	if ideal <= 0 {
+		return
+	}
+	_, st := titles(side.lang, side.terms, nil)
+	var named []string
+	for _, t := range side.terms {
+		if st.DF[t] > 0 && !slices.Contains(named, t) {
+			named = append(named, t)
+		}
+	}
+	if len(named) == 0 || len(named) > maxQueryParts {
+		return
+	}
+	// lacks[i]: the named words chunk i's title does not hold, as a bit set.
+	lacks := make([]int, len(refs))
+	for b, name := range named {
+		holds, _ := titles(side.lang, []string{name}, refs)
+		for i, u := range refs {
+			if holds[u] <= 0 {
+				lacks[i] |= 1 << b
+			}
+		}
+	}
+	groups := map[int][]int{}
+	for i, l := range lacks {
+		if l != 0 {
+			groups[l] = append(groups[l], i)
+		}
+	}
+	for l, idx := range groups {
+		var terms []string
+		for _, t := range side.terms {
+			if b := slices.Index(named, t); b < 0 || l&(1<<b) == 0 {
+				terms = append(terms, t)
+			}
+		}
+		sub := make([]uint64, len(idx))
+		for j, i := range idx {
+			sub[j] = refs[i]
+		}
+		var scores map[uint64]float64
+		if len(terms) > 0 {
+			scores = scoreRefs(side.lang, terms, sub)
+		}
+		for _, i := range idx {
+			found[i].Score = scores[refs[i]] / ideal
+		}
+	}
+}

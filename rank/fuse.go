@@ -64,6 +64,9 @@ type Signals struct {
 	// graph score alone (Expand); a neighbour without evidence of its own then scores g·(1 −
 	// NeighbourOwn), one with evidence keeps more. Applied before Support.
 	NeighbourOwn float64
+	// NeighbourOwnFrom, when above 1, applies NeighbourOwn only to memories at least that many
+	// hops from their hit.
+	NeighbourOwnFrom int
 	// NeighbourCap, when above 0, bounds how many memories reached through the graph from one
 	// hit keep their score: in rank order, the further ones score one HopDecay lower (never
 	// below their own direct score), so that one hit's neighbourhood does not fill the top k.
@@ -73,6 +76,8 @@ type Signals struct {
 	// title factor, and its own title's factor on top (still strictly below its hit). Off: a
 	// neighbour inherits its hit's boosted score.
 	TitleOwn bool
+	// SupportDirectOnly gives neighbour support to direct hits only.
+	SupportDirectOnly bool
 }
 
 // Fuse ranks the memories of one recall:
@@ -139,10 +144,10 @@ func Fuse(s Signals) []Hit {
 		direct, hits = s.titleFactor(direct), s.titleFactor(hits)
 	}
 	if s.NeighbourOwn > 0 && s.Hops > 0 {
-		hits = Temper(hits, direct, s.NeighbourOwn)
+		hits = Temper(hits, direct, s.NeighbourOwn, max(s.NeighbourOwnFrom, 1))
 	}
 	if s.Support > 0 && s.Hops > 0 {
-		hits = Support(hits, direct, s.Adjacent, s.Support)
+		hits = Support(hits, direct, s.Adjacent, s.Support, s.SupportDirectOnly)
 	}
 	if s.NeighbourCap > 0 && s.Hops > 0 {
 		hits = CapNeighbours(hits, direct, s.NeighbourCap)
@@ -168,7 +173,7 @@ func Fuse(s Signals) []Hit {
 // Support adds the evidence of neighbouring direct hits to each of hits (see Signals.Support)
 // and reorders them, best first (ties keep their order). direct are the direct hits with their
 // own scores; adjacent is read in both directions.
-func Support(hits, direct []Hit, adjacent map[string][]string, weight float64) []Hit {
+func Support(hits, direct []Hit, adjacent map[string][]string, weight float64, directOnly bool) []Hit {
 	own := make(map[string]float64, len(direct))
 	for _, h := range direct {
 		own[h.ID] = h.Score
@@ -187,6 +192,9 @@ func Support(hits, direct []Hit, adjacent map[string][]string, weight float64) [
 	}
 	out := slices.Clone(hits)
 	for i, h := range out {
+		if directOnly && h.Via != "" {
+			continue
+		}
 		miss, seen := 1.0, map[string]bool{h.ID: true, h.Via: true}
 		for _, o := range near[h.ID] {
 			if seen[o] {
@@ -237,7 +245,7 @@ func (s Signals) titleFactor(hits []Hit) []Hit {
 // the graph adds (see Signals.NeighbourOwn): o + (g − o)·(1 − own) for its direct score o (0
 // when it is no direct hit) and graph score g. Direct hits keep their score; the result is
 // reordered best first (ties keep their order).
-func Temper(hits, direct []Hit, own float64) []Hit {
+func Temper(hits, direct []Hit, own float64, from int) []Hit {
 	own = min(max(own, 0), 1)
 	direct0 := make(map[string]float64, len(direct))
 	for _, h := range direct {
@@ -245,7 +253,7 @@ func Temper(hits, direct []Hit, own float64) []Hit {
 	}
 	out := slices.Clone(hits)
 	for i, h := range out {
-		if h.Via == "" {
+		if h.Via == "" || h.Hops < from {
 			continue
 		}
 		o := min(direct0[h.ID], h.Score)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -249,6 +250,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	link := fs.Bool("link-turns", true, "link consecutive turns of a session with RELATES_TO (LoCoMo has no relations of its own)")
 	sessionTimes := fs.Bool("session-times", true, "give each turn its session's date as its time (Memory.valid_from, what capture's occurred_at sets), for the time signal")
 	only := fs.String("only", "", "run only the rankings whose name matches this regular expression (the summary compares those)")
+	depthReport := fs.Bool("evidence-depth", false, "also print where the default ranking puts each category's evidence turns (top 10, 11-25, beyond), a diagnosis")
 	convRange := fs.String("convs", "", "only these conversations of the file, 1-based, e.g. 1-2 or 3-5 (a split to choose a constant on and one to confirm it on)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -392,10 +394,15 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) title weight 0.125", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.125})},
 		{"text+vector+graph (hops=2) title weight 0.5", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.5})},
 		{"text+vector+graph (hops=2) title weight 1", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 1})},
-		{"text+vector+graph (hops=1, default otherwise)", ranker(1, graph.Ablation{NoRerank: true})},
 		{"text+vector+graph (hops=2) neighbour own 0.25", ranker(2, graph.Ablation{NoRerank: true, NeighbourOwn: 0.25})},
 		{"text+vector+graph (hops=2) neighbour own 0.5", ranker(2, graph.Ablation{NoRerank: true, NeighbourOwn: 0.5})},
 		{"text+vector+graph (hops=2) neighbour own 0.75", ranker(2, graph.Ablation{NoRerank: true, NeighbourOwn: 0.75})},
+		{"text+vector+graph (hops=2) neighbour own 0.5 from hop 2", ranker(2, graph.Ablation{NoRerank: true, NeighbourOwn: 0.5, NeighbourOwnFrom: 2})},
+		{"text+vector+graph (hops=2) neighbour own 1 from hop 2", ranker(2, graph.Ablation{NoRerank: true, NeighbourOwn: 1, NeighbourOwnFrom: 2})},
+		{"text+vector+graph (hops=2) support 0.5", ranker(2, graph.Ablation{NoRerank: true, SupportWeight: 0.5})},
+		{"text+vector+graph (hops=2) query parts + neighbour cap 2", ranker(2, graph.Ablation{NoRerank: true, QueryParts: true, NeighbourCap: 2})},
+		{"text+vector+graph (hops=2) support for direct hits only", ranker(2, graph.Ablation{NoRerank: true, SupportDirectOnly: true})},
+		{"text+vector+graph (hops=2) names by title", ranker(2, graph.Ablation{NoRerank: true, NamesByTitle: true})},
 		{"text+vector+graph (hops=2) neighbour cap 1", ranker(2, graph.Ablation{NoRerank: true, NeighbourCap: 1})},
 		{"text+vector+graph (hops=2) neighbour cap 2", ranker(2, graph.Ablation{NoRerank: true, NeighbourCap: 2})},
 		{"text+vector+graph (hops=2) title own", ranker(2, graph.Ablation{NoRerank: true, TitleOwn: true})},
@@ -427,11 +434,120 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		fmt.Fprintln(w)
 		named = append(named, locomo.Named{Name: r.name, Report: rep})
 	}
+	if *depthReport {
+		if err := writeEvidenceDepth(ctx, w, convs, func(ctx context.Context, conv *locomo.Conversation, q locomo.Question) ([]string, error) {
+			ct := tenants[conv.SampleID]
+			res, err := ct.ten.RecallAblated(ctx, knowmind.RecallQuery{Query: q.Text, K: knowmind.RecallMaxK, Hops: 2, MinScore: knowmind.RecallMinScore}, graph.Ablation{NoRerank: true})
+			if err != nil {
+				return nil, err
+			}
+			out := make([]string, 0, len(res.Hits))
+			for _, h := range res.Hits {
+				out = append(out, h.Source)
+			}
+			return out, nil
+		}); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(w, "## Summary")
 	fmt.Fprintln(w)
 	locomo.WriteSummary(w, named)
 	writeFusionGain(w, named)
 	return nil
+}
+
+// writeEvidenceDepth prints, per category, how many evidence turns the ranking puts in the top
+// 10, at 11..25 or beyond, and how many of those beyond have a turn of the same session within
+// two turns in the top 10 (reachable over the graph) — a diagnosis, not a score.
+func writeEvidenceDepth(ctx context.Context, w io.Writer, convs []locomo.Conversation, rank locomo.Ranker) error {
+	type counts struct{ top, mid, beyond, near, qs, qsAllMid int }
+	by := map[int]*counts{}
+	for ci := range convs {
+		conv := &convs[ci]
+		for _, q := range conv.Questions {
+			if q.Category < 1 || q.Category > 4 || len(q.Evidence) == 0 {
+				continue
+			}
+			ranked, err := rank(ctx, conv, q)
+			if err != nil {
+				return err
+			}
+			c := by[q.Category]
+			if c == nil {
+				c = &counts{}
+				by[q.Category] = c
+			}
+			c.qs++
+			if os.Getenv("KNOWMIND_BENCH_DEPTH_LOG") != "" && q.Category == 1 {
+				fmt.Fprintf(os.Stderr, "Q %s | %s\n", conv.SampleID, q.Text)
+				for _, e := range q.Evidence {
+					text := ""
+					for _, t := range conv.Turns {
+						if t.DiaID == e {
+							text = t.Speaker + ": " + t.Text
+						}
+					}
+					fmt.Fprintf(os.Stderr, "   %3d %s %.150s\n", slices.Index(ranked, e), e, text)
+				}
+				if os.Getenv("KNOWMIND_BENCH_DEPTH_LOG") == "top" {
+					for i, r := range ranked[:min(10, len(ranked))] {
+						for _, t := range conv.Turns {
+							if t.DiaID == r {
+								fmt.Fprintf(os.Stderr, "      top %d %s %.120s\n", i, r, t.Speaker+": "+t.Text)
+							}
+						}
+					}
+				}
+			}
+			allIn25 := true
+			for _, e := range q.Evidence {
+				i := slices.Index(ranked, e)
+				switch {
+				case i >= 0 && i < 10:
+					c.top++
+				case i >= 10:
+					c.mid++
+				default:
+					allIn25 = false
+					c.beyond++
+					for _, r := range ranked[:min(10, len(ranked))] {
+						if sameSessionNear(r, e, 2) {
+							c.near++
+							break
+						}
+					}
+				}
+			}
+			if allIn25 {
+				c.qsAllMid++
+			}
+		}
+	}
+	fmt.Fprintln(w, "## Evidence depth (default ranking, k 25)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| category | questions | all evidence in top 25 | evidence in top 10 | at 11-25 | beyond 25 | of those, a turn within 2 in the top 10 |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|")
+	for _, cat := range locomo.Categories {
+		if c := by[cat.ID]; c != nil {
+			fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d |\n", cat.Name, c.qs, c.qsAllMid, c.top, c.mid, c.beyond, c.near)
+		}
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// sameSessionNear tells whether dia_ids a and b ("D<session>:<turn>") are in one session at
+// most d turns apart.
+func sameSessionNear(a, b string, d int) bool {
+	sa, ta, okA := strings.Cut(a, ":")
+	sb, tb, okB := strings.Cut(b, ":")
+	if !okA || !okB || sa != sb {
+		return false
+	}
+	x, errX := strconv.Atoi(ta)
+	y, errY := strconv.Atoi(tb)
+	return errX == nil && errY == nil && x-y <= d && y-x <= d
 }
 
 // selectConvs keeps the conversations of a 1-based range "a-b" (or one number; "" keeps all).
