@@ -565,22 +565,6 @@ type Ablation struct {
 	// replaces its weight (titleWeight), for the benchmark's comparison.
 	NoTitle     bool
 	TitleWeight float64
-	// NeighbourOwn and NeighbourCap, when above 0, set rank.Signals.NeighbourOwn and
-	// NeighbourCap (how graph neighbours enter the top k), for the benchmark's comparison.
-	NeighbourOwn     float64
-	NeighbourOwnFrom int
-	NeighbourCap     int
-	// SupportWeight, when above 0, replaces graphSupport.
-	SupportWeight     float64
-	SupportDirectOnly bool
-	// TitleOwn sets rank.Signals.TitleOwn (a neighbour's title factor is its own title's).
-	TitleOwn bool
-	// QueryParts scores each text candidate by the best of the whole query and its parts
-	// (queryParts: one per title it names), for the benchmark's comparison.
-	QueryParts bool
-	// NamesByTitle counts a query word that titles hold in a chunk's text only when the chunk's
-	// own title holds it, for the benchmark's comparison.
-	NamesByTitle bool
 	// DgraphVectorScores keeps the exact search but lets Dgraph re-score its candidates with
 	// HNSW's and the text candidates' (the plan before the service scored them), for the speed
 	// benchmark's comparison.
@@ -666,17 +650,6 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 		if a.NoSupport {
 			sig.Support = 0
 		}
-		if a.NeighbourOwn > 0 {
-			sig.NeighbourOwn, sig.NeighbourOwnFrom = a.NeighbourOwn, a.NeighbourOwnFrom
-		}
-		sig.SupportDirectOnly = a.SupportDirectOnly
-		if a.SupportWeight > 0 && !a.NoSupport {
-			sig.Support = a.SupportWeight
-		}
-		if a.NeighbourCap > 0 {
-			sig.NeighbourCap = a.NeighbourCap
-		}
-		sig.TitleOwn = sig.TitleOwn || a.TitleOwn
 		if span, ok := timeq.Parse(q.Query); ok && !a.NoTime {
 			// The time the question names against each memory's time (valid_from: when it
 			// was stored, or the occurred_at capture was given).
@@ -702,20 +675,6 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			}
 			in.titles = func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats) {
 				return t.text.titles.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{}), t.text.titles.Stats(t.Name, lang, terms...)
-			}
-		}
-		if a.NamesByTitle && in.titles != nil {
-			in.namesByTitle = true
-			in.scoreRefs = func(lang string, terms []string, refs []uint64) map[uint64]float64 {
-				return t.text.ix.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{})
-			}
-		}
-		if a.QueryParts {
-			in.parts = func(lang string, terms []string) [][]string {
-				return queryParts(terms, t.text.titles.Stats(t.Name, lang, terms...).DF)
-			}
-			in.scoreRefs = func(lang string, terms []string, refs []uint64) map[uint64]float64 {
-				return t.text.ix.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{})
 			}
 		}
 		if a.WithFeedback {
@@ -1109,14 +1068,6 @@ type fuseInput struct {
 	// weight.
 	titles      func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats)
 	titleWeight float64
-	// parts splits the query's terms into the parts it asks about (queryParts; nil: whole), and
-	// scoreRefs scores chunks by uid on terms with the text index's BM25: a text candidate's
-	// text score is the best of the whole query's share and each part's.
-	parts     func(lang string, terms []string) [][]string
-	scoreRefs func(lang string, terms []string, refs []uint64) map[uint64]float64
-	// namesByTitle: a query word some title holds counts in a text candidate's text only when
-	// its own title holds it too (namesByTitle); needs titles and scoreRefs.
-	namesByTitle bool
 }
 
 // Pseudo-relevance feedback (package prf): the best feedbackDocs text candidates of the first
@@ -1155,16 +1106,10 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 			for _, c := range out.Txt {
 				u, err := parseUID(c.UID)
 				if s := side.scores[u]; err == nil && s > 0 && ideal > 0 && len(c.M) > 0 {
-					found, refs = append(found, rank.Chunk{ID: c.UID, Memory: c.M[0].UID, Score: s / ideal}), append(refs, u)
+					sig.Text = append(sig.Text, rank.Chunk{ID: c.UID, Memory: c.M[0].UID, Score: s / ideal})
+					found, refs = append(found, rank.Chunk{ID: c.UID, Memory: c.M[0].UID}), append(refs, u)
 				}
 			}
-			if in.parts != nil && in.scoreRefs != nil && len(refs) > 0 {
-				partShares(found, refs, side, in.parts, in.scoreRefs)
-			}
-			if in.namesByTitle && in.titles != nil && in.scoreRefs != nil && len(refs) > 0 {
-				namesByTitle(found, refs, side, in.titles, in.scoreRefs)
-			}
-			sig.Text = append(sig.Text, found...)
 			if in.words != nil && in.refTerms != nil && len(refs) > 0 {
 				sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, in.refTerms(refs))...)
 			}

@@ -58,26 +58,6 @@ type Signals struct {
 	// point at, or a weak hit between strong ones, rises. A memory reached only through the
 	// graph still stays below the hit that reached it.
 	Support float64
-	// NeighbourOwn (0..1) makes a memory reached through the graph rise by its own evidence:
-	// it scores its own direct score o (0 when no signal found it) plus (1 − NeighbourOwn) of
-	// what the graph adds above it, o + (g − o)·(1 − NeighbourOwn) for a graph score g. 0 = the
-	// graph score alone (Expand); a neighbour without evidence of its own then scores g·(1 −
-	// NeighbourOwn), one with evidence keeps more. Applied before Support.
-	NeighbourOwn float64
-	// NeighbourOwnFrom, when above 1, applies NeighbourOwn only to memories at least that many
-	// hops from their hit.
-	NeighbourOwnFrom int
-	// NeighbourCap, when above 0, bounds how many memories reached through the graph from one
-	// hit keep their score: in rank order, the further ones score one HopDecay lower (never
-	// below their own direct score), so that one hit's neighbourhood does not fill the top k.
-	NeighbourCap int
-	// TitleOwn applies the title factor after the graph expansion, to every memory by its own
-	// title's match (Title): a neighbour takes its share of its hit's score before that hit's
-	// title factor, and its own title's factor on top (still strictly below its hit). Off: a
-	// neighbour inherits its hit's boosted score.
-	TitleOwn bool
-	// SupportDirectOnly gives neighbour support to direct hits only.
-	SupportDirectOnly bool
 }
 
 // Fuse ranks the memories of one recall:
@@ -135,22 +115,17 @@ func Fuse(s Signals) []Hit {
 		}
 	}
 	direct := Relative(lists...)
-	titled := s.TitleWeight > 0 && len(s.Title) > 0
-	if titled && !s.TitleOwn {
-		direct = s.titleFactor(direct)
+	if s.TitleWeight > 0 && len(s.Title) > 0 {
+		for i, h := range direct {
+			if v := s.Title[h.ID]; v > 0 {
+				direct[i].Score = min(h.Score*(1+s.TitleWeight*v), 1)
+			}
+		}
+		slices.SortStableFunc(direct, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
 	}
 	hits := Expand(direct, s.Adjacent, s.Hops)
-	if titled && s.TitleOwn {
-		direct, hits = s.titleFactor(direct), s.titleFactor(hits)
-	}
-	if s.NeighbourOwn > 0 && s.Hops > 0 {
-		hits = Temper(hits, direct, s.NeighbourOwn, max(s.NeighbourOwnFrom, 1))
-	}
 	if s.Support > 0 && s.Hops > 0 {
-		hits = Support(hits, direct, s.Adjacent, s.Support, s.SupportDirectOnly)
-	}
-	if s.NeighbourCap > 0 && s.Hops > 0 {
-		hits = CapNeighbours(hits, direct, s.NeighbourCap)
+		hits = Support(hits, direct, s.Adjacent, s.Support)
 	}
 
 	textRank, vecRank := indexOf(textMems), indexOf(vecMems)
@@ -173,7 +148,7 @@ func Fuse(s Signals) []Hit {
 // Support adds the evidence of neighbouring direct hits to each of hits (see Signals.Support)
 // and reorders them, best first (ties keep their order). direct are the direct hits with their
 // own scores; adjacent is read in both directions.
-func Support(hits, direct []Hit, adjacent map[string][]string, weight float64, directOnly bool) []Hit {
+func Support(hits, direct []Hit, adjacent map[string][]string, weight float64) []Hit {
 	own := make(map[string]float64, len(direct))
 	for _, h := range direct {
 		own[h.ID] = h.Score
@@ -192,9 +167,6 @@ func Support(hits, direct []Hit, adjacent map[string][]string, weight float64, d
 	}
 	out := slices.Clone(hits)
 	for i, h := range out {
-		if directOnly && h.Via != "" {
-			continue
-		}
 		miss, seen := 1.0, map[string]bool{h.ID: true, h.Via: true}
 		for _, o := range near[h.ID] {
 			if seen[o] {
@@ -215,72 +187,6 @@ func Support(hits, direct []Hit, adjacent map[string][]string, weight float64, d
 			v = min(v, math.Nextafter(score[h.Via], 0))
 		}
 		out[i].Score = max(h.Score, v)
-	}
-	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
-	return out
-}
-
-// titleFactor multiplies the score of each of hits whose memory's title matches the query by
-// 1 + TitleWeight·match (at most 1; a memory reached through the graph stays strictly below the
-// hit that reached it) and reorders them, best first (ties keep their order).
-func (s Signals) titleFactor(hits []Hit) []Hit {
-	out := slices.Clone(hits)
-	score := make(map[string]float64, len(out))
-	for i, h := range out {
-		if v := s.Title[h.ID]; v > 0 && h.Via == "" {
-			out[i].Score = min(h.Score*(1+s.TitleWeight*v), 1)
-		}
-		score[h.ID] = out[i].Score
-	}
-	for i, h := range out {
-		if v := s.Title[h.ID]; v > 0 && h.Via != "" {
-			out[i].Score = min(h.Score*(1+s.TitleWeight*v), math.Nextafter(score[h.Via], 0))
-		}
-	}
-	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
-	return out
-}
-
-// Temper scores each memory reached through the graph by its own evidence plus a share of what
-// the graph adds (see Signals.NeighbourOwn): o + (g − o)·(1 − own) for its direct score o (0
-// when it is no direct hit) and graph score g. Direct hits keep their score; the result is
-// reordered best first (ties keep their order).
-func Temper(hits, direct []Hit, own float64, from int) []Hit {
-	own = min(max(own, 0), 1)
-	direct0 := make(map[string]float64, len(direct))
-	for _, h := range direct {
-		direct0[h.ID] = h.Score
-	}
-	out := slices.Clone(hits)
-	for i, h := range out {
-		if h.Via == "" || h.Hops < from {
-			continue
-		}
-		o := min(direct0[h.ID], h.Score)
-		out[i].Score = o + (h.Score-o)*(1-own)
-	}
-	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
-	return out
-}
-
-// CapNeighbours lets at most limit memories reached through the graph from one hit keep their
-// score (in the order of hits, best first): each further one scores HopDecay times less, but
-// never less than its own direct score (direct). The result is reordered best first (ties keep
-// their order).
-func CapNeighbours(hits, direct []Hit, limit int) []Hit {
-	direct0 := make(map[string]float64, len(direct))
-	for _, h := range direct {
-		direct0[h.ID] = h.Score
-	}
-	out := slices.Clone(hits)
-	count := map[string]int{}
-	for i, h := range out {
-		if h.Via == "" {
-			continue
-		}
-		if count[h.Via]++; count[h.Via] > limit {
-			out[i].Score = max(h.Score*HopDecay, min(direct0[h.ID], h.Score))
-		}
 	}
 	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
 	return out

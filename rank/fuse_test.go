@@ -189,101 +189,9 @@ func TestFuseTitle(t *testing.T) {
 	}
 }
 
-// NeighbourOwn: a neighbour scores its own evidence plus a share of what the graph adds, so a
-// neighbour without evidence of its own falls below one with some, and below a weaker direct
-// hit elsewhere; 0 leaves Expand's scores.
-func TestFuseNeighbourOwn(t *testing.T) {
-	base := Signals{
-		// A (0.8) reaches N (no evidence) and E (own 0.1); Z is a weaker hit elsewhere (0.35).
-		Text:     []Chunk{{"a", "A", 0.8}, {"e", "E", 0.1}, {"z", "Z", 0.35}},
-		Adjacent: map[string][]string{"A": {"N", "E"}},
-		Hops:     1,
-	}
-	if got := ids(Fuse(base)); !slices.Equal(got, []string{"A", "E", "N", "Z"}) {
-		t.Fatalf("graph alone: %v", got)
-	}
-	base.NeighbourOwn = 0.5
-	hits := Fuse(base)
-	score := map[string]float64{}
-	for _, h := range hits {
-		score[h.ID] = h.Score
-	}
-	// N: 0 + 0.4·0.5 = 0.2; E: 0.1 + 0.3·0.5 = 0.25; Z keeps 0.35.
-	if got := ids(hits); !slices.Equal(got, []string{"A", "Z", "E", "N"}) ||
-		math.Abs(score["N"]-0.2) > 1e-12 || math.Abs(score["E"]-0.25) > 1e-12 || score["Z"] != 0.35 {
-		t.Fatalf("own 0.5: %+v", hits)
-	}
-	if hits[2].Via != "A" {
-		t.Fatalf("E is still reached from A: %+v", hits[2])
-	}
-}
-
-// NeighbourCap: the neighbours of one hit beyond the cap score one HopDecay lower (not below
-// their own evidence), so the next hit's neighbour or another hit comes first.
-func TestFuseNeighbourCap(t *testing.T) {
-	base := Signals{
-		Text:     []Chunk{{"a", "A", 0.8}, {"b", "B", 0.6}, {"n1", "N1", 0.3}, {"z", "Z", 0.28}, {"n3", "N3", 0.25}},
-		Adjacent: map[string][]string{"A": {"N1", "N2", "N3"}, "B": {"M"}},
-		Hops:     1,
-	}
-	// Without a cap A's three neighbours (0.4 each) come before B's (0.3) and Z.
-	if got := ids(Fuse(base)); !slices.Equal(got, []string{"A", "B", "N1", "N3", "N2", "M", "Z"}) {
-		t.Fatalf("no cap: %v", got)
-	}
-	base.NeighbourCap = 1
-	hits := Fuse(base)
-	score := map[string]float64{}
-	for _, h := range hits {
-		score[h.ID] = h.Score
-	}
-	// N1 keeps 0.4; N3 falls to its own 0.25 (not 0.2), N2 to 0.2.
-	if got := ids(hits); !slices.Equal(got, []string{"A", "B", "N1", "M", "Z", "N3", "N2"}) ||
-		score["N2"] != 0.2 || score["N3"] != 0.25 || score["N1"] != 0.4 {
-		t.Fatalf("cap 1: %+v", hits)
-	}
-	for i := 1; i < len(hits); i++ {
-		if hits[i].Score > hits[i-1].Score {
-			t.Fatalf("not sorted: %+v", hits)
-		}
-	}
-}
-
-// TitleOwn: a neighbour's title factor is its own title's, not its hit's: a hit whose title
-// matches no longer lifts its neighbours, a neighbour whose title matches rises (below its hit).
-func TestFuseTitleOwn(t *testing.T) {
-	base := Signals{
-		Text:        []Chunk{{"a", "A", 0.6}, {"b", "B", 0.5}},
-		Adjacent:    map[string][]string{"A": {"NA"}, "B": {"NB"}},
-		Hops:        1,
-		Title:       map[string]float64{"A": 1, "NB": 1},
-		TitleWeight: 1,
-	}
-	inherit := map[string]float64{}
-	for _, h := range Fuse(base) {
-		inherit[h.ID] = h.Score
-	}
-	// A: 1 (capped); NA 0.5; B 0.5; NB 0.25.
-	if inherit["A"] != 1 || inherit["NA"] != 0.5 || inherit["NB"] != 0.25 {
-		t.Fatalf("inherited: %v", inherit)
-	}
-	base.TitleOwn = true
-	hits := Fuse(base)
-	own := map[string]float64{}
-	for _, h := range hits {
-		own[h.ID] = h.Score
-	}
-	// A: 1; NA: 0.6·0.5 = 0.3; B 0.5; NB: 0.25·2 = 0.5, kept strictly below B.
-	if own["A"] != 1 || math.Abs(own["NA"]-0.3) > 1e-12 || own["B"] != 0.5 || !(own["NB"] < 0.5 && own["NB"] > 0.4999) {
-		t.Fatalf("own: %v", own)
-	}
-	if got := ids(hits); !slices.Equal(got, []string{"A", "B", "NB", "NA"}) {
-		t.Fatalf("own order: %v", got)
-	}
-}
-
 // BenchmarkFuse: one recall's fusion at LoCoMo's scale (k 10: 100 text and 100 vector
-// candidates, as many semantic scores, titles, 2 hops from 20 seeds of fan-out 4), with the
-// graph options off and on; go test -run '^$' -bench Fuse ./rank.
+// candidates, as many semantic scores, titles, 2 hops from 20 seeds of fan-out 4);
+// go test -run '^$' -bench Fuse ./rank.
 func BenchmarkFuse(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var s Signals
@@ -307,16 +215,7 @@ func BenchmarkFuse(b *testing.B) {
 			s.Adjacent[mem(seed+d+1)] = append(s.Adjacent[mem(seed+d+1)], mem(seed+d+2))
 		}
 	}
-	b.Run("default", func(b *testing.B) {
-		for b.Loop() {
-			Fuse(s)
-		}
-	})
-	on := s
-	on.NeighbourOwn, on.NeighbourCap, on.TitleOwn = 0.5, 1, true
-	b.Run("neighbour-options", func(b *testing.B) {
-		for b.Loop() {
-			Fuse(on)
-		}
-	})
+	for b.Loop() {
+		Fuse(s)
+	}
 }

@@ -394,19 +394,6 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) title weight 0.125", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.125})},
 		{"text+vector+graph (hops=2) title weight 0.5", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.5})},
 		{"text+vector+graph (hops=2) title weight 1", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 1})},
-		{"text+vector+graph (hops=2) neighbour own 0.25", ranker(2, graph.Ablation{NoRerank: true, NeighbourOwn: 0.25})},
-		{"text+vector+graph (hops=2) neighbour own 0.5", ranker(2, graph.Ablation{NoRerank: true, NeighbourOwn: 0.5})},
-		{"text+vector+graph (hops=2) neighbour own 0.75", ranker(2, graph.Ablation{NoRerank: true, NeighbourOwn: 0.75})},
-		{"text+vector+graph (hops=2) neighbour own 0.5 from hop 2", ranker(2, graph.Ablation{NoRerank: true, NeighbourOwn: 0.5, NeighbourOwnFrom: 2})},
-		{"text+vector+graph (hops=2) neighbour own 1 from hop 2", ranker(2, graph.Ablation{NoRerank: true, NeighbourOwn: 1, NeighbourOwnFrom: 2})},
-		{"text+vector+graph (hops=2) support 0.5", ranker(2, graph.Ablation{NoRerank: true, SupportWeight: 0.5})},
-		{"text+vector+graph (hops=2) query parts + neighbour cap 2", ranker(2, graph.Ablation{NoRerank: true, QueryParts: true, NeighbourCap: 2})},
-		{"text+vector+graph (hops=2) support for direct hits only", ranker(2, graph.Ablation{NoRerank: true, SupportDirectOnly: true})},
-		{"text+vector+graph (hops=2) names by title", ranker(2, graph.Ablation{NoRerank: true, NamesByTitle: true})},
-		{"text+vector+graph (hops=2) neighbour cap 1", ranker(2, graph.Ablation{NoRerank: true, NeighbourCap: 1})},
-		{"text+vector+graph (hops=2) neighbour cap 2", ranker(2, graph.Ablation{NoRerank: true, NeighbourCap: 2})},
-		{"text+vector+graph (hops=2) title own", ranker(2, graph.Ablation{NoRerank: true, TitleOwn: true})},
-		{"text+vector+graph (hops=2) query parts", ranker(2, graph.Ablation{NoRerank: true, QueryParts: true})},
 		{"text+vector+graph (hops=2) Dgraph's full-text step (the plan before the service's text index)", ranker(2, graph.Ablation{NoRerank: true, DgraphText: true})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, graph.Ablation{NoRerank: true})},
 	}
@@ -479,27 +466,6 @@ func writeEvidenceDepth(ctx context.Context, w io.Writer, convs []locomo.Convers
 				by[q.Category] = c
 			}
 			c.qs++
-			if os.Getenv("KNOWMIND_BENCH_DEPTH_LOG") != "" && q.Category == 1 {
-				fmt.Fprintf(os.Stderr, "Q %s | %s\n", conv.SampleID, q.Text)
-				for _, e := range q.Evidence {
-					text := ""
-					for _, t := range conv.Turns {
-						if t.DiaID == e {
-							text = t.Speaker + ": " + t.Text
-						}
-					}
-					fmt.Fprintf(os.Stderr, "   %3d %s %.150s\n", slices.Index(ranked, e), e, text)
-				}
-				if os.Getenv("KNOWMIND_BENCH_DEPTH_LOG") == "top" {
-					for i, r := range ranked[:min(10, len(ranked))] {
-						for _, t := range conv.Turns {
-							if t.DiaID == r {
-								fmt.Fprintf(os.Stderr, "      top %d %s %.120s\n", i, r, t.Speaker+": "+t.Text)
-							}
-						}
-					}
-				}
-			}
 			allIn25 := true
 			for _, e := range q.Evidence {
 				i := slices.Index(ranked, e)
