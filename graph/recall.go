@@ -76,19 +76,22 @@ const (
 
 // Memory filters: what recall may return. Failed ingests never (status indexed only);
 // recall: current versions only (no valid_to: update_fact sets it on the superseded one);
-// recall_at_time: valid at $asof.
+// recall_at_time: valid at $asof (valid_from <= $asof < valid_to).
 //
 // Each is written so that Dgraph reads the small sets, never the big one: eq(Memory.status,
 // "indexed") read the index entry of every memory of the tenant (100k uids at 100k memories)
 // each time a filter ran, five or more times per recall, and NOT has(Memory.valid_to) cost
-// 4–8 ms per recall at 100k even with no valid_to stored; le(Memory.valid_from, $asof) read
-// every memory written before $asof. Their negations read the other statuses (failed,
-// pending, trashed: few), the superseded memories and the memories written after $asof, and
-// mean the same for memory nodes, which always have a status and a valid_from (ingest writes
-// both) — a hop reaches nothing else. Measured at 100k in docs/recall.md.
+// 4–8 ms per recall at 100k even with no valid_to stored. Their negations read the other
+// statuses (failed, pending, trashed: few) and the superseded memories, and mean the same for
+// memory nodes, which always have a status (ingest writes it) — a hop reaches nothing else.
+// valid_from <= $asof has no small side (le reads every memory written before $asof, gt every
+// one after, and a bulk import puts a whole tenant in one hour of the index), so recall_at_time
+// compares it by value on the few nodes the other conditions kept: a value variable and
+// le(val(v), $asof) in the hops and seeds (recallQuery's AtTime), the service for the
+// candidates' memories (recallResponse.validAt). Measured at 100k in docs/recall.md.
 var (
 	memoryCurrentFilter = `NOT eq(Memory.status, ` + otherStatuses + `) AND NOT le(Memory.valid_to, "9999-12-31T23:59:59Z")`
-	memoryAtTimeFilter  = `NOT eq(Memory.status, ` + otherStatuses + `) AND NOT gt(Memory.valid_from, $asof) AND NOT le(Memory.valid_to, $asof)`
+	memoryAtTimeFilter  = `NOT eq(Memory.status, ` + otherStatuses + `) AND NOT le(Memory.valid_to, $asof)`
 )
 
 // otherStatuses are the statuses a recallable memory does not have: every status but indexed.
@@ -169,18 +172,30 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
 {{- if .TextSeeds}}
   SX as var(func: uid({{.TextSeeds}}))
 {{- end}}
+{{- if .AtTime}}
+  var(func: uid({{.SeedVars}})) {
+    S0r as ~Memory.chunks @filter({{.MemoryFilter}}) { v0 as Memory.valid_from }
+  }
+  S0 as var(func: uid(S0r)) @filter(le(val(v0), $asof))
+{{- else}}
   var(func: uid({{.SeedVars}})) {
     S0 as ~Memory.chunks @filter({{.MemoryFilter}})
   }
 {{- end}}
+{{- end}}
 {{- range $h := .Hops}}
-  hop{{$h.N}}(func: uid({{$h.From}})) {
+{{- range $i, $rel := $.Relations}}
+  hop{{$h.N}}e{{$i}}(func: uid({{$h.From}})) {
     uid
-  {{- range $i, $rel := $.Relations}}
-    h{{$h.N}}r{{$i}} as <{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) { uid }
-  {{- end}}
+    h{{$h.N}}r{{$i}} as e: <{{$rel}}> (first: {{$.Fanout}}) @facets({{$.EdgeFilter}}) { uid }
   }
+{{- end}}
+{{- if $.AtTime}}
+  E{{$h.N}}r as var(func: uid({{$h.Reached}})) @filter({{$.MemoryFilter}}) { v{{$h.N}} as Memory.valid_from }
+  E{{$h.N}} as var(func: uid(E{{$h.N}}r)) @filter(le(val(v{{$h.N}}), $asof))
+{{- else}}
   E{{$h.N}} as var(func: uid({{$h.Reached}})) @filter({{$.MemoryFilter}})
+{{- end}}
 {{- if $h.Next}}
   F{{$h.N}} as var(func: uid(E{{$h.N}})) @filter(NOT uid({{$h.Seen}}))
 {{- end}}
@@ -238,6 +253,7 @@ type recallQueryArgs struct {
 	TextCap        int
 	TextVars       string
 	MemoryFilter   string
+	AtTime         bool // MemoryFilter is memoryAtTimeFilter: valid_from is compared by value after it
 	EdgeFilter     string
 	Relations      []string
 	Fanout         int
@@ -294,7 +310,7 @@ func buildRecallQuery(p recallPlan) (string, error) {
 		Relations: p.relations, Fanout: edgeFanout, Seeds: graphSeeds(p.k),
 	}
 	if p.asOf != nil {
-		a.MemoryFilter = memoryAtTimeFilter
+		a.MemoryFilter, a.AtTime = memoryAtTimeFilter, true
 		a.EdgeFilter = fmt.Sprintf(edgeAtTimeFilter, p.asOf.UTC().Format(time.RFC3339Nano))
 	}
 	var cands, text, seeds []string
@@ -458,6 +474,26 @@ type recallResponse struct {
 type dgMem struct {
 	UID       string     `json:"uid"`
 	ValidFrom *time.Time `json:"f"`
+}
+
+// validAt keeps, of the candidates' memories, those valid from asof on (valid_from <= asof;
+// the request checked the rest of memoryAtTimeFilter).
+func (out *recallResponse) validAt(asof time.Time) {
+	keep := func(ms []dgMem) []dgMem {
+		kept := ms[:0]
+		for _, m := range ms {
+			if m.ValidFrom != nil && !m.ValidFrom.After(asof) {
+				kept = append(kept, m)
+			}
+		}
+		return kept
+	}
+	for i := range out.Vec {
+		out.Vec[i].M = keep(out.Vec[i].M)
+	}
+	for i := range out.Txt {
+		out.Txt[i].M = keep(out.Txt[i].M)
+	}
 }
 
 // candidateMemories lists the memories of the text and vector candidates (a memory once per
@@ -637,7 +673,10 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			return knowmind.RecallResult{}, fmt.Errorf("decode recall response: %w", err)
 		}
 		req.scoreVectors(&out)
-		adjacent, err := parseHops(resp.Json, q.Hops)
+		if q.AsOf != nil {
+			out.validAt(*q.AsOf)
+		}
+		adjacent, err := parseHops(resp.Json, q.Hops, req.relations)
 		if err != nil {
 			return knowmind.RecallResult{}, err
 		}
@@ -772,6 +811,8 @@ type RecallRequest struct {
 	// exact search over the vectors it holds, which are the stored ones); nil when Dgraph
 	// re-scores them in the query.
 	vecScore map[uint64]float64
+	// relations: how many relation predicates the hops follow (their blocks hopNeI)
+	relations int
 }
 
 // scoreVectors fills in the scores of the vector candidates the service scored, and drops
@@ -881,7 +922,7 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 	if err != nil {
 		return req, err
 	}
-	req.DQL = dql
+	req.DQL, req.relations = dql, len(relations)
 	return req, nil
 }
 
@@ -997,9 +1038,9 @@ func rarestTerms(lang, query string, st bm25.Stats, budget int64) []string {
 
 // parseHops reads the hop blocks' edges into an adjacency list: every relation key of a node
 // lists neighbours; only the eligible ones (the ok block) count.
-func parseHops(raw []byte, hops int) (map[string][]string, error) {
+func parseHops(raw []byte, hops, relations int) (map[string][]string, error) {
 	adjacent := map[string][]string{}
-	if hops == 0 {
+	if hops == 0 || relations == 0 {
 		return adjacent, nil
 	}
 	var blocks map[string]json.RawMessage
@@ -1016,29 +1057,26 @@ func parseHops(raw []byte, hops int) (map[string][]string, error) {
 	for _, u := range ok {
 		eligible[u.UID] = true
 	}
+	// One block per hop and relation (hopNeI), every node with its edges under "e": typed
+	// decoding (a node's keys decoded one by one as raw messages cost more than the whole
+	// request's other decoding).
+	var nodes []struct {
+		UID   string  `json:"uid"`
+		Edges []dgUID `json:"e"`
+	}
 	for n := 1; n <= hops; n++ {
-		data, ok := blocks["hop"+strconv.Itoa(n)]
-		if !ok {
-			continue
-		}
-		var nodes []map[string]json.RawMessage
-		if err := json.Unmarshal(data, &nodes); err != nil {
-			return nil, fmt.Errorf("decode recall hop %d: %w", n, err)
-		}
-		for _, node := range nodes {
-			var from string
-			if err := json.Unmarshal(node["uid"], &from); err != nil {
+		for i := range relations {
+			data, found := blocks["hop"+strconv.Itoa(n)+"e"+strconv.Itoa(i)]
+			if !found {
 				continue
 			}
-			for key, v := range node {
-				if key == "uid" {
-					continue
-				}
-				var peers []dgUID
-				if err := json.Unmarshal(v, &peers); err != nil {
-					continue // a facet or other non-edge key
-				}
-				for _, p := range peers {
+			nodes = nodes[:0]
+			if err := json.Unmarshal(data, &nodes); err != nil {
+				return nil, fmt.Errorf("decode recall hop %d: %w", n, err)
+			}
+			for _, node := range nodes {
+				from := node.UID
+				for _, p := range node.Edges {
 					if eligible[p.UID] && p.UID != from && !slices.Contains(adjacent[from], p.UID) {
 						adjacent[from] = append(adjacent[from], p.UID)
 					}
@@ -1111,7 +1149,7 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 				}
 			}
 			if in.words != nil && in.refTerms != nil && len(refs) > 0 {
-				sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, in.refTerms(refs))...)
+				sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, refs, in.refTerms(refs))...)
 			}
 			continue
 		}
@@ -1146,7 +1184,7 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 			for j, d := range docs {
 				found[j], texts[j] = rank.Chunk{ID: d.ID, Memory: memoryOf[d.ID]}, d.Tokens
 			}
-			sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, texts)...)
+			sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, nil, texts)...)
 		}
 		if in.stats != nil && ideal > 0 {
 			sig.Feedback = append(sig.Feedback, feedback(side, docs, scored, memoryOf, ideal, in.stats)...)
@@ -1161,11 +1199,12 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 	return rank.Fuse(sig)
 }
 
-// semantic scores candidates (texts[i] the terms of found[i]) by their similarity to the query's
-// terms under the word vectors; only positive similarities count.
-func semantic(words *wordvec.Model, query []string, found []rank.Chunk, texts [][]string) []rank.Chunk {
+// semantic scores candidates (texts[i] the terms of found[i], chunk uids refs[i] or nil) by their
+// similarity to the query's terms under the word vectors; only positive similarities count.
+// With refs the word vectors keep each chunk's text norm until the next write.
+func semantic(words *wordvec.Model, query []string, found []rank.Chunk, refs []uint64, texts [][]string) []rank.Chunk {
 	var out []rank.Chunk
-	for i, s := range words.Similarity(query, texts) {
+	for i, s := range words.SimilarityKeyed(query, refs, texts) {
 		if s > 0 {
 			c := found[i]
 			c.Score = s

@@ -20,8 +20,8 @@ func TestRecallQueryShape(t *testing.T) {
 		"similar_to(Chunk.embedding, 100, $vec, ef: 2000)", "math(emb dot $vec)",
 		"anyoftext(Chunk.text@de, $de)", "anyoftext(Chunk.text, $en)",
 		"SV as var(func: uid(VC), orderdesc: val(vs), first: 10)",
-		"h1r0 as <RELATES_TO> (first: 25) @facets(" + edgeOpenFilter + ") { uid }", "h2r1 as <SUPERSEDES>",
-		"hop1(func: uid(S0))", "hop2(func: uid(F1))",
+		"h1r0 as e: <RELATES_TO> (first: 25) @facets(" + edgeOpenFilter + ") { uid }", "h2r1 as e: <SUPERSEDES>",
+		"hop1e0(func: uid(S0))", "hop1e1(func: uid(S0))", "hop2e0(func: uid(F1))",
 		// One memory filter per hop over what it reached, the frontier the new ones.
 		"E1 as var(func: uid(h1r0, h1r1)) @filter(" + memoryCurrentFilter + ")",
 		"F1 as var(func: uid(E1)) @filter(NOT uid(S0))", "ok(func: uid(E1, E2))",
@@ -51,6 +51,20 @@ func TestRecallQueryShape(t *testing.T) {
 	if !strings.Contains(q, `@facets(le(valid_from, "2026-03-14T00:00:00Z") AND NOT le(valid_to, "2026-03-14T00:00:00Z"))`) {
 		t.Errorf("edges at as_of:\n%s", q)
 	}
+	// valid_from <= as_of by value on the few nodes the index conditions kept, never by index.
+	for _, want := range []string{
+		"S0r as ~Memory.chunks @filter(" + memoryAtTimeFilter + ") { v0 as Memory.valid_from }",
+		"S0 as var(func: uid(S0r)) @filter(le(val(v0), $asof))",
+		"E1r as var(func: uid(h1r0, h1r1)) @filter(" + memoryAtTimeFilter + ") { v1 as Memory.valid_from }",
+		"E1 as var(func: uid(E1r)) @filter(le(val(v1), $asof))",
+	} {
+		if !strings.Contains(q, want) {
+			t.Errorf("at as_of, the query lacks %q:\n%s", want, q)
+		}
+	}
+	if strings.Contains(q, "le(Memory.valid_from") || strings.Contains(q, "gt(Memory.valid_from") {
+		t.Errorf("valid_from compared through its index:\n%s", q)
+	}
 }
 
 // With the service's exact search scored in the service, the request names the vector
@@ -70,7 +84,7 @@ func TestRecallQueryServedVectors(t *testing.T) {
 	for _, want := range []string{
 		"VX as var(func: uid(0x100, 0x101,", "vec(func: uid(VX))",
 		"SV as var(func: uid(0x100, 0x101, 0x102, 0x103, 0x104, 0x105, 0x106, 0x107, 0x108, 0x109))",
-		"var(func: uid(SV, SD))", "hop2(func: uid(F1))",
+		"var(func: uid(SV, SD))", "hop2e0(func: uid(F1))",
 	} {
 		if !strings.Contains(q, want) {
 			t.Errorf("query lacks %q:\n%s", want, q)
@@ -102,5 +116,23 @@ func TestScoreVectors(t *testing.T) {
 	RecallRequest{vecScore: map[uint64]float64{0x2a: 0.5}}.scoreVectors(&out)
 	if len(out.Vec) != 1 || out.Vec[0].UID != "0x2a" || out.Vec[0].Score != 0.5 {
 		t.Fatalf("scored: %+v", out.Vec)
+	}
+}
+
+// recall_at_time keeps only the candidates' memories valid from as_of on (the request checked
+// their status and valid_to).
+func TestValidAt(t *testing.T) {
+	asOf := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
+	before, after := asOf.Add(-time.Hour), asOf.Add(time.Hour)
+	var out recallResponse
+	out.Txt = append(out.Txt, struct {
+		UID string  `json:"uid"`
+		DE  string  `json:"de"`
+		EN  string  `json:"en"`
+		M   []dgMem `json:"m"`
+	}{UID: "0x1", M: []dgMem{{UID: "0xa", ValidFrom: &before}, {UID: "0xb", ValidFrom: &after}, {UID: "0xc"}, {UID: "0xd", ValidFrom: &asOf}}})
+	out.validAt(asOf)
+	if m := out.Txt[0].M; len(m) != 2 || m[0].UID != "0xa" || m[1].UID != "0xd" {
+		t.Fatalf("kept %+v, want 0xa and 0xd", m)
 	}
 }

@@ -29,6 +29,7 @@ package wordvec
 
 import (
 	"hash/fnv"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -60,6 +61,7 @@ type Model struct {
 	// Guarded by cmu (Similarity holds only mu's read lock); at most cap entries.
 	cmu      sync.Mutex
 	weighted map[string][]float32
+	norms    map[uint64]float64 // squared norm of a keyed text's vector (SimilarityKeyed)
 }
 
 // New returns an empty model holding context vectors for at most capTerms terms (0: DefaultCap).
@@ -211,7 +213,7 @@ func (m *Model) Replace(from *Model) {
 // dropCache empties the weighted vectors' cache; the caller holds mu's write lock.
 func (m *Model) dropCache() {
 	m.cmu.Lock()
-	m.weighted = nil
+	m.weighted, m.norms = nil, nil
 	m.cmu.Unlock()
 }
 
@@ -263,80 +265,170 @@ func (m *Model) idfLocked(term string) float64 {
 // vectors (IDF-weighted sums of the terms' unit centred context vectors); 0 when either has
 // no vector.
 func (m *Model) Similarity(query []string, texts [][]string) []float64 {
+	return m.SimilarityKeyed(query, nil, texts)
+}
+
+// maxNorms bounds the cached text norms (SimilarityKeyed): ~40 B each.
+const maxNorms = 1 << 18
+
+// SimilarityKeyed is Similarity for texts that have keys (keys[i] != 0: e.g. a chunk's uid):
+// the norm of a keyed text's vector is kept until the next write, so a text seen again costs
+// one lookup per term (the query's dot product with each term's vector is computed once per
+// call) instead of summing Dims components per term. keys may be nil.
+func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string) []float64 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	vecs := m.weightedLocked(query, texts)
-	seen := map[string]bool{}
-	sumOf := func(terms []string, s *[Dims]float64) bool {
-		*s = [Dims]float64{}
-		clear(seen)
+	slot, vecs := m.weightedLocked(query, texts)
+	// mark[i] == pass number: term i already counted in this text (a repeat counts once).
+	mark := make([]int, len(vecs))
+	pass := 0
+	out := make([]float64, len(texts))
+	var q [Dims]float64
+	pass++
+	for _, t := range query {
+		i := slot[t]
+		if mark[i] == pass || vecs[i] == nil {
+			mark[i] = pass
+			continue
+		}
+		mark[i] = pass
+		v := vecs[i][:Dims]
+		for d := range q {
+			q[d] += float64(v[d])
+		}
+	}
+	var nq float64
+	for _, x := range q {
+		nq += x * x
+	}
+	if nq == 0 {
+		return out
+	}
+	// The query's dot product with every term's vector: a text's dot product is their sum.
+	qv := make([]float64, len(vecs))
+	for i, v := range vecs {
+		if v == nil {
+			continue
+		}
+		v = v[:Dims]
+		var s float64
+		for d := range q {
+			s += q[d] * float64(v[d])
+		}
+		qv[i] = s
+	}
+	var cached map[uint64]float64
+	if keys != nil {
+		m.cmu.Lock()
+		cached = m.norms
+		m.cmu.Unlock()
+	}
+	computed := map[uint64]float64{}
+	var sum [Dims]float64
+	for ti, text := range texts {
+		var key uint64
+		if keys != nil {
+			key = keys[ti]
+		}
+		n2, known := cached[key]
+		if key == 0 {
+			known = false
+		}
+		pass++
+		var dot float64
 		found := false
-		for _, t := range terms {
-			if seen[t] {
+		if !known {
+			sum = [Dims]float64{}
+		}
+		for _, t := range text {
+			i := slot[t]
+			if mark[i] == pass {
 				continue
 			}
-			seen[t] = true
-			v := vecs[t]
+			mark[i] = pass
+			v := vecs[i]
 			if v == nil {
 				continue
 			}
-			v = v[:Dims]
-			for d := range s {
-				s[d] += float64(v[d])
-			}
 			found = true
+			dot += qv[i]
+			if !known {
+				v = v[:Dims]
+				for d := range sum {
+					sum[d] += float64(v[d])
+				}
+			}
 		}
-		return found
-	}
-	out := make([]float64, len(texts))
-	var q, d [Dims]float64
-	if !sumOf(query, &q) {
-		return out
-	}
-	for i, text := range texts {
-		if sumOf(text, &d) {
-			out[i] = cosine(&q, &d)
+		if !found {
+			continue
 		}
+		if !known {
+			n2 = 0
+			for _, x := range sum {
+				n2 += x * x
+			}
+			if key != 0 {
+				computed[key] = n2
+			}
+		}
+		if n2 > 0 {
+			out[ti] = dot / math.Sqrt(nq*n2)
+		}
+	}
+	if len(computed) > 0 {
+		m.cmu.Lock()
+		if m.norms == nil || len(m.norms)+len(computed) > maxNorms {
+			m.norms = make(map[uint64]float64, len(computed))
+		}
+		maps.Copy(m.norms, computed)
+		m.cmu.Unlock()
 	}
 	return out
 }
 
-// weightedLocked returns the IDF-weighted unit vectors of the query's and the texts' terms
-// (nil for a term without one), from the cache where it holds them; the caller holds mu's
-// read lock, so no write can change them meanwhile.
-func (m *Model) weightedLocked(query []string, texts [][]string) map[string][]float32 {
-	vecs := make(map[string][]float32, 4*len(texts)+len(query))
+// weightedLocked numbers the distinct terms of the query and the texts (slot) and returns
+// their IDF-weighted unit vectors by number (nil for a term without one), from the cache where
+// it holds them; the caller holds mu's read lock, so no write can change them meanwhile.
+func (m *Model) weightedLocked(query []string, texts [][]string) (slot map[string]int, vecs [][]float32) {
+	slot = make(map[string]int, 4*len(texts)+len(query))
+	var terms []string
+	number := func(t string) {
+		if _, ok := slot[t]; !ok {
+			slot[t] = len(terms)
+			terms = append(terms, t)
+		}
+	}
 	for _, t := range query {
-		vecs[t] = nil
+		number(t)
 	}
 	for _, text := range texts {
 		for _, t := range text {
-			vecs[t] = nil
+			number(t)
 		}
 	}
-	var missing []string
+	vecs = make([][]float32, len(terms))
+	var missing []int
 	m.cmu.Lock()
-	for t := range vecs {
+	for i, t := range terms {
 		if v, ok := m.weighted[t]; ok {
-			vecs[t] = v
+			vecs[i] = v
 		} else {
-			missing = append(missing, t)
+			missing = append(missing, i)
 		}
 	}
 	m.cmu.Unlock()
 	if len(missing) == 0 {
-		return vecs
+		return slot, vecs
 	}
-	computed := make([][]float32, len(missing))
 	var u [Dims]float64
-	for i, t := range missing {
-		if m.unitLocked(t, &u) {
-			w := m.idfLocked(t)
+	for _, i := range missing {
+		if m.unitLocked(terms[i], &u) {
+			w := m.idfLocked(terms[i])
 			v := make([]float32, Dims)
 			for d := range v {
 				v[d] = float32(w * u[d])
 			}
-			computed[i], vecs[t] = v, v
+			vecs[i] = v
 		}
 	}
 	m.cmu.Lock()
@@ -344,10 +436,10 @@ func (m *Model) weightedLocked(query []string, texts [][]string) map[string][]fl
 	if m.weighted == nil || len(m.weighted)+len(missing) > max(m.cap, DefaultCap) {
 		m.weighted = make(map[string][]float32, len(missing))
 	}
-	for i, t := range missing {
-		m.weighted[t] = computed[i] // nil too: a term without a vector is not computed again
+	for _, i := range missing {
+		m.weighted[terms[i]] = vecs[i] // nil too: a term without a vector is not computed again
 	}
-	return vecs
+	return slot, vecs
 }
 
 // Nearest returns up to n terms whose vectors are closest (cosine) to term's, best first, with

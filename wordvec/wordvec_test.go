@@ -2,6 +2,7 @@ package wordvec
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -195,6 +196,39 @@ func BenchmarkSimilarity(b *testing.B) {
 	}
 }
 
+// BenchmarkSimilarityKeyed: the same with the candidates keyed (recall passes chunk uids), once
+// their norms are cached.
+func BenchmarkSimilarityKeyed(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	vocab := make([]string, 20000)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("t%d", i)
+	}
+	z := rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1))
+	doc := func() []string {
+		d := make([]string, 20)
+		for i := range d {
+			d[i] = vocab[z.Uint64()]
+		}
+		return d
+	}
+	m := New(0)
+	for range 10000 {
+		m.Add(doc())
+	}
+	cands := make([][]string, 500)
+	keys := make([]uint64, len(cands))
+	for i := range cands {
+		cands[i], keys[i] = doc(), uint64(i+1)
+	}
+	q := doc()[:6]
+	m.SimilarityKeyed(q, keys, cands)
+	b.ResetTimer()
+	for b.Loop() {
+		m.SimilarityKeyed(q, keys, cands)
+	}
+}
+
 // BenchmarkAdd is the cost of counting one 20-term chunk (load and ingest hooks).
 func BenchmarkAdd(b *testing.B) {
 	m := New(0)
@@ -251,4 +285,39 @@ func heapInUse() uint64 {
 	var s runtime.MemStats
 	runtime.ReadMemStats(&s)
 	return s.HeapAlloc
+}
+
+// SimilarityKeyed gives Similarity's scores, from cached text norms on a second call, and
+// forgets the norms at a write (a stale norm would give another cosine than a fresh one).
+func TestSimilarityKeyed(t *testing.T) {
+	docs := topics(300, 3)
+	m := New(0)
+	for _, d := range docs[:200] {
+		m.Add(d)
+	}
+	q := []string{"kitten", "cat", "bond"}
+	texts := docs[200:260]
+	keys := make([]uint64, len(texts))
+	for i := range keys {
+		keys[i] = uint64(i + 1)
+	}
+	near := func(stage string, got, want []float64) {
+		t.Helper()
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-9 {
+				t.Fatalf("%s: text %d: %v, want %v", stage, i, got[i], want[i])
+			}
+		}
+	}
+	want := m.Similarity(q, texts)
+	near("first call", m.SimilarityKeyed(q, keys, texts), want)
+	near("cached norms", m.SimilarityKeyed(q, keys, texts), want)
+	for _, d := range docs[260:] {
+		m.Add(d)
+	}
+	fresh := m.Similarity(q, texts)
+	near("after writes", m.SimilarityKeyed(q, keys, texts), fresh)
+	if slices.Equal(fresh, want) {
+		t.Fatal("the writes changed no similarity: the test proves nothing")
+	}
 }

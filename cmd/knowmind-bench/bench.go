@@ -40,6 +40,7 @@ type benchFlags struct {
 	workers                           int
 	removeOnUpdate                    bool
 	memLimitMB                        int
+	cacheMB                           int
 	logLevel                          string
 }
 
@@ -47,6 +48,7 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.dgraph, "dgraph", "", "external Dgraph alpha host:9080 (guardian password: --dgraph-password); empty = a throwaway local Dgraph in a temp dir")
 	fs.StringVar(&b.dgraphPassword, "dgraph-password", "password", "guardian password of --dgraph")
 	fs.StringVar(&b.dgraphBin, "dgraph-bin", "", "dgraph binary for the throwaway Dgraph (default ./bin/dgraph)")
+	fs.IntVar(&b.cacheMB, "dgraph-cache-mb", 1024, "cache bound of the throwaway alpha in MB (serve's --dgraph-cache-mb defaults to 512)")
 	fs.IntVar(&b.memLimitMB, "dgraph-mem-limit-mb", 0, "soft memory limit (GOMEMLIMIT) of the throwaway alpha in MB, as serve's --dgraph-mem-limit-mb; 0 = none")
 	fs.BoolVar(&b.removeOnUpdate, "dgraph-remove-on-update", false, "experiment: the throwaway alpha's cache drops posting lists a commit changes (remove-on-update) instead of patching them")
 	fs.StringVar(&b.embedder, "embedder", "hash", "embedding provider: hash (built-in), hugot")
@@ -154,7 +156,7 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 		}
 		b.cluster, err = localdgraph.Start(ctx, localdgraph.Config{
 			Binary: f.dgraphBin, DataDir: dir, PortOffset: f.portOffset, ACLSecretFile: acl,
-			CacheMB: 1024, CacheRemoveOnUpdate: f.removeOnUpdate, MemLimitMB: f.memLimitMB, GracePeriod: 5 * time.Second, Logger: log,
+			CacheMB: f.cacheMB, CacheRemoveOnUpdate: f.removeOnUpdate, MemLimitMB: f.memLimitMB, GracePeriod: 5 * time.Second, Logger: log,
 		})
 		if err != nil {
 			b.Close()
