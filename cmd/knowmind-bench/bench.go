@@ -396,6 +396,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) title weight 0.125", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.125})},
 		{"text+vector+graph (hops=2) title weight 0.5", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.5})},
 		{"text+vector+graph (hops=2) title weight 1", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 1})},
+		{"text+vector+graph (hops=2) title factor on direct hits only", ranker(2, graph.Ablation{NoRerank: true, NoTitleNeighbours: true})},
 		{"text+vector+graph (hops=2) Dgraph's full-text step (the plan before the service's text index)", ranker(2, graph.Ablation{NoRerank: true, DgraphText: true})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, graph.Ablation{NoRerank: true})},
 	}
