@@ -133,16 +133,7 @@ func Fuse(s Signals) []Hit {
 	}
 	hits := Expand(direct, s.Adjacent, s.Hops)
 	if s.TitleNeighbours && s.TitleWeight > 0 && len(s.Title) > 0 {
-		score := make(map[string]float64, len(hits))
-		for _, h := range hits {
-			score[h.ID] = h.Score
-		}
-		for i, h := range hits {
-			if v := s.Title[h.ID]; v > 0 && h.Via != "" {
-				hits[i].Score = min(h.Score*(1+s.TitleWeight*v), math.Nextafter(score[h.Via], 0))
-			}
-		}
-		slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+		hits = s.titleNeighbours(hits, direct)
 	}
 	if s.Support > 0 && s.Hops > 0 {
 		hits = Support(hits, direct, s.Adjacent, s.Support)
@@ -161,6 +152,32 @@ func Fuse(s Signals) []Hit {
 		case vok:
 			hits[i].Chunk = vecBest[h.ID]
 		}
+	}
+	return hits
+}
+
+// titleNeighbours multiplies the score of each memory reached through the graph whose own
+// title matches by 1 + TitleWeight·match, strictly below the direct hit that reached it (its
+// score in direct), and reorders hits, best first (ties keep their order), when any changed.
+func (s Signals) titleNeighbours(hits, direct []Hit) []Hit {
+	var origin map[string]float64
+	changed := false
+	for i, h := range hits {
+		v := s.Title[h.ID]
+		if v <= 0 || h.Via == "" {
+			continue
+		}
+		if origin == nil {
+			origin = make(map[string]float64, len(direct))
+			for _, d := range direct {
+				origin[d.ID] = d.Score
+			}
+		}
+		hits[i].Score = min(h.Score*(1+s.TitleWeight*v), math.Nextafter(origin[h.Via], 0))
+		changed = true
+	}
+	if changed {
+		slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
 	}
 	return hits
 }

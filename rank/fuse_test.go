@@ -249,9 +249,20 @@ func BenchmarkFuse(b *testing.B) {
 		for d := range 4 {
 			s.Adjacent[mem(seed)] = append(s.Adjacent[mem(seed)], mem(seed+d+1))
 			s.Adjacent[mem(seed+d+1)] = append(s.Adjacent[mem(seed+d+1)], mem(seed+d+2))
+			if d%2 == 0 {
+				s.Title[mem(seed+d+1)] = 0.5 // neighbours whose own title matches
+			}
 		}
 	}
-	for b.Loop() {
-		Fuse(s)
-	}
+	b.Run("title-direct-only", func(b *testing.B) {
+		for b.Loop() {
+			Fuse(s)
+		}
+	})
+	s.TitleNeighbours = true
+	b.Run("title-neighbours", func(b *testing.B) {
+		for b.Loop() {
+			Fuse(s)
+		}
+	})
 }
