@@ -592,6 +592,8 @@ type Ablation struct {
 	// replaces its weight (titleWeight), for the benchmark's comparison.
 	NoTitle     bool
 	TitleWeight float64
+	// NoTitleNeighbours keeps the title factor to direct hits (rank.Signals.TitleNeighbours off).
+	NoTitleNeighbours bool
 	// DgraphVectorScores keeps the exact search but lets Dgraph re-score its candidates with
 	// HNSW's and the text candidates' (the plan before the service scored them), for the speed
 	// benchmark's comparison.
@@ -699,6 +701,7 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			}
 		}
 		if !a.NoTitle {
+			in.sig.TitleNeighbours = !a.NoTitleNeighbours
 			in.titleWeight = titleWeight
 			if a.TitleWeight > 0 {
 				in.titleWeight = a.TitleWeight

@@ -622,3 +622,35 @@ func TestRecallTitleField(t *testing.T) {
 		t.Fatalf("%q: %v, want %s first", q.Query, ids, named)
 	}
 }
+
+// A graph neighbour whose own title matches the query gains the title factor too (below its
+// hit): of two replies linked to the question turn, the one by the person the query names
+// ranks first; with the factor on direct hits only they score alike.
+func TestRecallTitleNeighbours(t *testing.T) {
+	f := newRecallFixture(t)
+	ask := f.store("Caroline", "Melanie, how do you unwind after a long shift at the bakery?")
+	reply := f.store("Melanie", "Pottery class and long runs along the river, every week.")
+	aside := f.store("Caroline", "That sounds lovely, I should try something like it.")
+	for _, filler := range []string{"The bus to the market was late again this morning.",
+		"We painted the fence blue over the weekend.", "The new library opens in the spring."} {
+		f.store("Melanie", filler)
+	}
+	f.link(ask, reply, "RELATES_TO")
+	f.link(ask, aside, "RELATES_TO")
+	q := knowmind.RecallQuery{Query: "How does Melanie unwind after a shift?", K: 10, Hops: 1}
+	score := func(res knowmind.RecallResult) map[string]float64 {
+		out := map[string]float64{}
+		for _, h := range res.Hits {
+			out[h.MemoryID] = h.Score
+		}
+		return out
+	}
+	off := score(f.recallAblated(q, graph.Ablation{NoTitleNeighbours: true}))
+	if off[ask] == 0 || off[reply] == 0 || off[reply] != off[aside] {
+		t.Fatalf("factor on direct hits only: ask %v, reply %v, aside %v; want both replies alike", off[ask], off[reply], off[aside])
+	}
+	on := score(f.recall(q))
+	if !(on[reply] > on[aside] && on[reply] < on[ask]) || on[aside] != off[aside] {
+		t.Fatalf("factor on neighbours too: ask %v, reply %v, aside %v; want the reply by Melanie above the aside, below the question", on[ask], on[reply], on[aside])
+	}
+}

@@ -41,7 +41,7 @@ type Signals struct {
 	// BM25 as a share of the query's ideal score in the titles; nil = off), with its weight. It
 	// is a factor, not a further signal of the mean: a direct hit's fused score is multiplied by
 	// 1 + TitleWeight·match (at most 1), so memories whose title does not match keep their
-	// score, and a title alone makes no hit.
+	// score, and a title alone makes no hit; with TitleNeighbours graph neighbours too.
 	Title       map[string]float64
 	TitleWeight float64
 	// VectorUnrelated is the cosine an unrelated text typically has with a query under the
@@ -58,6 +58,11 @@ type Signals struct {
 	// point at, or a weak hit between strong ones, rises. A memory reached only through the
 	// graph still stays below the hit that reached it.
 	Support float64
+	// TitleNeighbours also applies the title factor to a memory reached through the graph whose
+	// own title matches (Title), on top of the share of its hit's boosted score it inherits, and
+	// strictly below that hit: on LoCoMo the answer is often the named speaker's reply next to
+	// the other speaker's turn that shares the question's words.
+	TitleNeighbours bool
 }
 
 // Fuse ranks the memories of one recall:
@@ -68,8 +73,11 @@ type Signals struct {
 //     of the query's ideal BM25, cosine between an unrelated text's (VectorUnrelated) and 1 —
 //     and combined as the weighted mean. Nothing is scaled by the best candidate, so the top
 //     hit of a query nothing in the corpus answers scores low, not 1.
-//  3. Graph (Expand): a neighbour reached over h edges from a hit scored s scores s·HopDecay^h,
-//     strictly below the hit; a memory keeps the best of its own and its graph score.
+//  3. Title (Signals.Title): a direct hit's score × (1 + TitleWeight·match).
+//  4. Graph (Expand): a neighbour reached over h edges from a hit scored s scores s·HopDecay^h,
+//     strictly below the hit; a memory keeps the best of its own and its graph score; with
+//     TitleNeighbours a neighbour whose own title matches gains its title factor too (still
+//     below its hit); then neighbour support (Support).
 //
 // A direct hit is represented by its best chunk (Hit.Chunk) in the signal that ranks it
 // higher; a memory reached through the graph has none.
@@ -124,6 +132,9 @@ func Fuse(s Signals) []Hit {
 		slices.SortStableFunc(direct, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
 	}
 	hits := Expand(direct, s.Adjacent, s.Hops)
+	if s.TitleNeighbours && s.TitleWeight > 0 && len(s.Title) > 0 {
+		hits = s.titleNeighbours(hits, direct)
+	}
 	if s.Support > 0 && s.Hops > 0 {
 		hits = Support(hits, direct, s.Adjacent, s.Support)
 	}
@@ -141,6 +152,32 @@ func Fuse(s Signals) []Hit {
 		case vok:
 			hits[i].Chunk = vecBest[h.ID]
 		}
+	}
+	return hits
+}
+
+// titleNeighbours multiplies the score of each memory reached through the graph whose own
+// title matches by 1 + TitleWeight·match, strictly below the direct hit that reached it (its
+// score in direct), and reorders hits, best first (ties keep their order), when any changed.
+func (s Signals) titleNeighbours(hits, direct []Hit) []Hit {
+	var origin map[string]float64
+	changed := false
+	for i, h := range hits {
+		v := s.Title[h.ID]
+		if v <= 0 || h.Via == "" {
+			continue
+		}
+		if origin == nil {
+			origin = make(map[string]float64, len(direct))
+			for _, d := range direct {
+				origin[d.ID] = d.Score
+			}
+		}
+		hits[i].Score = min(h.Score*(1+s.TitleWeight*v), math.Nextafter(origin[h.Via], 0))
+		changed = true
+	}
+	if changed {
+		slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
 	}
 	return hits
 }

@@ -151,6 +151,8 @@ func WriteSummary(w io.Writer, reports []Named) error {
 		header += fmt.Sprintf(" R@10 c%d |", c.ID)
 		rule += "--:|"
 	}
+	header += " all@10 c1 |"
+	rule += "--:|"
 	if _, err := fmt.Fprintf(w, "%s\n%s\n", header, rule); err != nil {
 		return err
 	}
@@ -160,6 +162,7 @@ func WriteSummary(w io.Writer, reports []Named) error {
 		for _, c := range Categories {
 			line += fmt.Sprintf(" %.3f |", n.Report.ByCategory[c.ID].Any[2])
 		}
+		line += fmt.Sprintf(" %.3f |", n.Report.ByCategory[1].All[2])
 		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -251,6 +252,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	link := fs.Bool("link-turns", true, "link consecutive turns of a session with RELATES_TO (LoCoMo has no relations of its own)")
 	sessionTimes := fs.Bool("session-times", true, "give each turn its session's date as its time (Memory.valid_from, what capture's occurred_at sets), for the time signal")
 	only := fs.String("only", "", "run only the rankings whose name matches this regular expression (the summary compares those)")
+	depthReport := fs.Bool("evidence-depth", false, "also print where the default ranking puts each category's evidence turns (top 10, 11-25, beyond), a diagnosis")
 	convRange := fs.String("convs", "", "only these conversations of the file, 1-based, e.g. 1-2 or 3-5 (a split to choose a constant on and one to confirm it on)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -394,6 +396,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) title weight 0.125", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.125})},
 		{"text+vector+graph (hops=2) title weight 0.5", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.5})},
 		{"text+vector+graph (hops=2) title weight 1", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 1})},
+		{"text+vector+graph (hops=2) title factor on direct hits only", ranker(2, graph.Ablation{NoRerank: true, NoTitleNeighbours: true})},
 		{"text+vector+graph (hops=2) Dgraph's full-text step (the plan before the service's text index)", ranker(2, graph.Ablation{NoRerank: true, DgraphText: true})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, graph.Ablation{NoRerank: true})},
 	}
@@ -421,11 +424,99 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		fmt.Fprintln(w)
 		named = append(named, locomo.Named{Name: r.name, Report: rep})
 	}
+	if *depthReport {
+		if err := writeEvidenceDepth(ctx, w, convs, func(ctx context.Context, conv *locomo.Conversation, q locomo.Question) ([]string, error) {
+			ct := tenants[conv.SampleID]
+			res, err := ct.ten.RecallAblated(ctx, knowmind.RecallQuery{Query: q.Text, K: knowmind.RecallMaxK, Hops: 2, MinScore: knowmind.RecallMinScore}, graph.Ablation{NoRerank: true})
+			if err != nil {
+				return nil, err
+			}
+			out := make([]string, 0, len(res.Hits))
+			for _, h := range res.Hits {
+				out = append(out, h.Source)
+			}
+			return out, nil
+		}); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(w, "## Summary")
 	fmt.Fprintln(w)
 	locomo.WriteSummary(w, named)
 	writeFusionGain(w, named)
 	return nil
+}
+
+// writeEvidenceDepth prints, per category, how many evidence turns the ranking puts in the top
+// 10, at 11..25 or beyond, and how many of those beyond have a turn of the same session within
+// two turns in the top 10 (reachable over the graph) — a diagnosis, not a score.
+func writeEvidenceDepth(ctx context.Context, w io.Writer, convs []locomo.Conversation, rank locomo.Ranker) error {
+	type counts struct{ top, mid, beyond, near, qs, qsAllMid int }
+	by := map[int]*counts{}
+	for ci := range convs {
+		conv := &convs[ci]
+		for _, q := range conv.Questions {
+			if q.Category < 1 || q.Category > 4 || len(q.Evidence) == 0 {
+				continue
+			}
+			ranked, err := rank(ctx, conv, q)
+			if err != nil {
+				return err
+			}
+			c := by[q.Category]
+			if c == nil {
+				c = &counts{}
+				by[q.Category] = c
+			}
+			c.qs++
+			allIn25 := true
+			for _, e := range q.Evidence {
+				i := slices.Index(ranked, e)
+				switch {
+				case i >= 0 && i < 10:
+					c.top++
+				case i >= 10:
+					c.mid++
+				default:
+					allIn25 = false
+					c.beyond++
+					for _, r := range ranked[:min(10, len(ranked))] {
+						if sameSessionNear(r, e, 2) {
+							c.near++
+							break
+						}
+					}
+				}
+			}
+			if allIn25 {
+				c.qsAllMid++
+			}
+		}
+	}
+	fmt.Fprintln(w, "## Evidence depth (default ranking, k 25)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| category | questions | all evidence in top 25 | evidence in top 10 | at 11-25 | beyond 25 | of those, a turn within 2 in the top 10 |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|")
+	for _, cat := range locomo.Categories {
+		if c := by[cat.ID]; c != nil {
+			fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d |\n", cat.Name, c.qs, c.qsAllMid, c.top, c.mid, c.beyond, c.near)
+		}
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// sameSessionNear tells whether dia_ids a and b ("D<session>:<turn>") are in one session at
+// most d turns apart.
+func sameSessionNear(a, b string, d int) bool {
+	sa, ta, okA := strings.Cut(a, ":")
+	sb, tb, okB := strings.Cut(b, ":")
+	if !okA || !okB || sa != sb {
+		return false
+	}
+	x, errX := strconv.Atoi(ta)
+	y, errY := strconv.Atoi(tb)
+	return errX == nil && errY == nil && x-y <= d && y-x <= d
 }
 
 // selectConvs keeps the conversations of a 1-based range "a-b" (or one number; "" keeps all).
