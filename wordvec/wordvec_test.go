@@ -164,9 +164,9 @@ func TestIndexVectors(t *testing.T) {
 	}
 }
 
-// BenchmarkSimilarity is recall's cost: a 6-term query against 500 candidate chunks of 20 terms
-// from a 10k-chunk corpus.
-func BenchmarkSimilarity(b *testing.B) {
+// similarityFixture is the similarity benchmarks' workload: a 10k-chunk corpus of 20-term chunks
+// over a Zipf-distributed 20k-term vocabulary, 500 candidate chunks and a 6-term query.
+func similarityFixture() (m *Model, q []string, cands [][]string) {
 	r := rand.New(rand.NewPCG(3, 4))
 	vocab := make([]string, 20000)
 	for i := range vocab {
@@ -181,15 +181,21 @@ func BenchmarkSimilarity(b *testing.B) {
 		}
 		return d
 	}
-	m := New(0)
+	m = New(0)
 	for range 10000 {
 		m.Add(doc())
 	}
-	cands := make([][]string, 500)
+	cands = make([][]string, 500)
 	for i := range cands {
 		cands[i] = doc()
 	}
-	q := doc()[:6]
+	return m, doc()[:6], cands
+}
+
+// BenchmarkSimilarity is recall's cost: a 6-term query against 500 candidate chunks of 20 terms
+// from a 10k-chunk corpus.
+func BenchmarkSimilarity(b *testing.B) {
+	m, q, cands := similarityFixture()
 	b.ResetTimer()
 	for b.Loop() {
 		m.Similarity(q, cands)
@@ -199,29 +205,11 @@ func BenchmarkSimilarity(b *testing.B) {
 // BenchmarkSimilarityKeyed: the same with the candidates keyed (recall passes chunk uids), once
 // their norms are cached.
 func BenchmarkSimilarityKeyed(b *testing.B) {
-	r := rand.New(rand.NewPCG(3, 4))
-	vocab := make([]string, 20000)
-	for i := range vocab {
-		vocab[i] = fmt.Sprintf("t%d", i)
-	}
-	z := rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1))
-	doc := func() []string {
-		d := make([]string, 20)
-		for i := range d {
-			d[i] = vocab[z.Uint64()]
-		}
-		return d
-	}
-	m := New(0)
-	for range 10000 {
-		m.Add(doc())
-	}
-	cands := make([][]string, 500)
+	m, q, cands := similarityFixture()
 	keys := make([]uint64, len(cands))
-	for i := range cands {
-		cands[i], keys[i] = doc(), uint64(i+1)
+	for i := range keys {
+		keys[i] = uint64(i + 1)
 	}
-	q := doc()[:6]
 	m.SimilarityKeyed(q, keys, cands)
 	b.ResetTimer()
 	for b.Loop() {
