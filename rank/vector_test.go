@@ -3,7 +3,9 @@ package rank
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -81,4 +83,41 @@ func BenchmarkTopN(b *testing.B) {
 	for b.Loop() {
 		TopN(q, data, dim, 50)
 	}
+}
+
+// TopN is the row-major scan the product used before Blocks, kept as the reference Blocks.TopN is
+// checked against (and benchmarked beside): it returns the n vectors of data (len(data)/dim vectors of dim float32 each, laid end to
+// end) with the largest dot product with q, best first; equal scores keep the lower index
+// first. For unit-length vectors the dot product is the cosine. Large sets are scanned by
+// GOMAXPROCS goroutines, each keeping its own best n. nil when q's length is not dim.
+func TopN(q, data []float32, dim, n int) []Slot {
+	if dim <= 0 || len(q) != dim || n <= 0 {
+		return nil
+	}
+	total := len(data) / dim
+	parts := 1
+	if total >= minParallelScan {
+		parts = min(runtime.GOMAXPROCS(0), total/(minParallelScan/2))
+	}
+	tops := make([]topN, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		from, to := p*total/parts, (p+1)*total/parts
+		wg.Go(func() { tops[p] = scan(q, data, dim, n, from, to) })
+	}
+	wg.Wait()
+	return merged(tops, n)
+}
+
+// scan scores vectors [from, to) and keeps the best n.
+func scan(q, data []float32, dim, n, from, to int) topN {
+	var t topN
+	for i := from; i < to; i++ {
+		score := Dot(q, data[i*dim:(i+1)*dim])
+		if len(t.hits) == n && score <= t.hits[0].Score {
+			continue
+		}
+		t.offer(n, Slot{Index: i, Score: score})
+	}
+	return t
 }
