@@ -661,15 +661,24 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 		if err != nil {
 			return knowmind.RecallResult{}, fmt.Errorf("recall query: %w", err)
 		}
-		var out recallResponse
-		if err := json.Unmarshal(resp.Json, &out); err != nil {
+		// The response is parsed once into its blocks: the candidates and the hops read theirs.
+		var blocks map[string]json.RawMessage
+		if err := json.Unmarshal(resp.Json, &blocks); err != nil {
 			return knowmind.RecallResult{}, fmt.Errorf("decode recall response: %w", err)
+		}
+		var out recallResponse
+		for name, into := range map[string]any{"vec": &out.Vec, "txt": &out.Txt} {
+			if data, found := blocks[name]; found {
+				if err := json.Unmarshal(data, into); err != nil {
+					return knowmind.RecallResult{}, fmt.Errorf("decode recall %s: %w", name, err)
+				}
+			}
 		}
 		req.scoreVectors(&out)
 		if q.AsOf != nil {
 			out.validAt(*q.AsOf)
 		}
-		adjacent, err := parseHops(resp.Json, q.Hops, req.relations, q.AsOf)
+		adjacent, err := parseHops(blocks, q.Hops, req.relations, q.AsOf)
 		if err != nil {
 			return knowmind.RecallResult{}, err
 		}
@@ -880,7 +889,6 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 			if err != nil {
 				return req, err
 			}
-
 			req.text[i] = side
 			for u := range side.scores {
 				textUIDs = append(textUIDs, u)
@@ -1030,16 +1038,12 @@ func rarestTerms(lang, query string, st bm25.Stats, budget int64) []string {
 	return terms
 }
 
-// parseHops reads the hop blocks' edges into an adjacency list: every relation key of a node
-// lists neighbours; only the eligible ones (the ok block) count.
-func parseHops(raw []byte, hops, relations int, asOf *time.Time) (map[string][]string, error) {
+// parseHops reads the hop blocks of a decoded response (hopNeI: each node's edges of one
+// relation under "e") into an adjacency list; only the eligible neighbours (the ok block) count.
+func parseHops(blocks map[string]json.RawMessage, hops, relations int, asOf *time.Time) (map[string][]string, error) {
 	adjacent := map[string][]string{}
 	if hops == 0 || relations == 0 {
 		return adjacent, nil
-	}
-	var blocks map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, fmt.Errorf("decode recall hops: %w", err)
 	}
 	var ok []dgMem
 	if data, found := blocks["ok"]; found {

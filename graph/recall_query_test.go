@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -135,15 +136,19 @@ func TestValidAt(t *testing.T) {
 func TestParseHopsAtTime(t *testing.T) {
 	raw := []byte(`{"hop1e0":[{"uid":"0x1","e":[{"uid":"0x2"},{"uid":"0x3"},{"uid":"0x4"}]}],
 	  "ok":[{"uid":"0x2","f":"2026-03-13T00:00:00Z"},{"uid":"0x3","f":"2026-03-15T00:00:00Z"},{"uid":"0x4"}]}`)
+	var blocks map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		t.Fatal(err)
+	}
 	asOf := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
-	adj, err := parseHops(raw, 1, 1, &asOf)
+	adj, err := parseHops(blocks, 1, 1, &asOf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := adj["0x1"]; len(got) != 1 || got[0] != "0x2" {
 		t.Fatalf("at %v: neighbours %v, want 0x2 only", asOf, got)
 	}
-	if adj, _ := parseHops(raw, 1, 1, nil); len(adj["0x1"]) != 3 {
+	if adj, _ := parseHops(blocks, 1, 1, nil); len(adj["0x1"]) != 3 {
 		t.Fatalf("now: neighbours %v, want all three", adj["0x1"])
 	}
 }
