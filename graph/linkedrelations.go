@@ -30,42 +30,48 @@ type linkedSet struct {
 
 // linkedRelations returns the relation predicates (in the shapes' order) that hold an edge.
 func (t *Tenant) linkedRelations(ctx context.Context) ([]string, error) {
-	all := t.c.cfg.Relations
 	s := &t.links
 	s.mu.Lock()
-	fresh := !s.checked.IsZero() && time.Since(s.checked) < relationsRecheck
 	var ask []string
-	for _, r := range all {
-		if !s.present[r] {
-			ask = append(ask, r)
+	if s.checked.IsZero() || time.Since(s.checked) >= relationsRecheck {
+		for _, r := range t.c.cfg.Relations {
+			if !s.present[r] {
+				ask = append(ask, r)
+			}
 		}
 	}
+	if len(ask) == 0 {
+		defer s.mu.Unlock()
+		return s.presentLocked(t.c.cfg.Relations), nil
+	}
 	s.mu.Unlock()
-	if !fresh && len(ask) > 0 {
-		asked := time.Now()
-		found, err := t.relationsWithEdges(ctx, ask)
-		if err != nil {
-			return nil, err
-		}
-		s.mu.Lock()
-		if s.present == nil {
-			s.present = map[string]bool{}
-		}
-		for _, r := range found {
-			s.present[r] = true
-		}
-		s.checked = asked
-		s.mu.Unlock()
+
+	asked := time.Now()
+	found, err := t.relationsWithEdges(ctx, ask)
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.present == nil {
+		s.present = map[string]bool{}
+	}
+	for _, r := range found {
+		s.present[r] = true
+	}
+	s.checked = asked
+	return s.presentLocked(t.c.cfg.Relations), nil
+}
+
+// presentLocked lists those of all that hold an edge, in all's order; the caller holds mu.
+func (s *linkedSet) presentLocked(all []string) []string {
 	out := make([]string, 0, len(s.present))
 	for _, r := range all {
 		if s.present[r] {
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // relationsWritten makes the next recall ask Dgraph which relations hold edges: this process
