@@ -57,6 +57,9 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *hold > 0 && bf.dir == "" {
+		return fmt.Errorf("--hold needs --dir (its login is written there)")
+	}
 	b, err := openBenchBackend(ctx, bf)
 	if err != nil {
 		return err
@@ -701,9 +704,6 @@ func holdCluster(ctx context.Context, b *benchBackend, dir, tenant string, d tim
 	raw, err := json.Marshal(map[string]any{"alphas": b.alphas, "userid": cred.User, "password": cred.Password, "namespace": cred.Namespace})
 	if err != nil {
 		return err
-	}
-	if dir == "" {
-		return fmt.Errorf("--hold needs --dir")
 	}
 	file := filepath.Join(dir, "hold.json")
 	if err := os.WriteFile(file, raw, 0o600); err != nil {
