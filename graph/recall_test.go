@@ -37,6 +37,14 @@ func (f *recallFixture) store(title, content string) string {
 	return res.MemoryID
 }
 
+// storeHops stores the hops scenario's hub, 1-hop and 2-hop memories (dgraphtest.HopsScenario),
+// unlinked and without its noise.
+func (f *recallFixture) storeHops() (hub, mid, far string) {
+	f.t.Helper()
+	sc := dgraphtest.HopsScenario
+	return f.store(sc.Hub.Title, sc.Hub.Content), f.store(sc.Mid.Title, sc.Mid.Content), f.store(sc.Far.Title, sc.Far.Content)
+}
+
 func (f *recallFixture) link(from, to, rel string) {
 	f.t.Helper()
 	if _, err := f.ten.Link(f.ctx, from, to, rel); err != nil {
@@ -102,9 +110,7 @@ func TestRecallGermanStemming(t *testing.T) {
 func TestRecallHopsReachLinkedMemories(t *testing.T) {
 	f := newRecallFixture(t)
 	sc := dgraphtest.HopsScenario
-	hub := f.store(sc.Hub.Title, sc.Hub.Content)
-	mid := f.store(sc.Mid.Title, sc.Mid.Content)
-	far := f.store(sc.Far.Title, sc.Far.Content)
+	hub, mid, far := f.storeHops()
 	for _, s := range sc.Noise { // each outranks far on its own
 		f.store("", s)
 	}
@@ -140,9 +146,7 @@ func TestRecallHopsReachLinkedMemories(t *testing.T) {
 func TestRecallHopsFollowOnlyLinkedRelations(t *testing.T) {
 	f := newRecallFixture(t)
 	sc := dgraphtest.HopsScenario
-	hub := f.store(sc.Hub.Title, sc.Hub.Content)
-	mid := f.store(sc.Mid.Title, sc.Mid.Content)
-	far := f.store(sc.Far.Title, sc.Far.Content)
+	hub, mid, far := f.storeHops()
 	q := knowmind.RecallQuery{Query: sc.Query, K: 3, Hops: 2}
 	asks := func() string {
 		t.Helper()
