@@ -4,6 +4,7 @@ import (
 	"iter"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Index keeps BM25's corpus statistics correct per tenant and language while documents come and
@@ -35,7 +36,13 @@ type tenantIndex struct {
 	slots   []slotEntry       // slot → document, for Search's answers; id "" = free
 	free    []uint32          // free slots, reused before slots grows
 	byRef   map[uint64]uint32 // reference → slot, for ScoreRefs (references other than 0)
+	// gen tells this tenant index apart from any other (a Replace swaps in another one);
+	// changes counts its Adds and Removes. Together: Version.
+	gen, changes uint64
 }
+
+// gens numbers tenant indexes, for Version.
+var gens atomic.Uint64
 
 type docEntry struct {
 	lang   string     // the corpus key; shares its bytes with the map key
@@ -186,6 +193,38 @@ func (t *tenantIndex) docTerms(id string) []string {
 	return out
 }
 
+// Version identifies the state of tenant's documents: gen changes when the tenant's index is
+// replaced (Replace, or emptied and started again), changes counts the Adds and Removes since
+// (an update is a Remove and an Add). Equal versions mean the same documents; a derived cache
+// (graph's semantic model) compares them to know whether, and by how much, it is stale.
+func (ix *Index) Version(tenant string) (gen, changes uint64) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if t := ix.tenants[tenant]; t != nil {
+		return t.gen, t.changes
+	}
+	return 0, 0
+}
+
+// Each calls fn with every document of tenant that has a reference (AddRef), its distinct
+// terms, under the index's read lock (fn must not call the index), and returns the Version it
+// saw.
+func (ix *Index) Each(tenant string, fn func(ref uint64, terms []string)) (gen, changes uint64) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	t := ix.tenants[tenant]
+	if t == nil {
+		return 0, 0
+	}
+	for _, s := range t.slots {
+		if s.id == "" || s.ref == 0 {
+			continue
+		}
+		fn(s.ref, t.docTerms(s.id))
+	}
+	return t.gen, t.changes
+}
+
 // Len returns the number of documents held for tenant, all languages together.
 func (ix *Index) Len(tenant string) int {
 	ix.mu.RLock()
@@ -270,11 +309,13 @@ func (ix *Index) Replace(tenant string, b *Builder) {
 }
 
 func newTenantIndex() *tenantIndex {
-	return &tenantIndex{docs: map[string]docEntry{}, corpora: map[string]*corpus{}, byRef: map[uint64]uint32{}}
+	return &tenantIndex{docs: map[string]docEntry{}, corpora: map[string]*corpus{}, byRef: map[uint64]uint32{},
+		gen: gens.Add(1)}
 }
 
 func (t *tenantIndex) add(id, lang string, ref uint64, tokens []string) {
 	t.remove(id)
+	t.changes++
 	c := t.corpora[lang]
 	if c == nil {
 		c = &corpus{ids: map[string]uint32{}}
@@ -334,6 +375,7 @@ func (t *tenantIndex) remove(id string) {
 	if !ok {
 		return
 	}
+	t.changes++
 	delete(t.docs, id)
 	c := t.corpora[e.lang]
 	c.docs--

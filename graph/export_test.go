@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/dgraph-io/dgo/v240/protos/api"
@@ -195,3 +196,39 @@ func (t *Tenant) WordSimilarity(query []string, texts [][]string) []float64 {
 }
 
 func (t *Tenant) WordDocs() int64 { return t.text.words.Docs() }
+
+// SemanticState waits for a running build of the tenant's semantic model (graph/semantic.go)
+// and returns the chunk uids it holds (sorted) and whether it was built from the text index as
+// it is now.
+func (t *Tenant) SemanticState() (refs []uint64, current bool) {
+	s := &t.text.sem
+	s.mu.Lock()
+	for s.building {
+		done := s.done
+		s.mu.Unlock()
+		<-done
+		s.mu.Lock()
+	}
+	m, gen, chg := s.model, s.gen, s.chg
+	s.mu.Unlock()
+	refs = m.Refs()
+	slices.Sort(refs)
+	g, c := t.text.ix.Version(t.Name)
+	return refs, m != nil && g == gen && c == chg
+}
+
+// TextRefs returns the chunk uids the tenant's text index holds, sorted.
+func (t *Tenant) TextRefs() []uint64 {
+	var refs []uint64
+	t.text.ix.Each(t.Name, func(ref uint64, _ []string) { refs = append(refs, ref) })
+	slices.Sort(refs)
+	return refs
+}
+
+// SetSemanticRebuildEvery sets how often the semantic model may be rebuilt, until restore is
+// called.
+func SetSemanticRebuildEvery(d time.Duration) (restore func()) {
+	old := semRebuildEvery
+	semRebuildEvery = d
+	return func() { semRebuildEvery = old }
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/knowmind/knowmind/prf"
 	"github.com/knowmind/knowmind/rank"
 	"github.com/knowmind/knowmind/timeq"
+	"github.com/knowmind/knowmind/semvec"
 	"github.com/knowmind/knowmind/wordvec"
 )
 
@@ -603,6 +604,20 @@ type Ablation struct {
 	// service's own text index: the plan before, for the benchmarks' comparison. WithFeedback
 	// implies it (feedback needs the candidates' text).
 	DgraphText bool
+	// SemanticPool, when above 0, replaces how many chunks the semantic model's exact scan
+	// proposes as further text candidates (semanticPool); below 0 turns the pool off.
+	SemanticPool int
+	// SemanticSVD scores the semantic signal with the semantic model (package semvec: PPMI +
+	// SVD) instead of the co-occurrence word vectors (package wordvec).
+	SemanticSVD bool
+	// ConceptWeight, when above 0, replaces the concept signal's weight (conceptWeight: the
+	// text and pool candidates' cosine under the semantic model, beside the word vectors'
+	// signal); below 0 turns it off.
+	ConceptWeight float64
+	// PoolAsText, when above 0, scores the semantic pool's chunks that no text signal found in
+	// the text signal too, as PoolAsText × their cosine (a soft match for chunks that share no
+	// query word).
+	PoolAsText float64
 }
 
 // The time a question names (timeq.Parse) is a further signal of weight timeWeight; a memory's
@@ -617,6 +632,39 @@ const (
 // query under the tenant's co-occurrence word vectors) against full text's 1. Measured on
 // LoCoMo (docs/recall.md).
 const semanticWeight = 0.5
+
+// semanticPool is how many chunks the tenant's semantic model (package semvec, graph/semantic.go)
+// proposes per recall, by an exact scan of every chunk's vector, as further text candidates
+// scored by the semantic signal alone (0: off). Measured on LoCoMo (docs/recall.md, fifth
+// session).
+const semanticPool = 0
+
+// conceptWeight is the weight of the concept signal: the text candidates' and the semantic
+// pool's cosine to the query under the tenant's semantic model (package semvec), a signal beside
+// the word vectors' (0: off). Measured on LoCoMo (docs/recall.md, fifth session).
+const conceptWeight = 0.0
+
+// conceptWeightOf is the concept signal's weight under ablation a.
+func conceptWeightOf(a Ablation) float64 {
+	switch {
+	case a.ConceptWeight > 0:
+		return a.ConceptWeight
+	case a.ConceptWeight < 0:
+		return 0
+	}
+	return conceptWeight
+}
+
+// semanticPoolSize is the semantic pool's size under ablation a.
+func semanticPoolSize(a Ablation) int {
+	switch {
+	case a.SemanticPool > 0:
+		return a.SemanticPool
+	case a.SemanticPool < 0:
+		return 0
+	}
+	return semanticPool
+}
 
 // graphSupport is the weight of neighbouring hits' evidence (rank.Signals.Support).
 const graphSupport = 1.0
@@ -707,6 +755,16 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 			in.refTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
 			if a.SemanticWeight > 0 {
 				in.wordsWeight = a.SemanticWeight
+			}
+			in.semPool, in.poolAsText = req.semPool, a.PoolAsText
+			if req.sem != nil {
+				m, qv := req.sem, req.semQuery
+				scores := func(refs []uint64) map[uint64]float32 { return m.Scores(qv, refs) }
+				if a.SemanticSVD {
+					in.semScores = scores
+				} else if w := conceptWeightOf(a); w > 0 {
+					in.conceptScores, in.conceptWeight = scores, w
+				}
 			}
 		}
 		if !a.NoTitle {
@@ -816,6 +874,11 @@ type RecallRequest struct {
 	vecScore map[uint64]float64
 	// relations: how many relation predicates the hops follow (their blocks hopNeI)
 	relations int
+	// sem and semQuery: the semantic model and the query's vector in it, when the semantic
+	// pool or SemanticSVD asked for them; semPool the pool's chunks by uid with their cosine.
+	sem      *semvec.Model
+	semQuery []float32
+	semPool  map[uint64]float64
 }
 
 // scoreVectors fills in the scores of the vector candidates the service scored, and drops
@@ -894,6 +957,28 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 				textUIDs = append(textUIDs, u)
 			}
 			textSeeds = append(textSeeds, side.seeds...)
+		}
+		if pool := semanticPoolSize(a); served && (pool > 0 || a.SemanticSVD || conceptWeightOf(a) > 0) {
+			if m := t.semModel(); m != nil {
+				terms := slices.Concat(req.text[0].terms, req.text[1].terms)
+				if qv := m.Query(terms); qv != nil {
+					req.sem, req.semQuery = m, qv
+					have := make(map[uint64]bool, len(textUIDs))
+					for _, u := range textUIDs {
+						have[u] = true
+					}
+					req.semPool = map[uint64]float64{}
+					for _, h := range m.TopN(qv, pool, nil) {
+						if h.Score <= 0 {
+							break
+						}
+						req.semPool[h.Ref] = float64(h.Score)
+						if !have[h.Ref] {
+							textUIDs = append(textUIDs, h.Ref)
+						}
+					}
+				}
+			}
 		}
 		slices.Sort(textUIDs)
 		req.Vars["$de"], req.Vars["$en"] = req.text[0].match, req.text[1].match
@@ -1107,6 +1192,17 @@ type fuseInput struct {
 	// weight.
 	titles      func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats)
 	titleWeight float64
+	// semPool: the chunks the semantic model proposed, by uid, with their cosine to the query;
+	// those no text signal found join the semantic signal with it. semScores, when set, scores
+	// the text candidates' semantic signal with the semantic model instead of words.
+	semPool   map[uint64]float64
+	semScores func(refs []uint64) map[uint64]float32
+	// conceptScores, when set, scores the text candidates and the pool by the semantic model as
+	// a signal of its own (rank.Signals.Concept) of weight conceptWeight; the pool then joins it
+	// instead of the word vectors' signal.
+	conceptScores func(refs []uint64) map[uint64]float32
+	conceptWeight float64
+	poolAsText    float64
 }
 
 // Pseudo-relevance feedback (package prf): the best feedbackDocs text candidates of the first
@@ -1149,7 +1245,25 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 					found, refs = append(found, rank.Chunk{ID: c.UID, Memory: c.M[0].UID}), append(refs, u)
 				}
 			}
-			if in.words != nil && in.refTerms != nil && len(refs) > 0 {
+			if in.conceptScores != nil && len(refs) > 0 {
+				scores := in.conceptScores(refs)
+				for j, c := range found {
+					if s := scores[refs[j]]; s > 0 {
+						c.Score = float64(s)
+						sig.Concept = append(sig.Concept, c)
+					}
+				}
+			}
+			switch {
+			case in.semScores != nil && len(refs) > 0:
+				scores := in.semScores(refs)
+				for j, c := range found {
+					if s := scores[refs[j]]; s > 0 {
+						c.Score = float64(s)
+						sig.Semantic = append(sig.Semantic, c)
+					}
+				}
+			case in.words != nil && in.refTerms != nil && len(refs) > 0:
 				sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, refs, in.refTerms(refs))...)
 			}
 			continue
@@ -1191,11 +1305,34 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 			sig.Feedback = append(sig.Feedback, feedback(side, docs, scored, memoryOf, ideal, in.stats)...)
 		}
 	}
+	if len(in.semPool) > 0 {
+		// The pool's chunks that no text signal found: semantic evidence alone.
+		text := make(map[string]bool, len(sig.Text))
+		for _, c := range sig.Text {
+			text[c.ID] = true
+		}
+		for _, c := range out.Txt {
+			u, err := parseUID(c.UID)
+			if s, ok := in.semPool[u]; err == nil && ok && !text[c.UID] && len(c.M) > 0 {
+				if in.poolAsText > 0 {
+					sig.Text = append(sig.Text, rank.Chunk{ID: c.UID, Memory: c.M[0].UID, Score: in.poolAsText * s})
+				}
+				if in.conceptScores != nil {
+					sig.Concept = append(sig.Concept, rank.Chunk{ID: c.UID, Memory: c.M[0].UID, Score: s})
+				} else {
+					sig.Semantic = append(sig.Semantic, rank.Chunk{ID: c.UID, Memory: c.M[0].UID, Score: s})
+				}
+			}
+		}
+	}
 	if len(sig.Feedback) > 0 {
 		sig.FeedbackWeight = feedbackWeight
 	}
 	if len(sig.Semantic) > 0 {
 		sig.SemanticWeight = in.wordsWeight
+	}
+	if len(sig.Concept) > 0 {
+		sig.ConceptWeight = in.conceptWeight
 	}
 	return rank.Fuse(sig)
 }

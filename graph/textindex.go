@@ -78,6 +78,8 @@ type textIndex struct {
 	// title apart from its text (rank.Signals.Title). Chunks of untitled memories have none.
 	// Counted by the same scan, hooks and syncs as ix.
 	titles bm25.Index
+	// sem is the semantic model derived from ix (graph/semantic.go), a cache.
+	sem semCache
 
 	// Reconcile with the store (textsync.go).
 	gen         uint64          // counts loads; a sync started under an older one is dropped

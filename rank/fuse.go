@@ -32,6 +32,11 @@ type Signals struct {
 	// its weight; nil = off.
 	Semantic       []Chunk
 	SemanticWeight float64
+	// Concept holds candidates scored by a second semantic similarity (the cosine of the
+	// tenant's PPMI+SVD text vectors, package semvec; below 0 counts as 0), with its weight;
+	// nil = off.
+	Concept       []Chunk
+	ConceptWeight float64
 	// Time maps memories to how well their time matches the time the query names (0..1; nil
 	// when it names none), with its weight. It only counts for memories a text or vector
 	// signal found: a date alone makes no hit.
@@ -98,6 +103,11 @@ func Fuse(s Signals) []Hit {
 	}
 	if len(s.Semantic) > 0 && s.SemanticWeight > 0 {
 		l, _ := scoredList(bestFirst(s.Semantic, true), s.SemanticWeight)
+		l.Top = 1
+		lists = append(lists, l)
+	}
+	if len(s.Concept) > 0 && s.ConceptWeight > 0 {
+		l, _ := scoredList(bestFirst(s.Concept, true), s.ConceptWeight)
 		l.Top = 1
 		lists = append(lists, l)
 	}

@@ -398,6 +398,17 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) title weight 1", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 1})},
 		{"text+vector+graph (hops=2) title factor on direct hits only", ranker(2, graph.Ablation{NoRerank: true, NoTitleNeighbours: true})},
 		{"text+vector+graph (hops=2) Dgraph's full-text step (the plan before the service's text index)", ranker(2, graph.Ablation{NoRerank: true, DgraphText: true})},
+		{"text+vector+graph (hops=2) semantic pool 10 (PPMI+SVD)", ranker(2, graph.Ablation{NoRerank: true, SemanticPool: 10})},
+		{"text+vector+graph (hops=2) semantic pool 30 (PPMI+SVD)", ranker(2, graph.Ablation{NoRerank: true, SemanticPool: 30})},
+		{"text+vector+graph (hops=2) semantic signal by PPMI+SVD", ranker(2, graph.Ablation{NoRerank: true, SemanticSVD: true})},
+		{"text+vector+graph (hops=2) semantic signal by PPMI+SVD, pool 30", ranker(2, graph.Ablation{NoRerank: true, SemanticSVD: true, SemanticPool: 30})},
+		{"text+vector+graph (hops=2) concept 0.25 (PPMI+SVD)", ranker(2, graph.Ablation{NoRerank: true, ConceptWeight: 0.25})},
+		{"text+vector+graph (hops=2) concept 0.5 (PPMI+SVD)", ranker(2, graph.Ablation{NoRerank: true, ConceptWeight: 0.5})},
+		{"text+vector+graph (hops=2) concept 0.5 (PPMI+SVD), pool 30", ranker(2, graph.Ablation{NoRerank: true, ConceptWeight: 0.5, SemanticPool: 30})},
+		{"text+vector+graph (hops=2) concept 1 (PPMI+SVD), pool 30", ranker(2, graph.Ablation{NoRerank: true, ConceptWeight: 1, SemanticPool: 30})},
+		{"text+vector+graph (hops=2) semantic pool 10 as text 0.25", ranker(2, graph.Ablation{NoRerank: true, SemanticPool: 10, PoolAsText: 0.25})},
+		{"text+vector+graph (hops=2) semantic pool 10 as text 0.5", ranker(2, graph.Ablation{NoRerank: true, SemanticPool: 10, PoolAsText: 0.5})},
+		{"text+vector+graph (hops=2) semantic pool 30 as text 0.25", ranker(2, graph.Ablation{NoRerank: true, SemanticPool: 30, PoolAsText: 0.25})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, graph.Ablation{NoRerank: true})},
 	}
 	if b.client.RerankerName() != "none" {

@@ -1,0 +1,98 @@
+package graph_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
+)
+
+// The semantic model (graph/semantic.go) is a cache derived from the text index: after every
+// write or removal, the next recall starts a rebuild, and the rebuilt model holds exactly the
+// chunks the text index holds.
+func TestSemanticModelFollowsWrites(t *testing.T) {
+	defer graph.SetSemanticRebuildEvery(0)()
+	f := newRecallFixture(t)
+	pool := graph.Ablation{SemanticPool: 5}
+	for i := range 4 {
+		f.store(fmt.Sprintf("Pottery %d", i), "The pottery class fired clay bowls in the kiln and glazed the vases.")
+		f.store(fmt.Sprintf("Hiking %d", i), "The hiking trail climbed the mountain ridge above the forest lake.")
+	}
+	check := func(when string) []uint64 {
+		t.Helper()
+		f.recallAblated(knowmind.RecallQuery{Query: "kiln and glaze", K: 5}, pool)
+		refs, current := f.ten.SemanticState()
+		if !current {
+			// The recall that saw the change started the rebuild; the state waits for it.
+			f.recallAblated(knowmind.RecallQuery{Query: "kiln and glaze", K: 5}, pool)
+			refs, current = f.ten.SemanticState()
+		}
+		if !current {
+			t.Fatalf("%s: the semantic model is not current after a rebuild", when)
+		}
+		if text := f.ten.TextRefs(); !slices.Equal(refs, text) || len(refs) == 0 {
+			t.Fatalf("%s: the semantic model holds %d chunks %v, the text index %d %v", when, len(refs), refs, len(text), text)
+		}
+		return refs
+	}
+	first := check("after the first recall")
+
+	if _, err := f.ten.UploadDocument(f.ctx, knowmind.UploadDocumentInput{Title: "Garden",
+		Content: "The garden beds hold tomatoes, beans and herbs watered every morning.", Source: "garden.md"}); err != nil {
+		t.Fatal(err)
+	}
+	added := check("after a document was added")
+	if len(added) != len(first)+1 {
+		t.Fatalf("after adding one chunk: %d chunks, before %d", len(added), len(first))
+	}
+	// The same source again replaces the document: its old chunk is removed, a new one added.
+	if _, err := f.ten.UploadDocument(f.ctx, knowmind.UploadDocumentInput{Title: "Garden",
+		Content: "The orchard trees carry apples and pears picked in autumn.", Source: "garden.md"}); err != nil {
+		t.Fatal(err)
+	}
+	replaced := check("after the document was replaced")
+	if len(replaced) != len(added) || slices.Equal(replaced, added) {
+		t.Fatalf("after replacing the document: %v, before %v", replaced, added)
+	}
+}
+
+// A memory that shares no word with the query, but whose words the tenant uses alongside the
+// query's, reaches the hits through the semantic pool — and not without it.
+func TestRecallSemanticPoolFindsWithoutSharedWords(t *testing.T) {
+	f := newRecallFixture(t)
+	pottery := []string{"pottery", "clay", "kiln", "glaze", "wheel", "ceramic", "bowls", "studio"}
+	hiking := []string{"hiking", "trail", "mountain", "ridge", "forest", "lake", "boots", "summit"}
+	for i := range 10 {
+		var p, h []string
+		for j := range 5 {
+			p = append(p, pottery[(i+j*3)%len(pottery)])
+			h = append(h, hiking[(i+j*3)%len(hiking)])
+		}
+		f.store(fmt.Sprintf("Studio %d", i), "Notes on "+strings.Join(p, ", ")+".")
+		f.store(fmt.Sprintf("Outing %d", i), "Notes on "+strings.Join(h, ", ")+".")
+	}
+	target := f.store("Weekend", "Throwing pottery on the wheel all Saturday.")
+	q := knowmind.RecallQuery{Query: "kiln glaze", K: 20, MinScore: knowmind.RecallMinScore}
+	found := func(a graph.Ablation) bool {
+		for _, h := range f.recallAblated(q, a).Hits {
+			if h.MemoryID == target {
+				return true
+			}
+		}
+		return false
+	}
+	if found(graph.Ablation{SemanticPool: -1}) {
+		t.Fatal("found without the semantic pool: the test does not test the pool")
+	}
+	q0 := q
+	q0.MinScore = 0
+	for _, h := range f.recallAblated(q0, graph.Ablation{SemanticPool: 10}).Hits {
+		t.Logf("%s %s %.3f", h.MemoryID, h.Title, h.Score)
+	}
+	if !found(graph.Ablation{SemanticPool: 10}) {
+		t.Fatal("the semantic pool did not bring the memory that shares no word with the query")
+	}
+}
