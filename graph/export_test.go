@@ -225,10 +225,10 @@ func (t *Tenant) TextRefs() []uint64 {
 	return refs
 }
 
-// SetSemanticRebuildEvery sets how often the semantic model may be rebuilt, until restore is
-// called.
+// SetSemanticRebuildEvery sets how often the semantic model may be rebuilt (and no bound by
+// the builds' time), until restore is called.
 func SetSemanticRebuildEvery(d time.Duration) (restore func()) {
-	old := semRebuildEvery
-	semRebuildEvery = d
-	return func() { semRebuildEvery = old }
+	old, share := semRebuildEvery, semRebuildShare
+	semRebuildEvery, semRebuildShare = d, 0
+	return func() { semRebuildEvery, semRebuildShare = old, share }
 }

@@ -637,7 +637,7 @@ const semanticWeight = 0.5
 // proposes per recall, by an exact scan of every chunk's vector, as further text candidates
 // scored by the semantic signal alone (0: off). Measured on LoCoMo (docs/recall.md, fifth
 // session).
-const semanticPool = 0
+const semanticPool = 30
 
 // conceptWeight is the weight of the concept signal: the text candidates' and the semantic
 // pool's cosine to the query under the tenant's semantic model (package semvec), a signal beside

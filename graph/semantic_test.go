@@ -60,7 +60,8 @@ func TestSemanticModelFollowsWrites(t *testing.T) {
 }
 
 // A memory that shares no word with the query, but whose words the tenant uses alongside the
-// query's, reaches the hits through the semantic pool — and not without it.
+// query's, reaches the hits through the semantic pool (the default) — above every memory of an
+// unrelated topic — and without it scores nothing.
 func TestRecallSemanticPoolFindsWithoutSharedWords(t *testing.T) {
 	f := newRecallFixture(t)
 	pottery := []string{"pottery", "clay", "kiln", "glaze", "wheel", "ceramic", "bowls", "studio"}
@@ -75,24 +76,25 @@ func TestRecallSemanticPoolFindsWithoutSharedWords(t *testing.T) {
 		f.store(fmt.Sprintf("Outing %d", i), "Notes on "+strings.Join(h, ", ")+".")
 	}
 	target := f.store("Weekend", "Throwing pottery on the wheel all Saturday.")
-	q := knowmind.RecallQuery{Query: "kiln glaze", K: 20, MinScore: knowmind.RecallMinScore}
-	found := func(a graph.Ablation) bool {
+	q := knowmind.RecallQuery{Query: "kiln glaze", K: knowmind.RecallMaxK}
+	// score is the target's score and how many unrelated memories rank above it (-1: not a hit).
+	score := func(a graph.Ablation) (float64, int) {
+		unrelated := 0
 		for _, h := range f.recallAblated(q, a).Hits {
 			if h.MemoryID == target {
-				return true
+				return h.Score, unrelated
+			}
+			if strings.HasPrefix(h.Title, "Outing") {
+				unrelated++
 			}
 		}
-		return false
+		return -1, unrelated
 	}
-	if found(graph.Ablation{SemanticPool: -1}) {
-		t.Fatal("found without the semantic pool: the test does not test the pool")
+	if s, _ := score(graph.Ablation{SemanticPool: -1}); s > 0 {
+		t.Fatalf("without the semantic pool the memory scores %.3f: the test does not test the pool", s)
 	}
-	q0 := q
-	q0.MinScore = 0
-	for _, h := range f.recallAblated(q0, graph.Ablation{SemanticPool: 10}).Hits {
-		t.Logf("%s %s %.3f", h.MemoryID, h.Title, h.Score)
-	}
-	if !found(graph.Ablation{SemanticPool: 10}) {
-		t.Fatal("the semantic pool did not bring the memory that shares no word with the query")
+	s, above := score(graph.Ablation{})
+	if s <= 0 || above > 0 {
+		t.Fatalf("with the semantic pool: score %.3f, %d unrelated memories above it; want a score and none above", s, above)
 	}
 }
