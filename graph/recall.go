@@ -390,7 +390,9 @@ func buildRecallQuery(p recallPlan) (string, error) {
 // kind, title, source and validity; their stored preview (the first
 // knowmind.RecallMaxContentChars characters), and the whole content only of memories written
 // before previews existed; for documents the chunk that represents the hit (%[2]s, when it is
-// not a text candidate whose text the first request read: recallChunksBlock) and the first chunk. Reading these
+// not a text candidate whose text the first request read: recallChunksBlock) and the first chunk,
+// chosen by eq(Chunk.position, 0): an orderasc over a predicate cost Dgraph ~4 ms per request at
+// 100k memories whatever the number of uids, even none (docs/dgraph-notes.md). Reading these
 // for every candidate and neighbour (hundreds) cost more than the second round trip. %[1]s and
 // %[2]s are uid lists Dgraph returned.
 const recallDetailsQuery = `{
@@ -413,7 +415,7 @@ const recallDetailsQuery = `{
   }
   docs(func: uid(%[1]s)) @filter(eq(Memory.kind, "document")) {
     uid
-    head: Memory.chunks (orderasc: Chunk.position, first: 1) { uid de: Chunk.text@de en: Chunk.text }
+    head: Memory.chunks @filter(eq(Chunk.position, 0)) { uid de: Chunk.text@de en: Chunk.text }
   }%[2]s
 }`
 
@@ -697,18 +699,46 @@ func (t *Tenant) Recall(ctx context.Context, q knowmind.RecallQuery) (knowmind.R
 
 // RecallAblated is Recall with the signals a turned off.
 func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ablation) (knowmind.RecallResult, error) {
+	return t.RecallTraced(ctx, q, a, nil)
+}
+
+// RecallTrace is where one recall's time went, and the requests it sent to Dgraph in order
+// (the speed benchmark sends them again without the service and breaks the service's time
+// down by phase).
+type RecallTrace struct {
+	// Prepare: validation, embedding, the service's text and vector search, the plan. Query:
+	// the first request's round trip. Decode: parsing its answer. Fuse: scoring and fusion.
+	// Details: the second request (the chosen hits' details) with its parsing.
+	Prepare, Query, Decode, Fuse, Details time.Duration
+	Requests                              []RecallRequest // DQL and Vars of each request sent
+}
+
+// RecallTraced is RecallAblated recording into tr (nil: nothing recorded).
+func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, a Ablation, tr *RecallTrace) (knowmind.RecallResult, error) {
 	start := time.Now()
+	if tr == nil {
+		tr = &RecallTrace{} // the few clock reads cost nothing next to a recall
+	}
+	mark := start
+	phase := func(into *time.Duration) {
+		now := time.Now()
+		*into += now.Sub(mark)
+		mark = now
+	}
 	req, err := t.PrepareRecall(ctx, q, a)
 	if err != nil {
 		return knowmind.RecallResult{}, err
 	}
+	phase(&tr.Prepare)
 	res := knowmind.RecallResult{Hits: []knowmind.RecallHit{}, Rerank: "none"}
 	if req.DQL != "" {
 		txn := t.dg.NewReadOnlyTxn()
+		tr.Requests = append(tr.Requests, RecallRequest{DQL: req.DQL, Vars: req.Vars})
 		resp, err := txn.QueryWithVars(ctx, req.DQL, req.Vars)
 		if err != nil {
 			return knowmind.RecallResult{}, fmt.Errorf("recall query: %w", err)
 		}
+		phase(&tr.Query)
 		// The response is parsed once into its blocks: the candidates and the hops read theirs.
 		var blocks map[string]json.RawMessage
 		if err := json.Unmarshal(resp.Json, &blocks); err != nil {
@@ -730,6 +760,7 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 		if err != nil {
 			return knowmind.RecallResult{}, err
 		}
+		phase(&tr.Decode)
 		text := req.text
 		if a.NoTextScore {
 			text = [2]textSide{}
@@ -789,9 +820,11 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 		// The hits are chosen first (every fused entry passed the memory filter), then only
 		// their details are read.
 		chosen := fused[:min(depth, len(fused))]
-		if err := readDetails(ctx, txn, &out, chosen); err != nil {
+		phase(&tr.Fuse)
+		if err := readDetails(ctx, txn, &out, chosen, tr); err != nil {
 			return knowmind.RecallResult{}, err
 		}
+		phase(&tr.Details)
 		hits, from := out.hits(chosen, depth, q.AsOf != nil)
 		if rr == nil || a.NoRerank {
 			res.Hits = hits
@@ -818,7 +851,7 @@ func (t *Tenant) RecallAblated(ctx context.Context, q knowmind.RecallQuery, a Ab
 
 // readDetails reads the details of the chosen hits (recallDetailsQuery) in the recall's
 // transaction, into out.Mem, out.Content, out.Docs and out.Chunks.
-func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen []rank.Hit) error {
+func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen []rank.Hit, tr *RecallTrace) error {
 	if len(chosen) == 0 {
 		return nil
 	}
@@ -842,7 +875,9 @@ func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen 
 	if len(chunks) > 0 {
 		chunkBlock = fmt.Sprintf(recallChunksBlock, formatUIDs(chunks))
 	}
-	resp, err := txn.Query(ctx, fmt.Sprintf(recallDetailsQuery, formatUIDs(uids), chunkBlock))
+	dql := fmt.Sprintf(recallDetailsQuery, formatUIDs(uids), chunkBlock)
+	tr.Requests = append(tr.Requests, RecallRequest{DQL: dql})
+	resp, err := txn.Query(ctx, dql)
 	if err != nil {
 		return fmt.Errorf("recall details query: %w", err)
 	}

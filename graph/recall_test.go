@@ -399,6 +399,27 @@ func TestRecallDocumentHitShowsBestChunk(t *testing.T) {
 	}
 }
 
+// A document reached through the graph (no chunk of its own matched) shows its first section:
+// the details request picks it by position (eq(Chunk.position, 0), not an ordering, which costs
+// Dgraph milliseconds per request at 100k).
+func TestRecallDocumentNeighbourShowsFirstSection(t *testing.T) {
+	f := newRecallFixture(t)
+	body := "# Anreise\n\nDas Hotel liegt direkt am Bahnhof.\n\n# Verpflegung\n\nMorgens gibt es Brötchen im Wintergarten.\n\n# Abreise\n\nCheck-out bis elf Uhr."
+	doc, err := f.ten.UploadDocument(f.ctx, knowmind.UploadDocumentInput{Title: "Hotelinfo", Content: body, Source: "hotel.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trip := f.store("Dienstreise Hamburg", "Die Dienstreise nach Hamburg dauert drei Tage.")
+	f.link(trip, doc.MemoryID, "REFERENCES")
+	got := f.recall(knowmind.RecallQuery{Query: "Wie lange dauert die Dienstreise nach Hamburg?", K: 2, Hops: 1})
+	if len(got.Hits) != 2 || got.Hits[0].MemoryID != trip || got.Hits[1].MemoryID != doc.MemoryID {
+		t.Fatalf("recall = %+v, want the trip, then the document it references", got.Hits)
+	}
+	if h := got.Hits[1]; h.Kind != knowmind.KindDocument || !strings.Contains(h.Content, "Bahnhof") || strings.Contains(h.Content, "Brötchen") {
+		t.Fatalf("document neighbour = %+v, want its first section as content", h)
+	}
+}
+
 func TestRecallFollowsOnlyEdgesValidThen(t *testing.T) {
 	f := newRecallFixture(t)
 	hub := f.store("Projekt Atlas", "Projekt Atlas migriert das Lager auf die neue Software.")

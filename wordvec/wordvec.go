@@ -16,12 +16,12 @@
 // compares a query with texts by cosine.
 //
 // Memory: Dims float32 per term holding a vector (512 B at Dims 128), at most DefaultCap terms
-// (16 MiB of rows), plus a document frequency per distinct term; terms beyond the cap get no
-// vector (they still count as contexts of others). TestMemoryPer100kChunks: 100k chunks of 30
-// distinct terms over a 50k-term vocabulary take about 24 MB. The model holds no text and no
-// per-chunk data (a cache of the IDF-weighted unit vectors recall asks for, emptied by every
-// write, holds at most as many again: 512 B per term): what a chunk counted is undone from its terms, which the caller keeps (the
-// BM25 statistics do).
+// (16 MiB of rows), as many again for the cache of each row's IDF-weighted unit vector (valid
+// until the next write), plus a document frequency per distinct term; terms beyond the cap get
+// no vector (they still count as contexts of others). TestMemoryPer100kChunks: 100k chunks of
+// 30 distinct terms over a 50k-term vocabulary take about 45 MB. The model holds no text and
+// no per-chunk data beyond a bounded cache of candidate texts' norms: what a chunk counted is
+// undone from its terms, which the caller keeps (the BM25 statistics do).
 //
 // All methods are safe for concurrent use. The zero value is an empty model with the default
 // cap.
@@ -55,12 +55,17 @@ type Model struct {
 	global [Dims]float32
 	docs   int64
 
-	// weighted caches each term's IDF-weighted unit vector between writes: recall asks for
-	// the same few thousand terms again and again, and computing them was most of its cost.
-	// Any write empties it (a write moves every vector: the centring uses the global sum).
-	// Guarded by cmu (Similarity holds only mu's read lock); at most cap entries.
-	cmu      sync.Mutex
-	weighted map[string][]float32
+	// The IDF-weighted unit vector of each row's term is cached between writes in wvec (rows
+	// of Dims, beside ctx): recall asks for the same few thousand terms again and again, and
+	// computing them was most of its cost. Row r's entry is valid while wgen[r] == gen; any
+	// write bumps gen (a write moves every vector: the centring uses the global sum). A row
+	// array instead of a map keyed by term: no rehashing as it fills after each write, nothing
+	// for the GC to scan, bounded by the rows. wgen and gen are guarded by cmu (Similarity
+	// holds only mu's read lock); a valid row is never written until the next write lock.
+	cmu  sync.Mutex
+	wvec []float32
+	wgen []uint64
+	gen  uint64
 	norms    map[uint64]float64 // squared norm of a keyed text's vector (SimilarityKeyed)
 }
 
@@ -196,6 +201,8 @@ func (m *Model) newRow() int32 {
 	}
 	r := int32(len(m.ctx) / Dims)
 	m.ctx = append(m.ctx, make([]float32, Dims)...)
+	m.wvec = append(m.wvec, make([]float32, Dims)...)
+	m.wgen = append(m.wgen, 0)
 	return r
 }
 
@@ -207,13 +214,15 @@ func (m *Model) Replace(from *Model) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.cap, m.df, m.slot, m.free, m.ctx, m.global, m.docs = from.cap, from.df, from.slot, from.free, from.ctx, from.global, from.docs
+	m.wvec, m.wgen = from.wvec, from.wgen
 	m.dropCache()
 }
 
 // dropCache empties the weighted vectors' cache; the caller holds mu's write lock.
 func (m *Model) dropCache() {
 	m.cmu.Lock()
-	m.weighted, m.norms = nil, nil
+	m.gen++
+	m.norms = nil
 	m.cmu.Unlock()
 }
 
@@ -278,15 +287,30 @@ const maxNorms = 1 << 18
 func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string) []float64 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	slot, vecs := m.weightedLocked(query, texts)
+	// Every term occurrence is numbered once (one map access per occurrence); the passes below
+	// work on the numbers. ids holds the query's numbers, then each text's in order.
+	total := len(query)
+	for _, text := range texts {
+		total += len(text)
+	}
+	slot := make(map[string]int32, min(total, 1<<16))
+	ids := make([]int32, 0, total)
+	var terms []string
+	for _, t := range query {
+		ids = append(ids, number(slot, &terms, t))
+	}
+	for _, text := range texts {
+		for _, t := range text {
+			ids = append(ids, number(slot, &terms, t))
+		}
+	}
+	vecs := m.weightedLocked(terms)
 	// mark[i] == pass number: term i already counted in this text (a repeat counts once).
-	mark := make([]int, len(vecs))
-	pass := 0
+	mark := make([]int32, len(vecs))
+	var pass int32 = 1
 	out := make([]float64, len(texts))
 	var q [Dims]float64
-	pass++
-	for _, t := range query {
-		i := slot[t]
+	for _, i := range ids[:len(query)] {
 		if mark[i] == pass || vecs[i] == nil {
 			mark[i] = pass
 			continue
@@ -307,15 +331,9 @@ func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string)
 	// The query's dot product with every term's vector: a text's dot product is their sum.
 	qv := make([]float64, len(vecs))
 	for i, v := range vecs {
-		if v == nil {
-			continue
+		if v != nil {
+			qv[i] = dot(&q, v)
 		}
-		v = v[:Dims]
-		var s float64
-		for d := range q {
-			s += q[d] * float64(v[d])
-		}
-		qv[i] = s
 	}
 	var cached map[uint64]float64
 	if keys != nil {
@@ -325,7 +343,10 @@ func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string)
 	}
 	computed := map[uint64]float64{}
 	var sum [Dims]float64
+	at := len(query)
 	for ti, text := range texts {
+		tids := ids[at : at+len(text)]
+		at += len(text)
 		var key uint64
 		if keys != nil {
 			key = keys[ti]
@@ -335,13 +356,12 @@ func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string)
 			known = false
 		}
 		pass++
-		var dot float64
+		var qt float64 // the query's dot product with the text's vector
 		found := false
 		if !known {
 			sum = [Dims]float64{}
 		}
-		for _, t := range text {
-			i := slot[t]
+		for _, i := range tids {
 			if mark[i] == pass {
 				continue
 			}
@@ -351,7 +371,7 @@ func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string)
 				continue
 			}
 			found = true
-			dot += qv[i]
+			qt += qv[i]
 			if !known {
 				v = v[:Dims]
 				for d := range sum {
@@ -372,7 +392,7 @@ func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string)
 			}
 		}
 		if n2 > 0 {
-			out[ti] = dot / math.Sqrt(nq*n2)
+			out[ti] = qt / math.Sqrt(nq*n2)
 		}
 	}
 	if len(computed) > 0 {
@@ -386,60 +406,83 @@ func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string)
 	return out
 }
 
-// weightedLocked numbers the distinct terms of the query and the texts (slot) and returns
-// their IDF-weighted unit vectors by number (nil for a term without one), from the cache where
-// it holds them; the caller holds mu's read lock, so no write can change them meanwhile.
-func (m *Model) weightedLocked(query []string, texts [][]string) (slot map[string]int, vecs [][]float32) {
-	slot = make(map[string]int, 4*len(texts)+len(query))
-	var terms []string
-	number := func(t string) {
-		if _, ok := slot[t]; !ok {
-			slot[t] = len(terms)
-			terms = append(terms, t)
-		}
+// number returns t's number in slot, numbering it next (appended to terms) when new.
+func number(slot map[string]int32, terms *[]string, t string) int32 {
+	i, ok := slot[t]
+	if !ok {
+		i = int32(len(*terms))
+		slot[t] = i
+		*terms = append(*terms, t)
 	}
-	for _, t := range query {
-		number(t)
+	return i
+}
+
+// dot is q·v over Dims components in four independent sums (the loop is bound by the latency
+// of one chain of additions otherwise).
+func dot(q *[Dims]float64, v []float32) float64 {
+	v = v[:Dims]
+	var s0, s1, s2, s3 float64
+	for d := 0; d < Dims; d += 4 {
+		s0 += q[d] * float64(v[d])
+		s1 += q[d+1] * float64(v[d+1])
+		s2 += q[d+2] * float64(v[d+2])
+		s3 += q[d+3] * float64(v[d+3])
 	}
-	for _, text := range texts {
-		for _, t := range text {
-			number(t)
-		}
-	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// weightedLocked returns each term's IDF-weighted unit vector (nil: none), from the cache or
+// computed and cached. The caller holds mu's read lock.
+func (m *Model) weightedLocked(terms []string) (vecs [][]float32) {
 	vecs = make([][]float32, len(terms))
+	rows := make([]int32, len(terms))
 	var missing []int
 	m.cmu.Lock()
+	gen := m.gen
 	for i, t := range terms {
-		if v, ok := m.weighted[t]; ok {
-			vecs[i] = v
+		r, ok := m.slot[t]
+		if !ok {
+			continue // no row: no vector
+		}
+		rows[i] = r
+		if m.wgen[r] == gen {
+			vecs[i] = m.wvec[int(r)*Dims : int(r+1)*Dims]
 		} else {
 			missing = append(missing, i)
 		}
 	}
 	m.cmu.Unlock()
 	if len(missing) == 0 {
-		return slot, vecs
+		return vecs
 	}
+	computed := make([]float32, len(missing)*Dims)
 	var u [Dims]float64
-	for _, i := range missing {
-		if m.unitLocked(terms[i], &u) {
-			w := m.idfLocked(terms[i])
-			v := make([]float32, Dims)
-			for d := range v {
-				v[d] = float32(w * u[d])
-			}
-			vecs[i] = v
+	for j, i := range missing {
+		if !m.unitLocked(terms[i], &u) {
+			missing[j] = -1 // nothing beyond independence: no vector (not cached, cheap to see)
+			continue
+		}
+		w := m.idfLocked(terms[i])
+		v := computed[j*Dims : (j+1)*Dims]
+		for d := range v {
+			v[d] = float32(w * u[d])
 		}
 	}
 	m.cmu.Lock()
 	defer m.cmu.Unlock()
-	if m.weighted == nil || len(m.weighted)+len(missing) > max(m.cap, DefaultCap) {
-		m.weighted = make(map[string][]float32, len(missing))
+	for j, i := range missing {
+		if i < 0 {
+			continue
+		}
+		r := int(rows[i])
+		row := m.wvec[r*Dims : (r+1)*Dims]
+		if m.wgen[r] != gen { // another reader may have filled it meanwhile: never write a valid row
+			copy(row, computed[j*Dims:(j+1)*Dims])
+			m.wgen[r] = gen
+		}
+		vecs[i] = row
 	}
-	for _, i := range missing {
-		m.weighted[terms[i]] = vecs[i] // nil too: a term without a vector is not computed again
-	}
-	return slot, vecs
+	return vecs
 }
 
 // Nearest returns up to n terms whose vectors are closest (cosine) to term's, best first, with
