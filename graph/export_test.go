@@ -232,3 +232,9 @@ func SetSemanticRebuildEvery(d time.Duration) (restore func()) {
 	semRebuildEvery, semRebuildShare = d, 0
 	return func() { semRebuildEvery, semRebuildShare = old, share }
 }
+
+// SemanticLinks returns what a build of the semantic model reads as the chunks' context: for
+// each chunk, the chunks of the memories its memory links to.
+func (t *Tenant) SemanticLinks(ctx context.Context) (map[uint64][]uint64, error) {
+	return t.semLinks(ctx)
+}

@@ -620,6 +620,9 @@ type Ablation struct {
 	// the text signal too, as PoolAsText × their cosine (a soft match for chunks that share no
 	// query word).
 	PoolAsText float64
+	// NoSemanticLinks uses a semantic model built without the links between memories as the
+	// chunks' context (semvec.Doc.Near).
+	NoSemanticLinks bool
 }
 
 // The time a question names (timeq.Parse) is a further signal of weight timeWeight; a memory's
@@ -994,7 +997,7 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 			textSeeds = append(textSeeds, side.seeds...)
 		}
 		if pool := semanticPoolSize(a); served && (pool > 0 || a.SemanticSVD || conceptWeightOf(a) > 0) {
-			if m := t.semModel(); m != nil {
+			if m := t.semModel(!a.NoSemanticLinks); m != nil {
 				terms := slices.Concat(req.text[0].terms, req.text[1].terms)
 				if qv := m.Query(terms); qv != nil {
 					req.sem, req.semQuery = m, qv

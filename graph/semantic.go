@@ -1,6 +1,11 @@
 package graph
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,22 +37,104 @@ var semRebuildEvery = 30 * time.Second
 var semRebuildShare time.Duration = 10
 
 // semOptions bound the model: 2048 terms of 64 dimensions (docs/recall.md, fifth session).
-var semOptions = semvec.Options{Vocab: 2048, Dims: 64, MinDF: 1}
+var semOptions = semvec.Options{Vocab: 2048, Dims: 64, MinDF: 1, ContextWeight: 0.5}
 
-// semBuild builds a model from the tenant's text index as it is now.
-func (t *Tenant) semBuild() (*semvec.Model, uint64, uint64) {
+// A chunk's context in the model (semvec.Doc.Near) are the chunks of the memories its memory is
+// linked to by an open relation edge (at most edgeFanout per relation, semvec's MaxNear in all):
+// their words co-occur with the chunk's at semOptions.ContextWeight. Measured on LoCoMo
+// (docs/recall.md, fifth session); Ablation.NoSemanticLinks builds a second model without.
+
+// semEdgesTimeout bounds the query that reads the links for a build.
+const semEdgesTimeout = 2 * time.Minute
+
+// semBuild builds a model from the tenant's text index as it is now (and, with semContext, its
+// links as they are now).
+func (t *Tenant) semBuild(links bool) (*semvec.Model, uint64, uint64) {
 	var docs []semvec.Doc
 	gen, chg := t.text.ix.Each(t.Name, func(ref uint64, terms []string) {
 		docs = append(docs, semvec.Doc{Ref: ref, Terms: terms})
 	})
+	if links && len(docs) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), semEdgesTimeout)
+		linked, err := t.semLinks(ctx)
+		cancel()
+		if err != nil {
+			t.c.log.Warn("semantic model: links not read; built without them", "tenant", t.Name, "err", err)
+		}
+		if len(linked) > 0 {
+			at := make(map[uint64]int, len(docs))
+			for i, d := range docs {
+				at[d.Ref] = i
+			}
+			for i, d := range docs {
+				for _, n := range linked[d.Ref] {
+					if j, ok := at[n]; ok && j != i {
+						docs[i].Near = append(docs[i].Near, j)
+					}
+				}
+			}
+		}
+	}
 	return semvec.Build(docs, semOptions), gen, chg
+}
+
+// semLinks reads, for every chunk of a memory with open relation edges, the chunks of the
+// memories those edges lead to (outgoing; writers materialise each link's inverse), at most
+// edgeFanout per relation and memory.
+func (t *Tenant) semLinks(ctx context.Context) (map[uint64][]uint64, error) {
+	rels, err := t.linkedRelations(ctx)
+	if err != nil || len(rels) == 0 {
+		return nil, err
+	}
+	var q strings.Builder
+	q.WriteString("{\n")
+	for i, r := range rels {
+		fmt.Fprintf(&q, "  r%d(func: has(<%s>)) { c: Memory.chunks { uid } n: <%s> @facets(%s) (first: %d) { c: Memory.chunks { uid } } }\n",
+			i, r, r, edgeOpenFilter, edgeFanout)
+	}
+	q.WriteString("}")
+	resp, err := t.dg.NewReadOnlyTxn().Query(ctx, q.String())
+	if err != nil {
+		return nil, fmt.Errorf("semantic model links: %w", err)
+	}
+	var blocks map[string][]struct {
+		C []dgUID `json:"c"`
+		N []struct {
+			C []dgUID `json:"c"`
+		} `json:"n"`
+	}
+	if err := json.Unmarshal(resp.Json, &blocks); err != nil {
+		return nil, fmt.Errorf("decode semantic model links: %w", err)
+	}
+	out := map[uint64][]uint64{}
+	for _, block := range blocks {
+		for _, m := range block {
+			var to []uint64
+			for _, n := range m.N {
+				for _, c := range n.C {
+					if u, err := strconv.ParseUint(c.UID, 0, 64); err == nil {
+						to = append(to, u)
+					}
+				}
+			}
+			for _, c := range m.C {
+				if u, err := strconv.ParseUint(c.UID, 0, 64); err == nil {
+					out[u] = append(out[u], to...)
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // semModel returns the tenant's semantic model: built now when there is none (the text index
 // must be loaded), else the one at hand, starting a background rebuild when the text index
 // changed since it was built. nil when the tenant holds no text.
-func (t *Tenant) semModel() *semvec.Model {
+func (t *Tenant) semModel(links bool) *semvec.Model {
 	s := &t.text.sem
+	if !links {
+		s = &t.text.semPlain
+	}
 	s.mu.Lock()
 	if s.model == nil {
 		if s.building {
@@ -61,7 +148,7 @@ func (t *Tenant) semModel() *semvec.Model {
 		}
 		s.building, s.done, s.built = true, make(chan struct{}), time.Now()
 		s.mu.Unlock()
-		m, gen, chg := t.semBuild()
+		m, gen, chg := t.semBuild(links)
 		s.mu.Lock()
 		s.model, s.gen, s.chg, s.building, s.took = m, gen, chg, false, time.Since(s.built)
 		close(s.done)
@@ -73,7 +160,7 @@ func (t *Tenant) semModel() *semvec.Model {
 	if (gen != s.gen || chg != s.chg) && !s.building && time.Since(s.built) >= max(semRebuildEvery, semRebuildShare*s.took) {
 		s.building, s.done, s.built = true, make(chan struct{}), time.Now()
 		go func() {
-			m, gen, chg := t.semBuild()
+			m, gen, chg := t.semBuild(links)
 			s.mu.Lock()
 			s.model, s.gen, s.chg, s.building, s.took = m, gen, chg, false, time.Since(s.built)
 			close(s.done)

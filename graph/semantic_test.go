@@ -59,6 +59,38 @@ func TestSemanticModelFollowsWrites(t *testing.T) {
 	}
 }
 
+// A build of the semantic model reads each chunk's context from the tenant's open links: both
+// ends of a link see each other's chunks, an unlinked memory has none.
+func TestSemanticLinksAreContext(t *testing.T) {
+	f := newRecallFixture(t)
+	a := f.store("Alpha", "The alpha memory talks about pottery.")
+	b := f.store("Beta", "The beta memory talks about kilns.")
+	f.store("Gamma", "The gamma memory stands alone.")
+	f.link(a, b, "RELATES_TO")
+	f.recall(knowmind.RecallQuery{Query: "pottery", K: 5}) // loads the text index
+	links, err := f.ten.SemanticLinks(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := f.ten.TextRefs()
+	if len(chunks) != 3 {
+		t.Fatalf("%d chunks indexed, want 3", len(chunks))
+	}
+	var linked []uint64
+	for from, to := range links {
+		if len(to) != 1 || to[0] == from {
+			t.Fatalf("chunk %d: context %v, want the one chunk of the other end", from, to)
+		}
+		if links[to[0]] == nil || links[to[0]][0] != from {
+			t.Fatalf("chunk %d links to %d, which does not link back: %v", from, to[0], links)
+		}
+		linked = append(linked, from)
+	}
+	if len(linked) != 2 {
+		t.Fatalf("%d chunks with context, want the two linked memories' chunks: %v", len(linked), links)
+	}
+}
+
 // A memory that shares no word with the query, but whose words the tenant uses alongside the
 // query's, reaches the hits through the semantic pool (the default) — above every memory of an
 // unrelated topic — and without it scores nothing.

@@ -78,8 +78,9 @@ type textIndex struct {
 	// title apart from its text (rank.Signals.Title). Chunks of untitled memories have none.
 	// Counted by the same scan, hooks and syncs as ix.
 	titles bm25.Index
-	// sem is the semantic model derived from ix (graph/semantic.go), a cache.
-	sem semCache
+	// sem is the semantic model derived from ix and the tenant's links (graph/semantic.go), a
+	// cache; semPlain the same without the links, only for Ablation.NoSemanticLinks.
+	sem, semPlain semCache
 
 	// Reconcile with the store (textsync.go).
 	gen         uint64          // counts loads; a sync started under an older one is dropped

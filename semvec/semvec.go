@@ -34,6 +34,10 @@ type Options struct {
 	Power       int // power iterations of the randomized SVD (default 3)
 	Oversample  int // extra sketch columns (default 12)
 	Seed        uint64
+	// ContextWeight weighs a co-occurrence with a document's Near documents against one within
+	// it (default 1); MaxNear bounds the Near documents counted (default 8).
+	ContextWeight float32
+	MaxNear       int
 }
 
 func (o Options) withDefaults() Options {
@@ -55,13 +59,24 @@ func (o Options) withDefaults() Options {
 	if o.Oversample <= 0 {
 		o.Oversample = 12
 	}
+	if o.ContextWeight <= 0 {
+		o.ContextWeight = 1
+	}
+	if o.MaxNear <= 0 {
+		o.MaxNear = 8
+	}
 	return o
 }
 
-// Doc is one document: the caller's reference (a chunk uid) and its analysed terms.
+// Doc is one document: the caller's reference (a chunk uid) and its analysed terms. Near,
+// optional, lists the documents next to it (their indexes in Build's docs; e.g. the turns before
+// and after it, the memories it is linked to): their terms count as co-occurring with the
+// document's at half weight × ContextWeight (a neighbour that lists it back counts the pair
+// from its side too), without entering the document's own vector.
 type Doc struct {
 	Ref   uint64
 	Terms []string
+	Near  []int
 }
 
 // Model holds the word vectors of a corpus and the vectors of its documents. It is immutable
@@ -137,16 +152,40 @@ func Build(docs []Doc, o Options) *Model {
 	}
 	// Co-occurrence counts within a document (dense, v²), then PPMI (sparse, symmetric).
 	counts := make([]float32, v*v)
-	ids := make([]int32, 0, o.MaxDocTerms)
-	for _, d := range docs {
-		ids = m.docIDs(d.Terms, ids[:0], o.MaxDocTerms)
+	docIDs := make([][]int32, len(docs))
+	for i, d := range docs {
+		docIDs[i] = m.docIDs(d.Terms, nil, o.MaxDocTerms)
+	}
+	var ctx []int32
+	for i, d := range docs {
+		ids := docIDs[i]
 		for i, a := range ids {
 			for _, b := range ids[i+1:] {
 				counts[int(a)*v+int(b)]++
 				counts[int(b)*v+int(a)]++
 			}
 		}
+		if len(d.Near) == 0 {
+			continue
+		}
+		ctx = ctx[:0]
+		for _, j := range d.Near[:min(len(d.Near), o.MaxNear)] {
+			if j >= 0 && j < len(docs) && j != i {
+				ctx = append(ctx, docIDs[j]...)
+			}
+		}
+		slices.Sort(ctx)
+		ctx = slices.Compact(ctx)
+		for _, a := range ids {
+			for _, b := range ctx {
+				if a != b {
+					counts[int(a)*v+int(b)] += 0.5 * o.ContextWeight
+					counts[int(b)*v+int(a)] += 0.5 * o.ContextWeight
+				}
+			}
+		}
 	}
+	docIDs = nil
 	rows := make([]float64, v)
 	var total float64
 	for a := range v {

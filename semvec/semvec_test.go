@@ -306,3 +306,49 @@ func BenchmarkTopN100k(b *testing.B) {
 		m.TopN(q, 30, nil)
 	}
 }
+
+// TestNearLinksWords: a question word and its answers' words never share a document, only
+// neighbouring ones (a question turn and its reply). With the neighbours as context the model
+// puts them close; without, it cannot.
+func TestNearLinksWords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	var docs []Doc
+	for i := range 600 {
+		tp := i % 6
+		q := []string{fmt.Sprintf("ask%d", tp), fmt.Sprintf("common%d", rng.IntN(20)), fmt.Sprintf("common%d", rng.IntN(20))}
+		a := []string{fmt.Sprintf("reply%d", tp), fmt.Sprintf("detail%d_%d", tp, rng.IntN(5)), fmt.Sprintf("common%d", rng.IntN(20))}
+		n := len(docs)
+		docs = append(docs, Doc{Ref: uint64(n + 1), Terms: q, Near: []int{n + 1}}, Doc{Ref: uint64(n + 2), Terms: a, Near: []int{n}})
+	}
+	plain := make([]Doc, len(docs))
+	for i, d := range docs {
+		plain[i] = Doc{Ref: d.Ref, Terms: d.Terms}
+	}
+	with, without := Build(docs, Options{}), Build(plain, Options{})
+	var sumWith, sumWithout float64
+	for tp := range 6 {
+		sumWith += with.WordSimilarity(fmt.Sprintf("ask%d", tp), fmt.Sprintf("reply%d", tp))
+		sumWithout += without.WordSimilarity(fmt.Sprintf("ask%d", tp), fmt.Sprintf("reply%d", tp))
+	}
+	t.Logf("question word to its reply word, mean cosine: with neighbours %.3f, without %.3f", sumWith/6, sumWithout/6)
+	if sumWith/6 < 0.5 || sumWith/6 < sumWithout/6+0.3 {
+		t.Fatalf("with neighbours %.3f, without %.3f: want the neighbours to link the words", sumWith/6, sumWithout/6)
+	}
+}
+
+// BenchmarkBuild100kNear: the same with each document's 4 neighbours as context (a linked
+// conversation or graph).
+func BenchmarkBuild100kNear(b *testing.B) {
+	docs := synthetic100k(100000)
+	for i := range docs {
+		for _, j := range []int{i - 2, i - 1, i + 1, i + 2} {
+			if j >= 0 && j < len(docs) {
+				docs[i].Near = append(docs[i].Near, j)
+			}
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		Build(docs, Options{ContextWeight: 0.5})
+	}
+}
