@@ -647,7 +647,7 @@ const semanticPool = 30
 // conceptWeight is the weight of the concept signal: the text candidates' and the semantic
 // pool's cosine to the query under the tenant's semantic model (package semvec), a signal beside
 // the word vectors' (0: off). Measured on LoCoMo (docs/recall.md, fifth session).
-const conceptWeight = 0.0
+const conceptWeight = 0.25
 
 // conceptWeightOf is the concept signal's weight under ablation a.
 func conceptWeightOf(a Ablation) float64 {

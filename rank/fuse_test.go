@@ -160,6 +160,23 @@ func TestFuseSemantic(t *testing.T) {
 	}
 }
 
+// The concept signal is one more list beside the semantic one: a candidate only it found (the
+// semantic pool's) becomes a hit at its weighted share; with both, each counts.
+func TestFuseConcept(t *testing.T) {
+	sig := Signals{Text: []Chunk{{"a", "A", 0.5}}, Semantic: []Chunk{{"a", "A", 0.4}}, SemanticWeight: 0.5}
+	sig.Concept, sig.ConceptWeight = []Chunk{{"a", "A", 0.2}, {"p", "P", 0.8}}, 0.25
+	hits := Fuse(sig)
+	// A: (0.5 + 0.5·0.4 + 0.25·0.2)/1.75, P: 0.25·0.8/1.75
+	if len(hits) != 2 || hits[0].ID != "A" || math.Abs(hits[0].Score-0.75/1.75) > 1e-12 ||
+		hits[1].ID != "P" || math.Abs(hits[1].Score-0.2/1.75) > 1e-12 || hits[1].Chunk != "" {
+		t.Fatalf("with concept = %+v", hits)
+	}
+	sig.ConceptWeight = 0
+	if got := ids(Fuse(sig)); !slices.Equal(got, []string{"A"}) {
+		t.Fatalf("concept weight 0 = %v", got)
+	}
+}
+
 // The title signal lifts the memories whose title matches, among those text or vector found;
 // a title alone makes no hit, and a memory outside the candidates gains nothing from it.
 func TestFuseTitle(t *testing.T) {
