@@ -609,6 +609,8 @@ func TestRecallServedTextMatchesDgraphText(t *testing.T) {
 		{Query: "report deadline", K: 10},
 		{Query: "Lieferung Montag", K: 10, AsOf: &now},
 	} {
+		// The PPMI+SVD model's pool and concept signal belong to the served plan only; this
+		// tenant is below semMinDocs anyway.
 		for _, a := range []graph.Ablation{{}, {NoVector: true}} {
 			served := f.recallAblated(q, a)
 			a.DgraphText = true

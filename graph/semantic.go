@@ -44,6 +44,11 @@ var semOptions = semvec.Options{Vocab: 2048, Dims: 64, MinDF: 1, ContextWeight: 
 // their words co-occur with the chunk's at semOptions.ContextWeight. Measured on LoCoMo
 // (docs/recall.md, fifth session); Ablation.NoSemanticLinks builds a second model without.
 
+// semMinDocs is how many chunks a tenant needs before its semantic model holds anything: below,
+// the co-occurrences of a handful of texts are noise (two texts made the concept signal overrule
+// the title field in TestRecallTitleField).
+const semMinDocs = 20
+
 // semEdgesTimeout bounds the query that reads the links for a build.
 const semEdgesTimeout = 2 * time.Minute
 
@@ -54,7 +59,12 @@ func (t *Tenant) semBuild(links bool) (*semvec.Model, uint64, uint64) {
 	gen, chg := t.text.ix.Each(t.Name, func(ref uint64, terms []string) {
 		docs = append(docs, semvec.Doc{Ref: ref, Terms: terms})
 	})
-	if links && len(docs) > 0 {
+	if len(docs) < semMinDocs {
+		// Too few chunks for co-occurrence statistics: an empty model (no vectors, no
+		// candidates), rebuilt like any other when the tenant grows.
+		return semvec.Build(nil, semOptions), gen, chg
+	}
+	if links {
 		ctx, cancel := context.WithTimeout(context.Background(), semEdgesTimeout)
 		linked, err := t.semLinks(ctx)
 		cancel()

@@ -17,9 +17,9 @@ func TestSemanticModelFollowsWrites(t *testing.T) {
 	defer graph.SetSemanticRebuildEvery(0)()
 	f := newRecallFixture(t)
 	pool := graph.Ablation{SemanticPool: 5}
-	for i := range 4 {
-		f.store(fmt.Sprintf("Pottery %d", i), "The pottery class fired clay bowls in the kiln and glazed the vases.")
-		f.store(fmt.Sprintf("Hiking %d", i), "The hiking trail climbed the mountain ridge above the forest lake.")
+	for i := range 12 { // distinct texts (the same content twice is one memory), ≥ semMinDocs chunks
+		f.store(fmt.Sprintf("Pottery %d", i), fmt.Sprintf("Pottery class %d fired clay bowls in the kiln and glazed the vases.", i))
+		f.store(fmt.Sprintf("Hiking %d", i), fmt.Sprintf("Hike %d climbed the mountain ridge above the forest lake.", i))
 	}
 	check := func(when string) []uint64 {
 		t.Helper()
@@ -98,14 +98,14 @@ func TestRecallSemanticPoolFindsWithoutSharedWords(t *testing.T) {
 	f := newRecallFixture(t)
 	pottery := []string{"pottery", "clay", "kiln", "glaze", "wheel", "ceramic", "bowls", "studio"}
 	hiking := []string{"hiking", "trail", "mountain", "ridge", "forest", "lake", "boots", "summit"}
-	for i := range 10 {
+	for i := range 12 { // distinct texts, ≥ semMinDocs chunks in all
 		var p, h []string
 		for j := range 5 {
 			p = append(p, pottery[(i+j*3)%len(pottery)])
 			h = append(h, hiking[(i+j*3)%len(hiking)])
 		}
-		f.store(fmt.Sprintf("Studio %d", i), "Notes on "+strings.Join(p, ", ")+".")
-		f.store(fmt.Sprintf("Outing %d", i), "Notes on "+strings.Join(h, ", ")+".")
+		f.store(fmt.Sprintf("Studio %d", i), fmt.Sprintf("Notes on %s (entry %d).", strings.Join(p, ", "), i))
+		f.store(fmt.Sprintf("Outing %d", i), fmt.Sprintf("Notes on %s (entry %d).", strings.Join(h, ", "), i))
 	}
 	target := f.store("Weekend", "Throwing pottery on the wheel all Saturday.")
 	q := knowmind.RecallQuery{Query: "kiln glaze", K: knowmind.RecallMaxK}
