@@ -649,7 +649,7 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 		{"text+vector, hops 0", knowmind.RecallQuery{K: k}, graph.Ablation{}, false},
 		{"text+vector, hops 1", knowmind.RecallQuery{K: k, Hops: 1}, graph.Ablation{}, false},
 		{fmt.Sprintf("text+vector, hops %d (the tools' default plan)", hops), knowmind.RecallQuery{K: k, Hops: hops}, graph.Ablation{}, false},
-		{fmt.Sprintf("text+vector, hops %d, without the semantic pool (PPMI+SVD)", hops), knowmind.RecallQuery{K: k, Hops: hops}, graph.Ablation{SemanticPool: -1}, false},
+		{fmt.Sprintf("text+vector, hops %d, without the PPMI+SVD model (no semantic pool, no concept signal)", hops), knowmind.RecallQuery{K: k, Hops: hops}, graph.Ablation{SemanticPool: -1, ConceptWeight: -1}, false},
 		{fmt.Sprintf("text+vector, hops %d, Dgraph's anyoftext (the plan before)", hops), knowmind.RecallQuery{K: k, Hops: hops}, graph.Ablation{DgraphText: true}, false},
 		{fmt.Sprintf("recall_at_time (now), hops %d", hops), knowmind.RecallQuery{K: k, Hops: hops, AsOf: &asOfNow}, graph.Ablation{}, false},
 		{"text+vector, hops 3", knowmind.RecallQuery{K: k, Hops: 3}, graph.Ablation{}, false},
