@@ -26,8 +26,8 @@ import (
 	"github.com/knowmind/knowmind/internal/runes"
 	"github.com/knowmind/knowmind/prf"
 	"github.com/knowmind/knowmind/rank"
-	"github.com/knowmind/knowmind/timeq"
 	"github.com/knowmind/knowmind/semvec"
+	"github.com/knowmind/knowmind/timeq"
 	"github.com/knowmind/knowmind/wordvec"
 )
 

@@ -22,7 +22,7 @@ import (
 type semCache struct {
 	mu       sync.Mutex
 	model    *semvec.Model
-	gen, chg uint64    // the text index's version the model was built from
+	gen, chg uint64        // the text index's version the model was built from
 	built    time.Time     // when the last build started
 	took     time.Duration // how long the last build took
 	building bool

@@ -90,7 +90,7 @@ type Model struct {
 	refs  []uint64
 	row   map[uint64]int32 // reference → its row in docs
 	docs  []float32        // len(refs) × dims, unit rows (zero: no vocabulary term)
-	n     int       // documents the model was built from
+	n     int              // documents the model was built from
 }
 
 // Dims is the dimension of the model's vectors.

@@ -38,9 +38,13 @@ func main() {
 		os.Exit(1)
 	}
 	var b10, w10, w30, fw10, fs10, fsa10, nq, aw, as int
-	defer func() { fmt.Printf("all@10 fused: wordvec %.3f, svd over all %.3f (%d questions)\n", float64(aw)/float64(max(nq, 1)), float64(as)/float64(max(nq, 1)), nq) }()
+	defer func() {
+		fmt.Printf("all@10 fused: wordvec %.3f, svd over all %.3f (%d questions)\n", float64(aw)/float64(max(nq, 1)), float64(as)/float64(max(nq, 1)), nq)
+	}()
 	var n, in10, in30, in100, noword, nw30, nw100, nwTotal int
-	defer func() { fmt.Printf("fused with bm25 (w %.2f) top10: wordvec %.3f, svd %.3f, svd over all turns %.3f\n", *wt, float64(fw10)/float64(max(n, 1)), float64(fs10)/float64(max(n, 1)), float64(fsa10)/float64(max(n, 1))) }()
+	defer func() {
+		fmt.Printf("fused with bm25 (w %.2f) top10: wordvec %.3f, svd %.3f, svd over all turns %.3f\n", *wt, float64(fw10)/float64(max(n, 1)), float64(fs10)/float64(max(n, 1)), float64(fsa10)/float64(max(n, 1)))
+	}()
 	for ci, c := range convs {
 		if ci+1 < *from || ci+1 > *to {
 			continue
