@@ -195,3 +195,11 @@ func (t *Tenant) WordSimilarity(query []string, texts [][]string) []float64 {
 }
 
 func (t *Tenant) WordDocs() int64 { return t.text.words.Docs() }
+
+// SetScoringAhead turns recall's scoring while the first request is in flight on or off, until
+// restore is called.
+func SetScoringAhead(on bool) (restore func()) {
+	old := scoringAhead
+	scoringAhead = on
+	return func() { scoringAhead = old }
+}

@@ -684,6 +684,39 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, a Abl
 	phase(&tr.Prepare)
 	res := knowmind.RecallResult{Hits: []knowmind.RecallHit{}, Rerank: "none"}
 	if req.DQL != "" {
+		text := req.text
+		if a.NoTextScore {
+			text = [2]textSide{}
+		}
+		in := fuseInput{text: text, analyze: t.text.tokens.analyze}
+		if !a.NoSemantic {
+			in.words, in.wordsWeight = &t.text.words, semanticWeight
+			in.refTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
+			if a.SemanticWeight > 0 {
+				in.wordsWeight = a.SemanticWeight
+			}
+		}
+		if !a.NoTitle {
+			in.titleWeight = titleWeight
+			if a.TitleWeight > 0 {
+				in.titleWeight = a.TitleWeight
+			}
+			in.titles = func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats) {
+				return t.text.titles.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{}), t.text.titles.Stats(t.Name, lang, terms...)
+			}
+		}
+		if a.WithFeedback {
+			in.stats = func(lang string, terms []string) bm25.Stats { return t.text.ix.Stats(t.Name, lang, terms...) }
+		}
+		// What the service scores from its own indexes over all the candidates it proposed does
+		// not need Dgraph's answer: it runs while the request is in flight.
+		early := make(chan *aheadScores, 1)
+		if scoringAhead {
+			pre := in // in is filled further below
+			go func() { early <- pre.scoreAhead(req) }()
+		} else {
+			early <- nil
+		}
 		txn := t.dg.NewReadOnlyTxn()
 		tr.Requests = append(tr.Requests, RecallRequest{DQL: req.DQL, Vars: req.Vars})
 		resp, err := txn.QueryWithVars(ctx, req.DQL, req.Vars)
@@ -713,12 +746,8 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, a Abl
 			return knowmind.RecallResult{}, err
 		}
 		phase(&tr.Decode)
-		text := req.text
-		if a.NoTextScore {
-			text = [2]textSide{}
-		}
 		sig := rank.Signals{VectorWeight: t.vectorWeight(), VectorUnrelated: t.vectorUnrelated(),
-			Adjacent: adjacent, Hops: q.Hops, Support: graphSupport}
+			Adjacent: adjacent, Hops: q.Hops, Support: graphSupport, TitleNeighbours: !a.NoTitle && !a.NoTitleNeighbours}
 		if a.NoSupport {
 			sig.Support = 0
 		}
@@ -732,27 +761,8 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, a Abl
 				}
 			}
 		}
-		in := fuseInput{text: text, analyze: t.text.tokens.analyze, sig: sig}
-		if !a.NoSemantic {
-			in.words, in.wordsWeight = &t.text.words, semanticWeight
-			in.refTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
-			if a.SemanticWeight > 0 {
-				in.wordsWeight = a.SemanticWeight
-			}
-		}
-		if !a.NoTitle {
-			in.sig.TitleNeighbours = !a.NoTitleNeighbours
-			in.titleWeight = titleWeight
-			if a.TitleWeight > 0 {
-				in.titleWeight = a.TitleWeight
-			}
-			in.titles = func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats) {
-				return t.text.titles.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{}), t.text.titles.Stats(t.Name, lang, terms...)
-			}
-		}
-		if a.WithFeedback {
-			in.stats = func(lang string, terms []string) bm25.Stats { return t.text.ix.Stats(t.Name, lang, terms...) }
-		}
+		in.sig = sig
+		in.ahead = <-early // scored while the request was in flight
 		fused := fuse(&out, in)
 		rr := t.c.cfg.Reranker
 		depth := q.K
@@ -1142,6 +1152,9 @@ type fuseInput struct {
 	// weight.
 	titles      func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats)
 	titleWeight float64
+	// ahead: the semantic and title scores computed while the first request was in flight
+	// (nil: compute them here).
+	ahead *aheadScores
 }
 
 // Pseudo-relevance feedback (package prf): the best feedbackDocs text candidates of the first
@@ -1171,7 +1184,7 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 			if sig.Title == nil {
 				sig.Title, sig.TitleWeight = map[string]float64{}, in.titleWeight
 			}
-			titleMatch(out, side, in.titles, sig.Title)
+			titleMatch(out, side, in.ahead.titles(i, in.titles), sig.Title)
 		}
 		if side.served {
 			ideal := bm25.Ideal(side.terms, side.stats)
@@ -1185,7 +1198,11 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 				}
 			}
 			if in.words != nil && in.refTerms != nil && len(refs) > 0 {
-				sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, refs, in.refTerms(refs))...)
+				if sims := in.ahead.semantic(i, refs); sims != nil {
+					sig.Semantic = append(sig.Semantic, positive(found, sims)...)
+				} else {
+					sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, refs, in.refTerms(refs))...)
+				}
 			}
 			continue
 		}
@@ -1239,8 +1256,13 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 // similarity to the query's terms under the word vectors; only positive similarities count.
 // With refs the word vectors keep each chunk's text norm until the next write.
 func semantic(words *wordvec.Model, query []string, found []rank.Chunk, refs []uint64, texts [][]string) []rank.Chunk {
+	return positive(found, words.SimilarityKeyed(query, refs, texts))
+}
+
+// positive returns found[i] scored sims[i], for the positive scores.
+func positive(found []rank.Chunk, sims []float64) []rank.Chunk {
 	var out []rank.Chunk
-	for i, s := range words.SimilarityKeyed(query, refs, texts) {
+	for i, s := range sims {
 		if s > 0 {
 			c := found[i]
 			c.Score = s
