@@ -62,11 +62,11 @@ type Model struct {
 	// array instead of a map keyed by term: no rehashing as it fills after each write, nothing
 	// for the GC to scan, bounded by the rows. wgen and gen are guarded by cmu (Similarity
 	// holds only mu's read lock); a valid row is never written until the next write lock.
-	cmu  sync.Mutex
-	wvec []float32
-	wgen []uint64
-	gen  uint64
-	norms    map[uint64]float64 // squared norm of a keyed text's vector (SimilarityKeyed)
+	cmu   sync.Mutex
+	wvec  []float32
+	wgen  []uint64
+	gen   uint64
+	norms map[uint64]float64 // squared norm of a keyed text's vector (SimilarityKeyed)
 }
 
 // New returns an empty model holding context vectors for at most capTerms terms (0: DefaultCap).
