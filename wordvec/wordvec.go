@@ -293,7 +293,7 @@ func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string)
 	for _, text := range texts {
 		total += len(text)
 	}
-	slot := make(map[string]int32, min(total, 1<<16))
+	slot := make(map[string]int32, min(total/2, 1<<16)) // texts repeat terms: about half are distinct
 	ids := make([]int32, 0, total)
 	var terms []string
 	for _, t := range query {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -51,6 +52,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	timing := fs.Bool("timing", true, "measure latency and throughput (off: only vector recall)")
 	dropIndex := fs.Bool("drop-vector-index", true, "load without Dgraph's HNSW index and rebuild it in the background afterwards (recall does not use it while the service holds the vectors)")
 	only := fs.String("only", "", "time only the recall variants whose name matches this regular expression")
+	memProfile := fs.String("memprofile", "", "write this process's allocation profile (pprof allocs, since its start: focus on graph.(*Tenant).RecallTraced) to this file after the timings")
 	settle := fs.Duration("settle", 3*time.Minute, "before the timings, wait up to this long for the throwaway alpha to go quiet (under 10% of a core for 10 s: after a load it rolls up postings in the background, which made runs differ by 1.5×); 0: do not wait")
 	hold := fs.Duration("hold", 0, "experiments: after the timings keep the cluster up this long, the tenant's DQL login in --dir/hold.json (0600)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (service and benchmark) over the timed variants to this file")
@@ -121,6 +123,14 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		err := timeVariants(ctx, out, ten, qs, *k, *hops, *only, dropped)
 		if *cpuProfile != "" {
 			pprof.StopCPUProfile()
+		}
+		if *memProfile != "" && err == nil {
+			f, ferr := os.Create(*memProfile)
+			if ferr != nil {
+				return ferr
+			}
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
 		}
 		if err != nil {
 			return err
@@ -626,8 +636,8 @@ func settleAlpha(ctx context.Context, pid int, limit time.Duration) (time.Durati
 			return 0, false
 		}
 		var utime, stime float64
-		fmt.Sscan(f[11], &utime) // field 14 of the whole line
-		fmt.Sscan(f[12], &stime) // field 15
+		fmt.Sscan(f[11], &utime)           // field 14 of the whole line
+		fmt.Sscan(f[12], &stime)           // field 15
 		return (utime + stime) / 100, true // clock ticks (USER_HZ = 100 on Linux)
 	}
 	last, ok := cpu()
@@ -721,6 +731,7 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 		// phases sums the traces of the 1-client service measurement (one goroutine).
 		var phases graph.RecallTrace
 		var traced bool
+		var allocated uint64 // bytes allocated per recall (this process, 1 client)
 		service := func(ctx context.Context, i int) error {
 			q := v.q
 			q.Query = qs[i%len(qs)]
@@ -752,9 +763,18 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 		for pi, fn := range []func(context.Context, int) error{service, direct} {
 			for ci, clients := range []int{1, 8} {
 				traced = pi == 0 && clients == 1
+				var before runtime.MemStats
+				if traced {
+					runtime.ReadMemStats(&before)
+				}
 				lat, qps, err := measure(ctx, len(qs), clients, fn)
 				if err != nil {
 					return fmt.Errorf("%s: %w", v.name, err)
+				}
+				if traced {
+					var after runtime.MemStats
+					runtime.ReadMemStats(&after)
+					allocated = (after.TotalAlloc - before.TotalAlloc) / uint64(len(qs))
 				}
 				cell := fmt.Sprintf("%.0f / %.0f", percentile(lat, 50), percentile(lat, 95))
 				if clients > 1 {
@@ -768,14 +788,14 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %.2f× |\n", v.name, cells[0], cells[1], cells[2], cells[3], p50[0]/max(p50[1], 0.001))
 		n := time.Duration(len(qs))
 		ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d/n)/1e6) }
-		breakdown = append(breakdown, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", v.name,
-			ms(phases.Prepare), ms(phases.Query), ms(phases.Decode), ms(phases.Fuse), ms(phases.Details)))
+		breakdown = append(breakdown, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %.0f |", v.name,
+			ms(phases.Prepare), ms(phases.Query), ms(phases.Decode), ms(phases.Fuse), ms(phases.Details), float64(allocated)/1024))
 	}
 	fmt.Fprintln(out)
-	fmt.Fprintln(out, "Service time by phase, 1 client, mean ms: prepare (embedding, the service's text and vector search, the plan), the first request's round trip, decoding its answer, scoring and fusion, the details request with its decoding.")
+	fmt.Fprintln(out, "Service time by phase, 1 client, mean ms: prepare (embedding, the service's text and vector search, the plan), the first request's round trip, decoding its answer, scoring and fusion, the details request with its decoding; and the KB this process allocated per recall (the Dgraph client's included).")
 	fmt.Fprintln(out)
-	fmt.Fprintln(out, "| recall variant | prepare | first request | decode | fuse | details |")
-	fmt.Fprintln(out, "|---|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(out, "| recall variant | prepare | first request | decode | fuse | details | KB allocated |")
+	fmt.Fprintln(out, "|---|--:|--:|--:|--:|--:|--:|")
 	for _, line := range breakdown {
 		fmt.Fprintln(out, line)
 	}
