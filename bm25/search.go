@@ -109,8 +109,12 @@ func (ix *Index) Search(tenant, lang string, query []string, n int, p Params) []
 
 	best := &hitHeap{}
 	for _, slot := range touched {
-		h := Hit{ID: t.slots[slot].id, Ref: t.slots[slot].ref, Score: acc[slot]}
+		score := acc[slot]
 		acc[slot] = 0
+		if best.Len() == n && score < (*best)[0].Score {
+			continue // below the n-th best: most of a common word's documents (ties go to better)
+		}
+		h := Hit{ID: t.slots[slot].id, Ref: t.slots[slot].ref, Score: score}
 		if best.Len() < n {
 			heap.Push(best, h)
 		} else if better(h, (*best)[0]) {

@@ -8,7 +8,6 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -20,6 +19,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/dgraph-io/dgo/v240"
+	// goccy/go-json decodes the recall's answers (hundreds of candidates and hop edges) in a
+	// third of encoding/json's time, with the same API (docs/recall.md).
+	json "github.com/goccy/go-json"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bm25"
@@ -735,6 +737,49 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, a Abl
 	phase(&tr.Prepare)
 	res := knowmind.RecallResult{Hits: []knowmind.RecallHit{}, Rerank: "none"}
 	if req.DQL != "" {
+		text := req.text
+		if a.NoTextScore {
+			text = [2]textSide{}
+		}
+		in := fuseInput{text: text, analyze: t.text.tokens.analyze}
+		if !a.NoSemantic {
+			in.words, in.wordsWeight = &t.text.words, semanticWeight
+			in.refTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
+			if a.SemanticWeight > 0 {
+				in.wordsWeight = a.SemanticWeight
+			}
+			in.semPool, in.poolAsText = req.semPool, a.PoolAsText
+			if req.sem != nil {
+				m, qv := req.sem, req.semQuery
+				scores := func(refs []uint64) map[uint64]float32 { return m.Scores(qv, refs) }
+				if a.SemanticSVD {
+					in.semScores = scores
+				} else if w := conceptWeightOf(a); w > 0 {
+					in.conceptScores, in.conceptWeight = scores, w
+				}
+			}
+		}
+		if !a.NoTitle {
+			in.titleWeight = titleWeight
+			if a.TitleWeight > 0 {
+				in.titleWeight = a.TitleWeight
+			}
+			in.titles = func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats) {
+				return t.text.titles.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{}), t.text.titles.Stats(t.Name, lang, terms...)
+			}
+		}
+		if a.WithFeedback {
+			in.stats = func(lang string, terms []string) bm25.Stats { return t.text.ix.Stats(t.Name, lang, terms...) }
+		}
+		// What the service scores from its own indexes over all the candidates it proposed does
+		// not need Dgraph's answer: it runs while the request is in flight.
+		early := make(chan *aheadScores, 1)
+		if scoringAhead {
+			pre := in // in is filled further below
+			go func() { early <- pre.scoreAhead(req) }()
+		} else {
+			early <- nil
+		}
 		txn := t.dg.NewReadOnlyTxn()
 		tr.Requests = append(tr.Requests, RecallRequest{DQL: req.DQL, Vars: req.Vars})
 		resp, err := txn.QueryWithVars(ctx, req.DQL, req.Vars)
@@ -764,12 +809,8 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, a Abl
 			return knowmind.RecallResult{}, err
 		}
 		phase(&tr.Decode)
-		text := req.text
-		if a.NoTextScore {
-			text = [2]textSide{}
-		}
 		sig := rank.Signals{VectorWeight: t.vectorWeight(), VectorUnrelated: t.vectorUnrelated(),
-			Adjacent: adjacent, Hops: q.Hops, Support: graphSupport}
+			Adjacent: adjacent, Hops: q.Hops, Support: graphSupport, TitleNeighbours: !a.NoTitle && !a.NoTitleNeighbours}
 		if a.NoSupport {
 			sig.Support = 0
 		}
@@ -783,37 +824,8 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, a Abl
 				}
 			}
 		}
-		in := fuseInput{text: text, analyze: t.text.tokens.analyze, sig: sig}
-		if !a.NoSemantic {
-			in.words, in.wordsWeight = &t.text.words, semanticWeight
-			in.refTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
-			if a.SemanticWeight > 0 {
-				in.wordsWeight = a.SemanticWeight
-			}
-			in.semPool, in.poolAsText = req.semPool, a.PoolAsText
-			if req.sem != nil {
-				m, qv := req.sem, req.semQuery
-				scores := func(refs []uint64) map[uint64]float32 { return m.Scores(qv, refs) }
-				if a.SemanticSVD {
-					in.semScores = scores
-				} else if w := conceptWeightOf(a); w > 0 {
-					in.conceptScores, in.conceptWeight = scores, w
-				}
-			}
-		}
-		if !a.NoTitle {
-			in.sig.TitleNeighbours = !a.NoTitleNeighbours
-			in.titleWeight = titleWeight
-			if a.TitleWeight > 0 {
-				in.titleWeight = a.TitleWeight
-			}
-			in.titles = func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats) {
-				return t.text.titles.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{}), t.text.titles.Stats(t.Name, lang, terms...)
-			}
-		}
-		if a.WithFeedback {
-			in.stats = func(lang string, terms []string) bm25.Stats { return t.text.ix.Stats(t.Name, lang, terms...) }
-		}
+		in.sig = sig
+		in.ahead = <-early // scored while the request was in flight
 		fused := fuse(&out, in)
 		rr := t.c.cfg.Reranker
 		depth := q.K
@@ -1241,6 +1253,9 @@ type fuseInput struct {
 	conceptScores func(refs []uint64) map[uint64]float32
 	conceptWeight float64
 	poolAsText    float64
+	// ahead: the semantic and title scores computed while the first request was in flight
+	// (nil: compute them here).
+	ahead *aheadScores
 }
 
 // Pseudo-relevance feedback (package prf): the best feedbackDocs text candidates of the first
@@ -1270,7 +1285,7 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 			if sig.Title == nil {
 				sig.Title, sig.TitleWeight = map[string]float64{}, in.titleWeight
 			}
-			titleMatch(out, side, in.titles, sig.Title)
+			titleMatch(out, side, in.ahead.titles(i, in.titles), sig.Title)
 		}
 		if side.served {
 			ideal := bm25.Ideal(side.terms, side.stats)
@@ -1302,7 +1317,11 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 					}
 				}
 			case in.words != nil && in.refTerms != nil && len(refs) > 0:
-				sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, refs, in.refTerms(refs))...)
+				if sims := in.ahead.semantic(i, refs); sims != nil {
+					sig.Semantic = append(sig.Semantic, positive(found, sims)...)
+				} else {
+					sig.Semantic = append(sig.Semantic, semantic(in.words, side.terms, found, refs, in.refTerms(refs))...)
+				}
 			}
 			continue
 		}
@@ -1379,8 +1398,13 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 // similarity to the query's terms under the word vectors; only positive similarities count.
 // With refs the word vectors keep each chunk's text norm until the next write.
 func semantic(words *wordvec.Model, query []string, found []rank.Chunk, refs []uint64, texts [][]string) []rank.Chunk {
+	return positive(found, words.SimilarityKeyed(query, refs, texts))
+}
+
+// positive returns found[i] scored sims[i], for the positive scores.
+func positive(found []rank.Chunk, sims []float64) []rank.Chunk {
 	var out []rank.Chunk
-	for i, s := range words.SimilarityKeyed(query, refs, texts) {
+	for i, s := range sims {
 		if s > 0 {
 			c := found[i]
 			c.Score = s

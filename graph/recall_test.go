@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -620,6 +621,17 @@ func TestRecallServedTextMatchesDgraphText(t *testing.T) {
 			}) {
 				t.Errorf("%q (novector %v): served %+v\nDgraph's text step %+v", q.Query, a.NoVector, served.Hits, dgraph.Hits)
 			}
+		}
+	}
+	// The semantic and title scores computed while the first request is in flight are those
+	// computed after it.
+	for _, q := range []knowmind.RecallQuery{{Query: "Wann kommt die Lieferung an die Rampe?", K: 10, Hops: 2}, {Query: "Lieferbedingungen Zahlung", K: 10}} {
+		ahead := f.recall(q)
+		restore := graph.SetScoringAhead(false)
+		after := f.recall(q)
+		restore()
+		if len(ahead.Hits) < 3 || !reflect.DeepEqual(ahead.Hits, after.Hits) {
+			t.Errorf("%q: scored ahead %+v\nscored after the answer %+v", q.Query, ahead.Hits, after.Hits)
 		}
 	}
 	if res := f.recallAblated(knowmind.RecallQuery{Query: "Lastschrift", K: 3}, graph.Ablation{NoVector: true}); len(res.Hits) != 1 || res.Hits[0].MemoryID != late {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -51,6 +52,8 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	timing := fs.Bool("timing", true, "measure latency and throughput (off: only vector recall)")
 	dropIndex := fs.Bool("drop-vector-index", true, "load without Dgraph's HNSW index and rebuild it in the background afterwards (recall does not use it while the service holds the vectors)")
 	only := fs.String("only", "", "time only the recall variants whose name matches this regular expression")
+	memProfile := fs.String("memprofile", "", "write this process's allocation profile (pprof allocs, since its start: focus on graph.(*Tenant).RecallTraced) to this file after the timings")
+	settle := fs.Duration("settle", 3*time.Minute, "before the timings, wait up to this long for the throwaway alpha to go quiet (under 10% of a core for 10 s: after a load it rolls up postings in the background, which made runs differ by 1.5×); 0: do not wait")
 	hold := fs.Duration("hold", 0, "experiments: after the timings keep the cluster up this long, the tenant's DQL login in --dir/hold.json (0600)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (service and benchmark) over the timed variants to this file")
 	vectorIndex := fs.String("vector-index", "", `experiment: another index for Chunk.embedding in the benchmark tenant, e.g. 'hnsw(metric:"euclidean")' (use a fresh --dir: opening the tenant again re-applies the schema)`)
@@ -102,6 +105,10 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(out, "first recall (includes the BM25 statistics scan of %d chunks): %.0f ms\n\n", *n, float64(time.Since(start).Microseconds())/1000)
 
+	if *settle > 0 && b.alphaPid() > 0 {
+		took, quiet := settleAlpha(ctx, b.alphaPid(), *settle)
+		fmt.Fprintf(out, "alpha settled: %v after %.0f s (under 10%% of a core for 10 s; limit %s)\n\n", quiet, took.Seconds(), *settle)
+	}
 	if *timing {
 		if *cpuProfile != "" {
 			f, err := os.Create(*cpuProfile)
@@ -116,6 +123,14 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		err := timeVariants(ctx, out, ten, qs, *k, *hops, *only, dropped)
 		if *cpuProfile != "" {
 			pprof.StopCPUProfile()
+		}
+		if *memProfile != "" && err == nil {
+			f, ferr := os.Create(*memProfile)
+			if ferr != nil {
+				return ferr
+			}
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
 		}
 		if err != nil {
 			return err
@@ -606,6 +621,49 @@ func chunkMemoryIDs(data []byte) ([]string, error) {
 // k = 0 is the exact scan (has(Chunk.embedding)), for the cost of exactness.
 var sweepSettings = [][2]int{{10, 90}, {100, 100}, {100, 400}, {200, 200}, {400, 400}, {400, 1000}, {1000, 1000}, {400, 2000}, {1000, 3000}, {0, 0}}
 
+// settleAlpha waits until the process pid used under 10% of a core for 10 consecutive seconds,
+// or limit passed; it reports how long it waited and whether the process went quiet.
+func settleAlpha(ctx context.Context, pid int, limit time.Duration) (time.Duration, bool) {
+	start := time.Now()
+	cpu := func() (float64, bool) {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return 0, false
+		}
+		// Fields after the command (which may hold spaces) start after the last ')'.
+		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		if len(f) < 13 {
+			return 0, false
+		}
+		var utime, stime float64
+		fmt.Sscan(f[11], &utime)           // field 14 of the whole line
+		fmt.Sscan(f[12], &stime)           // field 15
+		return (utime + stime) / 100, true // clock ticks (USER_HZ = 100 on Linux)
+	}
+	last, ok := cpu()
+	if !ok {
+		return 0, false
+	}
+	quiet := 0
+	for time.Since(start) < limit && ctx.Err() == nil {
+		time.Sleep(time.Second)
+		now, ok := cpu()
+		if !ok {
+			return time.Since(start), false
+		}
+		if now-last < 0.1 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		last = now
+		if quiet >= 10 {
+			return time.Since(start), true
+		}
+	}
+	return time.Since(start), false
+}
+
 // peakRSS reads a process's peak resident set (VmHWM) from /proc, or "?".
 func peakRSS(pid int) string {
 	if pid <= 0 {
@@ -674,6 +732,7 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 		// phases sums the traces of the 1-client service measurement (one goroutine).
 		var phases graph.RecallTrace
 		var traced bool
+		var allocated uint64 // bytes allocated per recall (this process, 1 client)
 		service := func(ctx context.Context, i int) error {
 			q := v.q
 			q.Query = qs[i%len(qs)]
@@ -705,9 +764,18 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 		for pi, fn := range []func(context.Context, int) error{service, direct} {
 			for ci, clients := range []int{1, 8} {
 				traced = pi == 0 && clients == 1
+				var before runtime.MemStats
+				if traced {
+					runtime.ReadMemStats(&before)
+				}
 				lat, qps, err := measure(ctx, len(qs), clients, fn)
 				if err != nil {
 					return fmt.Errorf("%s: %w", v.name, err)
+				}
+				if traced {
+					var after runtime.MemStats
+					runtime.ReadMemStats(&after)
+					allocated = (after.TotalAlloc - before.TotalAlloc) / uint64(len(qs))
 				}
 				cell := fmt.Sprintf("%.0f / %.0f", percentile(lat, 50), percentile(lat, 95))
 				if clients > 1 {
@@ -721,14 +789,14 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %.2f× |\n", v.name, cells[0], cells[1], cells[2], cells[3], p50[0]/max(p50[1], 0.001))
 		n := time.Duration(len(qs))
 		ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d/n)/1e6) }
-		breakdown = append(breakdown, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", v.name,
-			ms(phases.Prepare), ms(phases.Query), ms(phases.Decode), ms(phases.Fuse), ms(phases.Details)))
+		breakdown = append(breakdown, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %.0f |", v.name,
+			ms(phases.Prepare), ms(phases.Query), ms(phases.Decode), ms(phases.Fuse), ms(phases.Details), float64(allocated)/1024))
 	}
 	fmt.Fprintln(out)
-	fmt.Fprintln(out, "Service time by phase, 1 client, mean ms: prepare (embedding, the service's text and vector search, the plan), the first request's round trip, decoding its answer, scoring and fusion, the details request with its decoding.")
+	fmt.Fprintln(out, "Service time by phase, 1 client, mean ms: prepare (embedding, the service's text and vector search, the plan), the first request's round trip, decoding its answer, scoring and fusion, the details request with its decoding; and the KB this process allocated per recall (the Dgraph client's included).")
 	fmt.Fprintln(out)
-	fmt.Fprintln(out, "| recall variant | prepare | first request | decode | fuse | details |")
-	fmt.Fprintln(out, "|---|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(out, "| recall variant | prepare | first request | decode | fuse | details | KB allocated |")
+	fmt.Fprintln(out, "|---|--:|--:|--:|--:|--:|--:|")
 	for _, line := range breakdown {
 		fmt.Fprintln(out, line)
 	}

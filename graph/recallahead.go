@@ -1,0 +1,111 @@
+package graph
+
+import "github.com/knowmind/knowmind/bm25"
+
+// aheadScores is what recall scores from the service's own indexes while its first request is
+// in flight: for each side the service searched (served), the semantic similarity of every text
+// candidate it proposed and the title field's scores of every text and vector candidate. Dgraph's
+// answer keeps a subset of them (the memory filter); a chunk's score does not depend on the
+// others scored with it, so fuse takes them as if computed after the answer. At 100k memories
+// these were a fifth of the service's CPU per recall, spent while it waited.
+type aheadScores struct {
+	sims      [2]map[uint64]float64
+	title     [2]map[uint64]float64
+	titleSt   [2]bm25.Stats
+	titleDone [2]bool
+	covered   map[uint64]bool // the chunks the title scores cover
+}
+
+// scoringAhead: recall scores ahead (tests compare with false).
+var scoringAhead = true
+
+// scoreAhead computes aheadScores for req (nil when no side was served: Dgraph's full-text
+// step finds the candidates, whose terms come with its answer).
+func (in fuseInput) scoreAhead(req RecallRequest) *aheadScores {
+	served := false
+	for _, side := range in.text {
+		served = served || side.served
+	}
+	if !served {
+		return nil
+	}
+	var a aheadScores
+	a.covered = map[uint64]bool{}
+	for _, side := range in.text {
+		for u := range side.scores {
+			a.covered[u] = true
+		}
+	}
+	for u := range req.vecScore {
+		a.covered[u] = true
+	}
+	for u := range req.semPool { // the semantic pool's chunks are text candidates too
+		a.covered[u] = true
+	}
+	all := make([]uint64, 0, len(a.covered))
+	for u := range a.covered {
+		all = append(all, u)
+	}
+	for i, side := range in.text {
+		if !side.served {
+			continue
+		}
+		if in.words != nil && in.refTerms != nil {
+			var refs []uint64
+			for u, s := range side.scores {
+				if s > 0 {
+					refs = append(refs, u)
+				}
+			}
+			if len(refs) > 0 {
+				sims := in.words.SimilarityKeyed(side.terms, refs, in.refTerms(refs))
+				a.sims[i] = make(map[uint64]float64, len(refs))
+				for j, u := range refs {
+					a.sims[i][u] = sims[j]
+				}
+			}
+		}
+		if in.titles != nil && in.titleWeight > 0 && len(all) > 0 {
+			a.title[i], a.titleSt[i] = in.titles(side.lang, side.terms, all)
+			a.titleDone[i] = true
+		}
+	}
+	return &a
+}
+
+// semantic returns the similarities of refs for side i, or nil when they were not computed
+// ahead (or a ref is missing).
+func (a *aheadScores) semantic(i int, refs []uint64) []float64 {
+	if a == nil || a.sims[i] == nil {
+		return nil
+	}
+	out := make([]float64, len(refs))
+	for j, u := range refs {
+		s, ok := a.sims[i][u]
+		if !ok {
+			return nil
+		}
+		out[j] = s
+	}
+	return out
+}
+
+// titles returns side i's title scoring: from the scores computed ahead when they cover the
+// chunks asked for, else compute.
+func (a *aheadScores) titles(i int, compute func(string, []string, []uint64) (map[uint64]float64, bm25.Stats)) func(string, []string, []uint64) (map[uint64]float64, bm25.Stats) {
+	if a == nil || !a.titleDone[i] {
+		return compute
+	}
+	return func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats) {
+		out := make(map[uint64]float64, len(refs))
+		for _, u := range refs {
+			if !a.covered[u] {
+				return compute(lang, terms, refs)
+			}
+			if s, ok := a.title[i][u]; ok {
+				out[u] = s
+			}
+		}
+		return out, a.titleSt[i]
+	}
+}
