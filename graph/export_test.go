@@ -240,3 +240,9 @@ func SetScoringAhead(on bool) (restore func()) {
 	scoringAhead = on
 	return func() { scoringAhead = old }
 }
+
+// SemanticLinks returns what a build of the semantic model reads as the chunks' context: for
+// each chunk, the chunks of the memories its memory links to.
+func (t *Tenant) SemanticLinks(ctx context.Context) (map[uint64][]uint64, error) {
+	return t.semLinks(ctx)
+}
