@@ -748,7 +748,9 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, a Abl
 			if a.SemanticWeight > 0 {
 				in.wordsWeight = a.SemanticWeight
 			}
-			in.semPool, in.poolAsText = req.semPool, a.PoolAsText
+			if !a.NoTextScore { // the pool is text candidates: off with the text signal
+				in.semPool, in.poolAsText = req.semPool, a.PoolAsText
+			}
 			if req.sem != nil {
 				m, qv := req.sem, req.semQuery
 				scores := func(refs []uint64) map[uint64]float32 { return m.Scores(qv, refs) }

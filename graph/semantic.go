@@ -85,7 +85,10 @@ func (t *Tenant) semBuild(links bool) (*semvec.Model, uint64, uint64) {
 			}
 		}
 	}
-	return semvec.Build(docs, semOptions), gen, chg
+	start := time.Now()
+	m := semvec.Build(docs, semOptions)
+	t.c.log.Info("semantic model built", "tenant", t.Name, "chunks", len(docs), "links", links, "build", time.Since(start).Round(time.Millisecond))
+	return m, gen, chg
 }
 
 // semLinks reads, for every chunk of a memory with open relation edges, the chunks of the

@@ -129,4 +129,11 @@ func TestRecallSemanticPoolFindsWithoutSharedWords(t *testing.T) {
 	if s <= 0 || above > 0 {
 		t.Fatalf("with the semantic pool: score %.3f, %d unrelated memories above it; want a score and none above", s, above)
 	}
+	// The pool is text candidates: without the text signal (the speed benchmark's vector
+	// recall@10 row) the hits are the vector signal's alone, as without the model.
+	vectorOnly := f.recallAblated(q, graph.Ablation{NoTextScore: true})
+	noModel := f.recallAblated(q, graph.Ablation{NoTextScore: true, SemanticPool: -1, ConceptWeight: -1})
+	if !slices.EqualFunc(vectorOnly.Hits, noModel.Hits, func(a, b knowmind.RecallHit) bool { return a.MemoryID == b.MemoryID && a.Score == b.Score }) {
+		t.Fatalf("without the text signal the pool still counts:\n%+v\nwithout the model:\n%+v", vectorOnly.Hits, noModel.Hits)
+	}
 }
