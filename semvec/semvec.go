@@ -22,7 +22,9 @@ import (
 	"container/heap"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // Options bound a build; zero fields take the defaults.
@@ -351,13 +353,39 @@ type Hit struct {
 }
 
 // TopN scans every document's vector exactly and returns the n most similar to q (unit, from
-// Query), best first; skip (may be nil) leaves references out.
+// Query), best first; skip (may be nil; called concurrently) leaves references out. Large
+// models are scanned in GOMAXPROCS parts at once (at 100k chunks one core takes ~5 ms,
+// BenchmarkTopN100k), each part's best n merged.
 func (m *Model) TopN(q []float32, n int, skip func(uint64) bool) []Hit {
 	if m == nil || len(q) != m.dims || n <= 0 {
 		return nil
 	}
+	parts := min(runtime.GOMAXPROCS(0), len(m.refs)/scanPart)
+	if parts <= 1 {
+		return m.topRange(q, n, skip, 0, len(m.refs))
+	}
+	found := make([][]Hit, parts)
+	var wg sync.WaitGroup
+	per := (len(m.refs) + parts - 1) / parts
+	for p := range parts {
+		lo, hi := p*per, min((p+1)*per, len(m.refs))
+		wg.Go(func() { found[p] = m.topRange(q, n, skip, lo, hi) })
+	}
+	wg.Wait()
+	all := slices.Concat(found...)
+	slices.SortStableFunc(all, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	return all[:min(n, len(all))]
+}
+
+// scanPart is the fewest documents worth a goroutine of TopN's scan (a variable for the test
+// of the parallel scan).
+var scanPart = 16384
+
+// topRange is TopN over the documents lo..hi.
+func (m *Model) topRange(q []float32, n int, skip func(uint64) bool, lo, hi int) []Hit {
 	h := make(hitHeap, 0, n+1)
-	for i, ref := range m.refs {
+	for i := lo; i < hi; i++ {
+		ref := m.refs[i]
 		s := dot(q, m.docs[i*m.dims:(i+1)*m.dims])
 		if len(h) == n && s <= h[0].Score {
 			continue

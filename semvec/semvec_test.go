@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -217,6 +218,12 @@ func TestTopNMatchesBruteForce(t *testing.T) {
 	})
 	if len(got) != 20 {
 		t.Fatalf("TopN gave %d", len(got))
+	}
+	// The scan in parts (as at 100k chunks) gives the same hits as the scan in one.
+	defer func(p, procs int) { scanPart = p; runtime.GOMAXPROCS(procs) }(scanPart, runtime.GOMAXPROCS(4))
+	scanPart = 100
+	if parted := m.TopN(q, 20, nil); !slices.Equal(parted, got) {
+		t.Fatalf("TopN in parts %v, in one %v", parted, got)
 	}
 	for i, h := range got {
 		if h.Score != want[i].s {
