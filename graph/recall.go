@@ -652,25 +652,21 @@ const semanticPool = 30
 const conceptWeight = 0.25
 
 // conceptWeightOf is the concept signal's weight under ablation a.
-func conceptWeightOf(a Ablation) float64 {
-	switch {
-	case a.ConceptWeight > 0:
-		return a.ConceptWeight
-	case a.ConceptWeight < 0:
-		return 0
-	}
-	return conceptWeight
-}
+func conceptWeightOf(a Ablation) float64 { return ablated(a.ConceptWeight, conceptWeight) }
 
 // semanticPoolSize is the semantic pool's size under ablation a.
-func semanticPoolSize(a Ablation) int {
+func semanticPoolSize(a Ablation) int { return ablated(a.SemanticPool, semanticPool) }
+
+// ablated reads an ablation's override of a default: above 0 replaces it, below 0 turns it off
+// (0), 0 keeps it.
+func ablated[T int | float64](override, def T) T {
 	switch {
-	case a.SemanticPool > 0:
-		return a.SemanticPool
-	case a.SemanticPool < 0:
+	case override > 0:
+		return override
+	case override < 0:
 		return 0
 	}
-	return semanticPool
+	return def
 }
 
 // graphSupport is the weight of neighbouring hits' evidence (rank.Signals.Support).
