@@ -197,6 +197,14 @@ func (t *Tenant) WordSimilarity(query []string, texts [][]string) []float64 {
 
 func (t *Tenant) WordDocs() int64 { return t.text.words.Docs() }
 
+// SemanticBuilt reports whether the tenant's semantic model (with links) has been built.
+func (t *Tenant) SemanticBuilt() bool {
+	s := &t.text.sem
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.model != nil
+}
+
 // SemanticState waits for a running build of the tenant's semantic model (graph/semantic.go)
 // and returns the chunk uids it holds (sorted) and whether it was built from the text index as
 // it is now.

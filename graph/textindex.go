@@ -384,6 +384,9 @@ func (c *Client) WarmTextStats(ctx context.Context) {
 			c.log.Warn("bm25 statistics warm-up: tenant left to its first recall", "tenant", name, "err", err)
 			continue
 		}
+		// The semantic model (graph/semantic.go) too: its first build (17 s at 100k chunks
+		// with 400k links) would otherwise be the first recall's.
+		t.semModel(true)
 		loaded++
 	}
 	c.log.Info("bm25 statistics warm-up done", "loaded", loaded, "tenants", len(names),

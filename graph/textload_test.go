@@ -266,7 +266,7 @@ func TestTextStatsLoadKeepsWritesDuringIt(t *testing.T) {
 }
 
 // WarmTextStats loads every tenant, so that the first recall of each finds its statistics
-// loaded; cancelled, it stops and leaves the tenants to their first recall.
+// loaded and its semantic model built; cancelled, it stops and leaves the tenants to their first recall.
 func TestTextStatsWarmLoadsEveryTenant(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -303,6 +303,9 @@ func TestTextStatsWarmLoadsEveryTenant(t *testing.T) {
 		}
 		if !ten.TextStatsLoaded() || ten.TextStatsLoads() != 1 {
 			t.Fatalf("tenant %s after the warm-up: loaded %v, %d loads", name, ten.TextStatsLoaded(), ten.TextStatsLoads())
+		}
+		if !ten.SemanticBuilt() {
+			t.Fatalf("tenant %s after the warm-up: no semantic model", name)
 		}
 		if _, err := ten.Recall(ctx, knowmind.RecallQuery{Query: "Lieferung Getriebe", K: 3}); err != nil {
 			t.Fatal(err)
