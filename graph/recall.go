@@ -1297,23 +1297,11 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 				}
 			}
 			if in.conceptScores != nil && len(refs) > 0 {
-				scores := in.conceptScores(refs)
-				for j, c := range found {
-					if s := scores[refs[j]]; s > 0 {
-						c.Score = float64(s)
-						sig.Concept = append(sig.Concept, c)
-					}
-				}
+				sig.Concept = append(sig.Concept, positive(found, inOrder(refs, in.conceptScores(refs)))...)
 			}
 			switch {
 			case in.semScores != nil && len(refs) > 0:
-				scores := in.semScores(refs)
-				for j, c := range found {
-					if s := scores[refs[j]]; s > 0 {
-						c.Score = float64(s)
-						sig.Semantic = append(sig.Semantic, c)
-					}
-				}
+				sig.Semantic = append(sig.Semantic, positive(found, inOrder(refs, in.semScores(refs)))...)
 			case in.words != nil && in.refTerms != nil && len(refs) > 0:
 				if sims := in.ahead.semantic(i, refs); sims != nil {
 					sig.Semantic = append(sig.Semantic, positive(found, sims)...)
@@ -1397,6 +1385,15 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 // With refs the word vectors keep each chunk's text norm until the next write.
 func semantic(words *wordvec.Model, query []string, found []rank.Chunk, refs []uint64, texts [][]string) []rank.Chunk {
 	return positive(found, words.SimilarityKeyed(query, refs, texts))
+}
+
+// inOrder returns the scores of refs in their order (0 for a ref without one).
+func inOrder(refs []uint64, scores map[uint64]float32) []float64 {
+	out := make([]float64, len(refs))
+	for i, u := range refs {
+		out[i] = float64(scores[u])
+	}
+	return out
 }
 
 // positive returns found[i] scored sims[i], for the positive scores.

@@ -9,11 +9,10 @@ import "github.com/knowmind/knowmind/bm25"
 // others scored with it, so fuse takes them as if computed after the answer. At 100k memories
 // these were a fifth of the service's CPU per recall, spent while it waited.
 type aheadScores struct {
-	sims      [2]map[uint64]float64
-	title     [2]map[uint64]float64
-	titleSt   [2]bm25.Stats
-	titleDone [2]bool
-	covered   map[uint64]bool // the chunks the title scores cover
+	sims    [2]map[uint64]float64
+	title   [2]map[uint64]float64 // nil: not scored ahead
+	titleSt [2]bm25.Stats
+	covered map[uint64]bool // the chunks the title scores cover
 }
 
 // scoringAhead: recall scores ahead (tests compare with false).
@@ -67,7 +66,6 @@ func (in fuseInput) scoreAhead(req RecallRequest) *aheadScores {
 		}
 		if in.titles != nil && in.titleWeight > 0 && len(all) > 0 {
 			a.title[i], a.titleSt[i] = in.titles(side.lang, side.terms, all)
-			a.titleDone[i] = true
 		}
 	}
 	return &a
@@ -93,7 +91,7 @@ func (a *aheadScores) semantic(i int, refs []uint64) []float64 {
 // titles returns side i's title scoring: from the scores computed ahead when they cover the
 // chunks asked for, else compute.
 func (a *aheadScores) titles(i int, compute func(string, []string, []uint64) (map[uint64]float64, bm25.Stats)) func(string, []string, []uint64) (map[uint64]float64, bm25.Stats) {
-	if a == nil || !a.titleDone[i] {
+	if a == nil || a.title[i] == nil {
 		return compute
 	}
 	return func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats) {

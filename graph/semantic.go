@@ -148,38 +148,39 @@ func (t *Tenant) semModel(links bool) *semvec.Model {
 	if !links {
 		s = &t.text.semPlain
 	}
+	// start marks a build as running; build runs it (s.mu held on entry, released during the
+	// build) and keeps its model.
+	start := func() { s.building, s.done, s.built = true, make(chan struct{}), time.Now() }
+	build := func() *semvec.Model {
+		s.mu.Unlock()
+		m, gen, chg := t.semBuild(links)
+		s.mu.Lock()
+		s.model, s.gen, s.chg, s.building, s.took = m, gen, chg, false, time.Since(s.built)
+		close(s.done)
+		return m
+	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.model == nil {
 		if s.building {
 			done := s.done
 			s.mu.Unlock()
 			<-done
 			s.mu.Lock()
-			m := s.model
-			s.mu.Unlock()
-			return m
+			return s.model
 		}
-		s.building, s.done, s.built = true, make(chan struct{}), time.Now()
-		s.mu.Unlock()
-		m, gen, chg := t.semBuild(links)
-		s.mu.Lock()
-		s.model, s.gen, s.chg, s.building, s.took = m, gen, chg, false, time.Since(s.built)
-		close(s.done)
-		s.mu.Unlock()
-		return m
+		start()
+		return build()
 	}
 	m := s.model
 	gen, chg := t.text.ix.Version(t.Name)
 	if (gen != s.gen || chg != s.chg) && !s.building && time.Since(s.built) >= max(semRebuildEvery, semRebuildShare*s.took) {
-		s.building, s.done, s.built = true, make(chan struct{}), time.Now()
+		start()
 		go func() {
-			m, gen, chg := t.semBuild(links)
 			s.mu.Lock()
-			s.model, s.gen, s.chg, s.building, s.took = m, gen, chg, false, time.Since(s.built)
-			close(s.done)
-			s.mu.Unlock()
+			defer s.mu.Unlock()
+			build()
 		}()
 	}
-	s.mu.Unlock()
 	return m
 }
