@@ -55,7 +55,7 @@ func runImport(ctx context.Context, args []string) error {
 		return err
 	}
 	// The import holds no copy of the vectors it writes; a running service loads them itself.
-	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{embedder: true, noExactVectors: true})
+	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{embedder: true, noExactVectors: true, bulk: true})
 	if err != nil {
 		return err
 	}

@@ -63,6 +63,11 @@ type opening struct {
 	noExactVectors bool
 	// observeRPC is told of every Dgraph round trip (serve's metrics).
 	observeRPC func(method string, d time.Duration, err error)
+	// bulk: a managed Dgraph this command starts runs in bulk-load mode (import): its cache
+	// drops the posting lists a commit changes instead of patching them, which otherwise
+	// held most of the alpha's heap during a 100k load (docs/dgraph-notes.md). A Dgraph that
+	// is already running (serve's) keeps its settings.
+	bulk bool
 }
 
 // openBackend opens what a command needs: the embedder and the cross-encoder if asked, then
@@ -136,11 +141,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 		if legacy {
 			log.Warn("managed Dgraph: this data dir was made before encryption at rest and stays unencrypted; README \"Encryption at rest\" says how to move it to an encrypted one", "dir", dgraphDir)
 		}
-		b.cluster, err = localdgraph.Start(ctx, localdgraph.Config{
-			Binary: cfg.DgraphBin, DataDir: dgraphDir,
-			PortOffset: cfg.DgraphPortOffset, ACLSecretFile: aclSecret, EncryptionKeyFile: keyFile,
-			CacheMB: cfg.DgraphCacheMB, MemLimitMB: cfg.DgraphMemLimitMB, Logger: log,
-		})
+		b.cluster, err = localdgraph.Start(ctx, managedConfig(cfg, dgraphDir, aclSecret, keyFile, log, o))
 		if err != nil {
 			return nil, err
 		}
@@ -151,6 +152,16 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 		return nil, err
 	}
 	return b, b.checkTenants(ctx, o)
+}
+
+// managedConfig is the managed Dgraph's configuration: serve's flags, and bulk-load mode for
+// the commands that open with o.bulk.
+func managedConfig(cfg Config, dgraphDir, aclSecret, keyFile string, log *slog.Logger, o opening) localdgraph.Config {
+	return localdgraph.Config{
+		Binary: cfg.DgraphBin, DataDir: dgraphDir,
+		PortOffset: cfg.DgraphPortOffset, ACLSecretFile: aclSecret, EncryptionKeyFile: keyFile,
+		CacheMB: cfg.DgraphCacheMB, CacheRemoveOnUpdate: o.bulk, MemLimitMB: cfg.DgraphMemLimitMB, Logger: log,
+	}
 }
 
 // checkTenants refuses to start on tenants whose vectors come from another

@@ -181,10 +181,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	c := &Cluster{cfg: cfg, log: cfg.Logger}
 	telemetry := "reports=false;sentry=false;"
-	cache := "size-mb=" + strconv.Itoa(cfg.CacheMB)
-	if cfg.CacheRemoveOnUpdate {
-		cache += "; remove-on-update=true"
-	}
+	cache := cacheFlag(cfg)
 	zo := offsets[0]
 	zeroAddr := "127.0.0.1:" + strconv.Itoa(zeroGRPC+zo)
 	c.zero = &proc{
@@ -254,6 +251,15 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 	}
 	return c, nil
+}
+
+// cacheFlag is the alphas' --cache superflag.
+func cacheFlag(cfg Config) string {
+	cache := "size-mb=" + strconv.Itoa(cfg.CacheMB)
+	if cfg.CacheRemoveOnUpdate {
+		cache += "; remove-on-update=true"
+	}
+	return cache
 }
 
 // AlphaGRPC returns the gRPC addresses of the alphas ("127.0.0.1:9180", ...).

@@ -3,24 +3,32 @@ package localdgraph
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// A child killed with SIGKILL is noticed, restarted, and healthy again.
+// A child killed with SIGKILL is noticed, restarted, and healthy again, with the flags it
+// started with (here bulk-load mode's remove-on-update cache).
 func TestKilledAlphaIsRestarted(t *testing.T) {
 	if _, err := FindBinary(); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	c, err := Start(context.Background(), Config{DataDir: dir, PortOffset: -1, GracePeriod: 5 * time.Second})
+	c, err := Start(context.Background(), Config{DataDir: dir, PortOffset: -1, GracePeriod: 5 * time.Second, CacheMB: 300, CacheRemoveOnUpdate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Stop()
 	if !c.Healthy() {
 		t.Fatal("not healthy after start")
+	}
+	const wantCache = "size-mb=300; remove-on-update=true"
+	if args := cmdline(t, c.Pid("alpha1")); !strings.Contains(args, "--cache\x00"+wantCache+"\x00") {
+		t.Fatalf("alpha's command line lacks --cache %q: %q", wantCache, args)
 	}
 	old := c.Pid("alpha1")
 	if err := c.Kill("alpha1"); err != nil {
@@ -42,6 +50,19 @@ func TestKilledAlphaIsRestarted(t *testing.T) {
 	if !c.Healthy() || c.Pid("alpha1") == old {
 		t.Fatalf("alpha not restarted: healthy=%v pid %d→%d", c.Healthy(), old, c.Pid("alpha1"))
 	}
+	if args := cmdline(t, c.Pid("alpha1")); !strings.Contains(args, "--cache\x00"+wantCache+"\x00") {
+		t.Errorf("restarted alpha's command line lacks --cache %q: %q", wantCache, args)
+	}
+}
+
+// cmdline is a process's arguments, NUL-separated as /proc has them.
+func cmdline(t *testing.T, pid int) string {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 // Stop leaves no child running.
