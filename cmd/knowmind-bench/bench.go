@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -39,6 +40,7 @@ type benchFlags struct {
 	portOffset                        int
 	workers                           int
 	removeOnUpdate                    bool
+	bulkMode                          bool
 	memLimitMB                        int
 	cacheMB                           int
 	logLevel                          string
@@ -50,7 +52,8 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.dgraphBin, "dgraph-bin", "", "dgraph binary for the throwaway Dgraph (default ./bin/dgraph)")
 	fs.IntVar(&b.cacheMB, "dgraph-cache-mb", 1024, "cache bound of the throwaway alpha in MB (serve's --dgraph-cache-mb defaults to 512)")
 	fs.IntVar(&b.memLimitMB, "dgraph-mem-limit-mb", 0, "soft memory limit (GOMEMLIMIT) of the throwaway alpha in MB, as serve's --dgraph-mem-limit-mb; 0 = none")
-	fs.BoolVar(&b.removeOnUpdate, "dgraph-remove-on-update", false, "experiment: the throwaway alpha's cache drops posting lists a commit changes (remove-on-update) instead of patching them")
+	fs.BoolVar(&b.removeOnUpdate, "dgraph-remove-on-update", false, "experiment: the throwaway alpha's cache drops posting lists a commit changes (remove-on-update) instead of patching them, for the whole run")
+	fs.BoolVar(&b.bulkMode, "bulk-mode", true, "load as `knowmind import` with its own managed Dgraph does: the throwaway alpha runs in bulk-load mode (remove-on-update) for the load and is restarted with serve's settings before the first recall, as serve starts after an import (speed only)")
 	fs.StringVar(&b.embedder, "embedder", "hash", "embedding provider: hash (built-in), hugot")
 	fs.StringVar(&b.modelDir, "model-dir", "", "model folder for --embedder hugot")
 	fs.StringVar(&b.rerankerDir, "reranker-dir", "", "cross-encoder folder: adds the +rerank ablation")
@@ -69,6 +72,30 @@ type benchBackend struct {
 	dir      string
 	alphas   []string
 	password string
+
+	// What restart needs to start the same Dgraph again and log in.
+	clusterCfg localdgraph.Config
+	graphCfg   graph.Config
+}
+
+// restart stops the throwaway Dgraph and starts it again with cfg changed by change, as
+// `knowmind serve` starts the managed Dgraph again after `knowmind import` stopped it; the
+// graph client logs in again.
+func (b *benchBackend) restart(ctx context.Context, change func(*localdgraph.Config)) error {
+	if b.cluster == nil {
+		return errors.New("restart: not a throwaway Dgraph")
+	}
+	b.client.Close()
+	b.client = nil
+	b.cluster.Stop()
+	b.cluster = nil
+	change(&b.clusterCfg)
+	var err error
+	if b.cluster, err = localdgraph.Start(ctx, b.clusterCfg); err != nil {
+		return err
+	}
+	b.client, err = graph.Open(ctx, b.graphCfg)
+	return err
 }
 
 // alphaPid is the throwaway Dgraph's first alpha's process id (0: an external Dgraph).
@@ -154,10 +181,11 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 				}
 			}
 		}
-		b.cluster, err = localdgraph.Start(ctx, localdgraph.Config{
+		b.clusterCfg = localdgraph.Config{
 			Binary: f.dgraphBin, DataDir: dir, PortOffset: f.portOffset, ACLSecretFile: acl,
 			CacheMB: f.cacheMB, CacheRemoveOnUpdate: f.removeOnUpdate, MemLimitMB: f.memLimitMB, GracePeriod: 5 * time.Second, Logger: log,
-		})
+		}
+		b.cluster, err = localdgraph.Start(ctx, b.clusterCfg)
 		if err != nil {
 			b.Close()
 			return nil, err
@@ -165,10 +193,11 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 		b.alphas, alphasHTTP = b.cluster.AlphaGRPC(), b.cluster.AlphaHTTP()
 		b.password = "password"
 	}
-	b.client, err = graph.Open(ctx, graph.Config{
+	b.graphCfg = graph.Config{
 		Alphas: b.alphas, AlphasHTTP: alphasHTTP, User: "groot", Password: b.password,
 		Secret: secret, Relations: set.Names(), Shapes: set, Embedder: emb, Reranker: rr, Logger: log,
-	})
+	}
+	b.client, err = graph.Open(ctx, b.graphCfg)
 	if err != nil {
 		b.Close()
 		return nil, err

@@ -24,6 +24,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/localdgraph"
 	"github.com/knowmind/knowmind/internal/runes"
 )
 
@@ -56,12 +57,17 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	settle := fs.Duration("settle", 3*time.Minute, "before the timings, wait up to this long for the throwaway alpha to go quiet (under 10% of a core for 10 s: after a load it rolls up postings in the background, which made runs differ by 1.5×); 0: do not wait")
 	hold := fs.Duration("hold", 0, "experiments: after the timings keep the cluster up this long, the tenant's DQL login in --dir/hold.json (0600)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (service and benchmark) over the timed variants to this file")
+	indexWait := fs.Duration("index-wait", 0, "after restoring the HNSW index the load dropped, wait up to this long for the alpha to build it (quiet: under 10% of a core for 10 s) before the vector recall rows, and print its memory (the rebuild's peak); 0: do not wait")
 	vectorIndex := fs.String("vector-index", "", `experiment: another index for Chunk.embedding in the benchmark tenant, e.g. 'hnsw(metric:"euclidean")' (use a fresh --dir: opening the tenant again re-applies the schema)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *hold > 0 && bf.dir == "" {
 		return fmt.Errorf("--hold needs --dir (its login is written there)")
+	}
+	bulkMode := bf.bulkMode && bf.dgraph == ""
+	if bulkMode {
+		bf.removeOnUpdate = true
 	}
 	b, err := openBenchBackend(ctx, bf)
 	if err != nil {
@@ -88,6 +94,18 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	memPhase(os.Stdout, b, "the load")
+	if bulkMode {
+		start := time.Now()
+		if err := b.restart(ctx, func(c *localdgraph.Config) { c.CacheRemoveOnUpdate = false }); err != nil {
+			return fmt.Errorf("restart after the load: %w", err)
+		}
+		if ten, err = b.tenant(ctx, name); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stdout, "bulk-load mode: the alpha loaded with remove-on-update and was restarted with serve's settings in %.1f s\n\n", time.Since(start).Seconds())
+		memPhase(os.Stdout, b, "the restart")
+	}
 
 	// Queries, and their vectors for the exact search.
 	qs := make([]string, *queries)
@@ -104,6 +122,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(out, "first recall (includes the BM25 statistics scan of %d chunks): %.0f ms\n\n", *n, float64(time.Since(start).Microseconds())/1000)
+	memPhase(out, b, "the first recall")
 
 	if *settle > 0 && b.alphaPid() > 0 {
 		took, quiet := settleAlpha(ctx, b.alphaPid(), *settle)
@@ -135,6 +154,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		memPhase(out, b, "the timings")
 	}
 
 	if *hold > 0 {
@@ -150,6 +170,11 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintln(out, "HNSW index of Chunk.embedding: rebuild started in the background; the rows that need it are left out")
 		fmt.Fprintln(out)
+		if *indexWait > 0 && b.alphaPid() > 0 {
+			took, quiet := settleAlpha(ctx, b.alphaPid(), *indexWait)
+			fmt.Fprintf(out, "HNSW rebuild: alpha quiet %v after %.0f s (limit %s)\n", quiet, took.Seconds(), *indexWait)
+			memPhase(out, b, "the HNSW rebuild")
+		}
 	}
 
 	// Vector recall@10: exact top-10 by brute force over every stored vector, against the
@@ -665,7 +690,10 @@ func settleAlpha(ctx context.Context, pid int, limit time.Duration) (time.Durati
 }
 
 // peakRSS reads a process's peak resident set (VmHWM) from /proc, or "?".
-func peakRSS(pid int) string {
+func peakRSS(pid int) string { return procStatus(pid, "VmHWM") }
+
+// procStatus reads a memory field of /proc/PID/status (VmRSS, VmHWM) in MB, or "?".
+func procStatus(pid int, field string) string {
 	if pid <= 0 {
 		return "?"
 	}
@@ -674,13 +702,22 @@ func peakRSS(pid int) string {
 		return "?"
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			var kb float64
 			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
 			return fmt.Sprintf("%.0f MB", kb/1024)
 		}
 	}
 	return "?"
+}
+
+// memPhase prints the alpha's and this process's resident set now and their peaks so far, after
+// a phase of the run (the load, the first recall, the timings, the HNSW rebuild): which phase
+// raises the peak (issue 19's alpha + service ≤ 4 GB; docs/dgraph-notes.md).
+func memPhase(out io.Writer, b *benchBackend, phase string) {
+	a, self := b.alphaPid(), os.Getpid()
+	fmt.Fprintf(out, "memory after %s: alpha RSS %s (peak %s), this process %s (peak %s)\n\n", phase,
+		procStatus(a, "VmRSS"), peakRSS(a), procStatus(self, "VmRSS"), peakRSS(self))
 }
 
 // speedVariant is one row of the timing table: a recall with some signals off.
