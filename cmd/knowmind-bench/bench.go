@@ -42,6 +42,7 @@ type benchFlags struct {
 	removeOnUpdate                    bool
 	bulkMode                          bool
 	memLimitMB                        int
+	gcPercent                         int
 	cacheMB                           int
 	logLevel                          string
 }
@@ -52,6 +53,7 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.dgraphBin, "dgraph-bin", "", "dgraph binary for the throwaway Dgraph (default ./bin/dgraph)")
 	fs.IntVar(&b.cacheMB, "dgraph-cache-mb", 1024, "cache bound of the throwaway alpha in MB (serve's --dgraph-cache-mb defaults to 512)")
 	fs.IntVar(&b.memLimitMB, "dgraph-mem-limit-mb", 0, "soft memory limit (GOMEMLIMIT) of the throwaway alpha in MB, as serve's --dgraph-mem-limit-mb; 0 = none")
+	fs.IntVar(&b.gcPercent, "dgraph-gogc", 0, "GOGC of the throwaway alpha, as serve's --dgraph-gogc; 0 = Go's default (100)")
 	fs.BoolVar(&b.removeOnUpdate, "dgraph-remove-on-update", false, "experiment: the throwaway alpha's cache drops posting lists a commit changes (remove-on-update) instead of patching them, for the whole run")
 	fs.BoolVar(&b.bulkMode, "bulk-mode", true, "load as `knowmind import` with its own managed Dgraph does: the throwaway alpha runs in bulk-load mode (remove-on-update) for the load and is restarted with serve's settings before the first recall, as serve starts after an import (speed only)")
 	fs.StringVar(&b.embedder, "embedder", "hash", "embedding provider: hash (built-in), hugot")
@@ -183,7 +185,7 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 		}
 		b.clusterCfg = localdgraph.Config{
 			Binary: f.dgraphBin, DataDir: dir, PortOffset: f.portOffset, ACLSecretFile: acl,
-			CacheMB: f.cacheMB, CacheRemoveOnUpdate: f.removeOnUpdate, MemLimitMB: f.memLimitMB, GracePeriod: 5 * time.Second, Logger: log,
+			CacheMB: f.cacheMB, CacheRemoveOnUpdate: f.removeOnUpdate, MemLimitMB: f.memLimitMB, GCPercent: f.gcPercent, GracePeriod: 5 * time.Second, Logger: log,
 		}
 		b.cluster, err = localdgraph.Start(ctx, b.clusterCfg)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,7 +68,10 @@ type Config struct {
 	// collector works harder as the heap nears it instead of letting it double (0 = Go's default,
 	// none).
 	MemLimitMB int
-	Logger     *slog.Logger
+	// GCPercent, when above 0, is the alphas' GOGC: the heap may grow to (1 + GCPercent/100)
+	// times the live heap before a collection (0 = Go's default, 100).
+	GCPercent int
+	Logger    *slog.Logger
 	// GracePeriod before SIGKILL on stop (v25.0.0's zero hangs on SIGTERM).
 	GracePeriod time.Duration
 }
@@ -262,6 +266,21 @@ func cacheFlag(cfg Config) string {
 	return cache
 }
 
+// alphaEnv is the alphas' environment: env with the Go runtime's memory settings of cfg.
+func alphaEnv(env []string, cfg Config) []string {
+	if cfg.MemLimitMB <= 0 && cfg.GCPercent <= 0 {
+		return nil // the parent's
+	}
+	env = slices.Clone(env)
+	if cfg.MemLimitMB > 0 {
+		env = append(env, "GOMEMLIMIT="+strconv.Itoa(cfg.MemLimitMB)+"MiB")
+	}
+	if cfg.GCPercent > 0 {
+		env = append(env, "GOGC="+strconv.Itoa(cfg.GCPercent))
+	}
+	return env
+}
+
 // AlphaGRPC returns the gRPC addresses of the alphas ("127.0.0.1:9180", ...).
 func (c *Cluster) AlphaGRPC() []string {
 	out := make([]string, len(c.alphas))
@@ -372,8 +391,8 @@ func (c *Cluster) launch(p *proc) error {
 	}
 	cmd := exec.Command(c.cfg.Binary, p.args...)
 	cmd.Dir = c.cfg.DataDir
-	if c.cfg.MemLimitMB > 0 && strings.HasPrefix(p.name, "alpha") {
-		cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.Itoa(c.cfg.MemLimitMB)+"MiB")
+	if strings.HasPrefix(p.name, "alpha") {
+		cmd.Env = alphaEnv(os.Environ(), c.cfg)
 	}
 	cmd.Stdout = logf
 	cmd.Stderr = logf

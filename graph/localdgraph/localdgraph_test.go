@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -84,5 +85,18 @@ func TestMissingBinarySaysHowToGetIt(t *testing.T) {
 	_, err := Start(context.Background(), Config{Binary: "/nonexistent/dgraph", DataDir: t.TempDir()})
 	if !errors.Is(err, ErrBinaryMissing) {
 		t.Fatalf("err = %v, want ErrBinaryMissing", err)
+	}
+}
+
+// The alphas' Go memory settings reach their environment; without any they inherit ours.
+func TestAlphaEnv(t *testing.T) {
+	if env := alphaEnv([]string{"A=1"}, Config{}); env != nil {
+		t.Errorf("no settings: env %q, want nil (inherited)", env)
+	}
+	env := alphaEnv([]string{"A=1"}, Config{MemLimitMB: 3072, GCPercent: 50})
+	for _, want := range []string{"A=1", "GOMEMLIMIT=3072MiB", "GOGC=50"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("env %q lacks %s", env, want)
+		}
 	}
 }
