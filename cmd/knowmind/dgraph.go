@@ -160,7 +160,7 @@ func managedConfig(cfg Config, dgraphDir, aclSecret, keyFile string, log *slog.L
 	return localdgraph.Config{
 		Binary: cfg.DgraphBin, DataDir: dgraphDir,
 		PortOffset: cfg.DgraphPortOffset, ACLSecretFile: aclSecret, EncryptionKeyFile: keyFile,
-		CacheMB: cfg.DgraphCacheMB, CacheRemoveOnUpdate: o.bulk, MemLimitMB: cfg.DgraphMemLimitMB, Logger: log,
+		CacheMB: cfg.DgraphCacheMB, CacheRemoveOnUpdate: o.bulk, MemLimitMB: cfg.DgraphMemLimitMB, GCPercent: cfg.DgraphGOGC, Logger: log,
 	}
 }
 
