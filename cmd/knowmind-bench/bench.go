@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -194,6 +195,13 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 		}
 		b.alphas, alphasHTTP = b.cluster.AlphaGRPC(), b.cluster.AlphaHTTP()
 		b.password = "password"
+		// A restart (--bulk-mode) starts it on the same ports: its zero remembers the alpha's
+		// address, and the graph client dials it.
+		if _, port, err := net.SplitHostPort(b.alphas[0]); err == nil {
+			if p, err := strconv.Atoi(port); err == nil {
+				b.clusterCfg.PortOffset = p - 9080
+			}
+		}
 	}
 	b.graphCfg = graph.Config{
 		Alphas: b.alphas, AlphasHTTP: alphasHTTP, User: "groot", Password: b.password,
