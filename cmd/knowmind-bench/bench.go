@@ -280,7 +280,7 @@ func parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, 
 var tenantUnsafe = regexp.MustCompile(`[^a-z0-9_-]+`)
 
 // runBenchLocomo stores each LoCoMo conversation in its own tenant (one memory per turn: title
-// the speaker, content the turn's text, source the dia_id, tag the session date; consecutive
+// the speaker, content the turn's text (with --captions its image's caption too), source the dia_id, tag the session date; consecutive
 // turns of a session linked RELATES_TO) and scores recall's ablations on every category 1–4
 // question.
 func runBenchLocomo(ctx context.Context, args []string) error {
@@ -288,6 +288,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	var bf benchFlags
 	bf.register(fs)
 	data := fs.String("data", "", "LoCoMo-format JSON file (e.g. ../shared/data/locomo/locomo-dev.json)")
+	captions := fs.Bool("captions", false, "store a turn's shared image as its BLIP caption after the text (\"[image: …]\"), as a capture of the message could; measured in docs/recall.md, not the default (the tenants get the suffix -captions, so a reused --dir never mixes the two)")
 	link := fs.Bool("link-turns", true, "link consecutive turns of a session with RELATES_TO (LoCoMo has no relations of its own)")
 	sessionTimes := fs.Bool("session-times", true, "give each turn its session's date as its time (Memory.valid_from, what capture's occurred_at sets), for the time signal")
 	only := fs.String("only", "", "run only the rankings whose name matches this regular expression (the summary compares those)")
@@ -328,6 +329,9 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	for ci := range convs {
 		c := &convs[ci]
 		name := "locomo-" + strings.Trim(tenantUnsafe.ReplaceAllString(strings.ToLower(c.SampleID), "-"), "-")
+		if *captions {
+			name += "-captions"
+		}
 		ten, err := b.tenant(ctx, name)
 		if err != nil {
 			return err
@@ -345,8 +349,12 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		var mu sync.Mutex
 		err = parallel(ctx, len(c.Turns), bf.workers, func(ctx context.Context, i int) error {
 			t := c.Turns[i]
+			content := t.Text
+			if *captions {
+				content = locomo.WithCaption(t)
+			}
 			in := knowmind.StoreMemoryInput{
-				Title: t.Speaker, Content: t.Text, MemoryType: knowmind.MemoryEpisodic,
+				Title: t.Speaker, Content: content, MemoryType: knowmind.MemoryEpisodic,
 				Tags: []string{t.SessionDate}, Source: t.DiaID,
 			}
 			res, err := ten.StoreMemory(ctx, in)
@@ -415,11 +423,16 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 			return out, nil
 		}
 	}
+	reference, referenceText := "reference: in-memory BM25 (speaker+text)", locomo.WithSpeaker
+	if *captions {
+		reference = "reference: in-memory BM25 (speaker+text+caption)"
+		referenceText = func(t locomo.Turn) string { return t.Speaker + ": " + locomo.WithCaption(t) }
+	}
 	runs := []struct {
 		name string
 		rank locomo.Ranker
 	}{
-		{"reference: in-memory BM25 (speaker+text)", locomo.BM25Baseline(convs, "", locomo.WithSpeaker, bm25.Params{})},
+		{reference, locomo.BM25Baseline(convs, "", referenceText, bm25.Params{})},
 		{"text only (BM25)", ranker(0, graph.Ablation{NoVector: true, NoRerank: true, NoSemantic: true})},
 		{"vector only", ranker(0, graph.Ablation{NoText: true, NoRerank: true})},
 		{"text+vector", ranker(0, graph.Ablation{NoRerank: true})},
