@@ -56,8 +56,12 @@ func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) (int, e
 	}
 	// Alter can fail transiently right after start ("Please retry"), and
 	// concurrent alters conflict: retry a few times.
+	// A dropped vector index (an import that ended without restoring it) comes back with this
+	// alter; Dgraph builds it in the background, as the import would have: in the foreground the
+	// open would wait for the whole build (more than 20 minutes at 100k memories).
+	background := rec.vectorIndex == vectorIndexDropped
 	for attempt := 0; attempt < 20; attempt++ {
-		if err = dg.Alter(ctx, &api.Operation{Schema: dql}); err == nil {
+		if err = dg.Alter(ctx, &api.Operation{Schema: dql, RunInBackground: background}); err == nil {
 			break
 		}
 		if ctx.Err() != nil {
@@ -68,8 +72,9 @@ func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) (int, e
 	if err != nil {
 		return 0, fmt.Errorf("apply %s schema: %w", which, err)
 	}
-	if rec.vectorIndex == vectorIndexDropped {
-		// The schema brought the index back (an import that was killed before restoring it).
+	if background {
+		// The schema brought the index back (an import killed before restoring it, or one that
+		// ran its own managed Dgraph and left the build to the next process).
 		if err := setMeta(ctx, dg, map[string]string{"Meta.vector_index": vectorIndexBuilt}); err != nil {
 			return 0, err
 		}

@@ -95,17 +95,10 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		return err
 	}
 	memPhase(os.Stdout, b, "the load")
-	restored := false
 	if bulkMode {
-		if dropped {
-			// As knowmind import does at its end; then the managed Dgraph stops with the import
-			// and serve starts it again. (Opening a tenant whose index is still recorded as
-			// dropped would rebuild it in the foreground.)
-			if err := graph.RestoreVectorIndex(ctx, ten.DG(), true); err != nil {
-				return err
-			}
-			restored = true
-		}
+		// As knowmind import with its own managed Dgraph: the index stays dropped through the
+		// restart (a background build stopped by it would not resume) and is rebuilt by the
+		// alpha that serves, below.
 		start := time.Now()
 		if err := b.restart(ctx, func(c *localdgraph.Config) { c.CacheRemoveOnUpdate = false }); err != nil {
 			return fmt.Errorf("restart after the load: %w", err)
@@ -175,10 +168,8 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 
 	if dropped {
 		// Recall does not need it (the service holds the vectors); analysts' similar_to does.
-		if !restored {
-			if err := graph.RestoreVectorIndex(ctx, ten.DG(), true); err != nil {
-				return err
-			}
+		if err := graph.RestoreVectorIndex(ctx, ten.DG(), true); err != nil {
+			return err
 		}
 		fmt.Fprintln(out, "HNSW index of Chunk.embedding: rebuild started in the background; the rows that need it are left out")
 		fmt.Fprintln(out)

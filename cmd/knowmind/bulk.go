@@ -74,7 +74,14 @@ func runImport(ctx context.Context, args []string) error {
 		printImportProgress(*tenant, p)
 	}})
 	fmt.Fprintln(os.Stderr)
-	if *vectorIndex == "drop" {
+	switch {
+	case *vectorIndex == "drop" && b.cluster != nil:
+		// This command started the managed Dgraph and stops it on exit, which would end a
+		// background build midway — and Dgraph v25.2.0 does not resume it (docs/bulk.md), leaving
+		// a partial index recorded as built. The index stays dropped: the next process opening
+		// the tenant (serve) applies the schema, and its alpha builds the index in the background.
+		fmt.Fprintln(os.Stderr, "vector index: left dropped; the next start of serve rebuilds it in the background (similar_to answers from a partial index until it is done; recall does not use it)")
+	case *vectorIndex == "drop":
 		// Also after a failed import: the service's next start would otherwise rebuild it
 		// while starting. In the background: the command ends, Dgraph goes on building.
 		if rerr := t.RestoreVectorIndex(context.WithoutCancel(ctx), true); rerr != nil {

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+)
+
+// knowmind import with its own managed Dgraph (serve not running on the data dir) leaves the
+// vector index dropped: stopping the alpha on exit would end a background build midway, and
+// Dgraph does not resume one. The next process opening the tenant, as serve does, brings the
+// index back (built in the background) and records it as built.
+func TestImportWithItsOwnDgraphLeavesTheIndexToServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a managed Dgraph")
+	}
+	ctx := context.Background()
+	dataDir, offset := t.TempDir(), freeOffset(t)
+	vault := filepath.Join(t.TempDir(), "vault")
+	if err := os.MkdirAll(vault, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"Acme.md": "# Acme\n\nCustomer since 2020, see [[Offer]].", "Offer.md": "Offer for [[Acme]]: 200 screws."} {
+		if err := os.WriteFile(filepath.Join(vault, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := runImport(ctx, []string{vault, "--tenant", "imported", "--data-dir", dataDir,
+		"--dgraph-port-offset", strconv.Itoa(offset), "--log-level", "error"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Opened without the embedder, which would check (open) every tenant: Meta is read first.
+	b, err := openBackend(ctx, Config{DataDir: dataDir, DgraphPortOffset: offset, DgraphUser: "groot"}, newLogger("error"), opening{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cred, err := b.client.NamespaceCredentials(ctx, "imported")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dg := dgraphtest.Login(t, cred, b.cluster.AlphaGRPC()...)
+	state := func() string {
+		var out struct {
+			M []struct {
+				VI string `json:"Meta.vector_index"`
+			} `json:"m"`
+		}
+		dgraphtest.QueryDG(t, dg, `{ m(func: eq(Meta.key, "knowmind")) { Meta.vector_index } }`, nil, &out)
+		if len(out.M) != 1 {
+			t.Fatalf("Meta nodes: %+v", out.M)
+		}
+		return out.M[0].VI
+	}
+	if s := state(); s != "dropped" {
+		t.Fatalf("after the import the vector index is recorded %q, want dropped", s)
+	}
+	if _, err := b.client.Tenant(ctx, "imported", false); err != nil {
+		t.Fatal(err)
+	}
+	if s := state(); s != "built" {
+		t.Fatalf("after serve's open the vector index is recorded %q, want built", s)
+	}
+	// The index is back in the schema (its build runs in the background).
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var out struct {
+			Schema []struct {
+				Tokenizer []string `json:"tokenizer"`
+			} `json:"schema"`
+		}
+		dgraphtest.QueryDG(t, dg, `schema(pred: [Chunk.embedding]) { tokenizer }`, nil, &out)
+		if len(out.Schema) == 1 && strings.Contains(strings.Join(out.Schema[0].Tokenizer, ","), "hnsw") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Chunk.embedding's schema after serve's open: %+v", out.Schema)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
