@@ -201,7 +201,7 @@ func Support(hits, direct []Hit, adjacent map[string][]string, weight float64) [
 		own[h.ID] = h.Score
 	}
 	// Undirected one-edge neighbourhoods among the memories at hand.
-	near := map[string][]string{}
+	near := make(map[string][]string, 2*len(adjacent))
 	for from, tos := range adjacent {
 		for _, to := range tos {
 			near[from] = append(near[from], to)
@@ -213,13 +213,16 @@ func Support(hits, direct []Hit, adjacent map[string][]string, weight float64) [
 		score[h.ID] = h.Score
 	}
 	out := slices.Clone(hits)
+	// seen[o] == i+1: o already counted for hit i (one map for all hits, not one per hit).
+	seen := make(map[string]int, len(near))
 	for i, h := range out {
-		miss, seen := 1.0, map[string]bool{h.ID: true, h.Via: true}
+		miss, stamp := 1.0, i+1
+		seen[h.ID], seen[h.Via] = stamp, stamp
 		for _, o := range near[h.ID] {
-			if seen[o] {
+			if seen[o] == stamp {
 				continue
 			}
-			seen[o] = true
+			seen[o] = stamp
 			if s, ok := own[o]; ok {
 				miss *= 1 - s*HopDecay
 			}

@@ -58,34 +58,33 @@ func Fold(chunks []string, memoryOf func(chunk string) string) (memories []strin
 // keeps its own score when that is higher. Paths longer than hops are not followed. The result
 // is sorted best first; among equal scores direct hits come first, then the input order.
 func Expand(direct []Hit, adjacent map[string][]string, hops int) []Hit {
-	byID := make(map[string]*Hit, len(direct))
-	order := make(map[string]int, len(direct))
-	out := make([]*Hit, 0, len(direct))
+	// out holds every node reached, in the order first reached; idx a node's index there. The
+	// sort at the end is stable, so ties keep that order.
+	idx := make(map[string]int, len(direct)+len(adjacent))
+	out := make([]Hit, 0, len(direct)+len(adjacent))
 	for _, h := range direct {
-		if _, dup := byID[h.ID]; dup {
+		if _, dup := idx[h.ID]; dup {
 			continue
 		}
-		h := h
 		h.Via, h.Hops = "", 0
-		byID[h.ID] = &h
-		order[h.ID] = len(out)
-		out = append(out, &h)
+		idx[h.ID] = len(out)
+		out = append(out, h)
 	}
 	// Breadth-first relaxation, one hop per round: the frontier holds the nodes whose score
 	// changed in the previous round, so each round extends paths by exactly one edge.
-	frontier := make([]string, 0, len(out))
-	for _, h := range out {
-		frontier = append(frontier, h.ID)
+	frontier := make([]int, len(out))
+	for i := range frontier {
+		frontier[i] = i
 	}
+	round := make([]int, len(out)) // round[j] == hop: node j is in this round's next frontier
 	for hop := 1; hop <= hops && len(frontier) > 0; hop++ {
 		// Parents are read as they stood when the round began, so that a node improved in this
 		// round does not pass its new score on before the next one.
 		parents := make([]Hit, len(frontier))
-		for i, id := range frontier {
-			parents[i] = *byID[id]
+		for i, j := range frontier {
+			parents[i] = out[j]
 		}
-		var next []string
-		changed := map[string]bool{}
+		var next []int
 		for _, parent := range parents {
 			from := parent.ID
 			s := parent.Score * HopDecay
@@ -97,39 +96,32 @@ func Expand(direct []Hit, adjacent map[string][]string, hops int) []Hit {
 				origin = parent.ID
 			}
 			for _, to := range adjacent[from] {
-				cur, ok := byID[to]
-				if ok && cur.Score >= s {
+				j, ok := idx[to]
+				if ok && out[j].Score >= s {
 					continue
 				}
 				if !ok {
-					cur = &Hit{ID: to}
-					byID[to] = cur
-					order[to] = len(out)
-					out = append(out, cur)
+					j = len(out)
+					idx[to] = j
+					out = append(out, Hit{ID: to})
+					round = append(round, 0)
 				}
-				cur.Score, cur.Via, cur.Hops, cur.Chunk = s, origin, parent.Hops+1, ""
-				if !changed[to] {
-					changed[to] = true
-					next = append(next, to)
+				out[j].Score, out[j].Via, out[j].Hops, out[j].Chunk = s, origin, parent.Hops+1, ""
+				if round[j] != hop {
+					round[j] = hop
+					next = append(next, j)
 				}
 			}
 		}
 		frontier = next
 	}
-	res := make([]Hit, len(out))
-	for i, h := range out {
-		res[i] = *h
-	}
-	slices.SortStableFunc(res, func(a, b Hit) int {
+	slices.SortStableFunc(out, func(a, b Hit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.Hops, b.Hops); c != 0 {
-			return c
-		}
-		return cmp.Compare(order[a.ID], order[b.ID])
+		return cmp.Compare(a.Hops, b.Hops)
 	})
-	return res
+	return out
 }
 
 // Scored is one signal's candidates, best first, with their raw scores (BM25, cosine), for
