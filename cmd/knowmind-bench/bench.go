@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -197,11 +196,7 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 		b.password = "password"
 		// A restart (--bulk-mode) starts it on the same ports: its zero remembers the alpha's
 		// address, and the graph client dials it.
-		if _, port, err := net.SplitHostPort(b.alphas[0]); err == nil {
-			if p, err := strconv.Atoi(port); err == nil {
-				b.clusterCfg.PortOffset = p - 9080
-			}
-		}
+		b.clusterCfg.PortOffset = b.cluster.PortOffset()
 	}
 	b.graphCfg = graph.Config{
 		Alphas: b.alphas, AlphasHTTP: alphasHTTP, User: "groot", Password: b.password,

@@ -559,29 +559,26 @@ func measure(ctx context.Context, total, clients int, fn func(context.Context, i
 // a first for even queries and b first for odd ones, and returns their latencies in ms and the
 // bytes a allocated per query (memory statistics read outside the timed calls).
 func measurePaired(ctx context.Context, total int, a, b func(context.Context, int) error) (la, lb []float64, aAlloc uint64, err error) {
-	la, lb = make([]float64, total), make([]float64, total)
+	fns, lat := [2]func(context.Context, int) error{a, b}, [2][]float64{make([]float64, total), make([]float64, total)}
 	var before, after runtime.MemStats
 	for i := range total {
-		for _, first := range []bool{i%2 == 0, i%2 != 0} {
-			if first {
+		for k := range 2 {
+			j := (i + k) % 2 // a first for even i
+			if j == 0 {
 				runtime.ReadMemStats(&before)
-				t := time.Now()
-				if err := a(ctx, i); err != nil {
-					return nil, nil, 0, err
-				}
-				la[i] = float64(time.Since(t).Microseconds()) / 1000
+			}
+			t := time.Now()
+			if err := fns[j](ctx, i); err != nil {
+				return nil, nil, 0, err
+			}
+			lat[j][i] = float64(time.Since(t).Microseconds()) / 1000
+			if j == 0 {
 				runtime.ReadMemStats(&after)
 				aAlloc += after.TotalAlloc - before.TotalAlloc
-			} else {
-				t := time.Now()
-				if err := b(ctx, i); err != nil {
-					return nil, nil, 0, err
-				}
-				lb[i] = float64(time.Since(t).Microseconds()) / 1000
 			}
 		}
 	}
-	return la, lb, aAlloc / uint64(max(total, 1)), nil
+	return lat[0], lat[1], aAlloc / uint64(max(total, 1)), nil
 }
 
 func percentile(ms []float64, p float64) float64 {

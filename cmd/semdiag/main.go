@@ -216,8 +216,6 @@ func main() {
 				if r := fsAll[e]; r > 0 && r <= 10 {
 					fsa10++
 				}
-			}
-			for _, e := range q.Evidence {
 				if r, ok := brank[e]; ok && r <= 10 {
 					b10++
 				}

@@ -82,6 +82,7 @@ type Cluster struct {
 	log    *slog.Logger
 	zero   *proc
 	alphas []*proc
+	offset int // port offset of zero and the first alpha
 
 	mu       sync.Mutex
 	stopping bool
@@ -183,7 +184,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, log: cfg.Logger}
+	c := &Cluster{cfg: cfg, log: cfg.Logger, offset: offsets[0]}
 	telemetry := "reports=false;sentry=false;"
 	cache := cacheFlag(cfg)
 	zo := offsets[0]
@@ -280,6 +281,11 @@ func alphaEnv(env []string, cfg Config) []string {
 	}
 	return env
 }
+
+// PortOffset is the port offset the cluster runs at (zero's and the first alpha's; the one picked
+// when Config.PortOffset was -1): a restart on the same data dir must use it again, since zero
+// remembers the alphas' addresses.
+func (c *Cluster) PortOffset() int { return c.offset }
 
 // AlphaGRPC returns the gRPC addresses of the alphas ("127.0.0.1:9180", ...).
 func (c *Cluster) AlphaGRPC() []string {
