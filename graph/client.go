@@ -107,7 +107,8 @@ type Client struct {
 	tenants map[string]*Tenant
 	create  sync.Mutex // serialises namespace creation
 
-	titleLocks titleLocks // uploads per tenant and title (documents.go)
+	titleLocks titleLocks    // uploads per tenant and title (documents.go)
+	builds     indexWatchers // background vector index builds being waited for (indexbuild.go)
 }
 
 // Tenant is a logged-in session on one tenant's namespace.
@@ -172,7 +173,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		c.Close()
 		return nil, fmt.Errorf("dgraph guardian login: %w", err)
 	}
-	if _, err := applySchema(ctx, c.galaxy, schema.Galaxy, "galaxy"); err != nil {
+	if _, _, err := applySchema(ctx, c.galaxy, schema.Galaxy, "galaxy"); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -181,6 +182,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 
 // Close releases the connections.
 func (c *Client) Close() {
+	c.builds.stop()
 	for _, conn := range c.conns {
 		conn.Close()
 	}
@@ -255,7 +257,7 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 	if err := checkReembed(ctx, name, dg); err != nil {
 		return nil, err
 	}
-	before, err := ApplyTenantSchema(ctx, dg, c.cfg.Relations)
+	before, vectorIndex, err := applyTenantSchema(ctx, dg, c.cfg.Relations)
 	if err != nil {
 		return nil, fmt.Errorf("tenant %q: %w", name, err)
 	}
@@ -272,6 +274,9 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 	}
 	if err := c.checkEmbedder(ctx, name, dg); err != nil {
 		return nil, err
+	}
+	if isVectorIndexBuilding(vectorIndex) {
+		c.builds.watch(c, name, ns, dg) // indexbuild.go
 	}
 	t = &Tenant{Name: name, Namespace: ns, dg: dg, session: session, c: c}
 	c.mu.Lock()

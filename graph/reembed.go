@@ -316,11 +316,15 @@ func DropVectorIndex(ctx context.Context, dg *dgo.Dgraph) error {
 // stored vectors. In the background (Dgraph's runInBackground) the call returns at once and
 // writes go on; until the build ends similar_to answers from a partial index (fewer hits, no
 // error). Recall does not depend on it while the service holds the tenant's vectors
-// (vecindex.go); analysts' similar_to queries do.
+// (vecindex.go); analysts' similar_to queries do. A background build is recorded as building
+// until Dgraph says it ended (indexbuild.go); in the foreground the alter returns once it did.
 func RestoreVectorIndex(ctx context.Context, dg *dgo.Dgraph, background bool) error {
+	if background {
+		return requestVectorIndex(ctx, dg)
+	}
 	var err error
 	for attempt := 0; attempt < 20; attempt++ {
-		if err = dg.Alter(ctx, &api.Operation{Schema: vectorIndexDQL, RunInBackground: background}); err == nil {
+		if err = dg.Alter(ctx, &api.Operation{Schema: vectorIndexDQL}); err == nil {
 			return setMeta(ctx, dg, map[string]string{"Meta.vector_index": vectorIndexBuilt})
 		}
 		if ctx.Err() != nil {
@@ -334,7 +338,14 @@ func RestoreVectorIndex(ctx context.Context, dg *dgo.Dgraph, background bool) er
 // DropVectorIndex is DropVectorIndex on the tenant's namespace (knowmind import).
 func (t *Tenant) DropVectorIndex(ctx context.Context) error { return DropVectorIndex(ctx, t.dg) }
 
-// RestoreVectorIndex is RestoreVectorIndex on the tenant's namespace (knowmind import).
+// RestoreVectorIndex is RestoreVectorIndex on the tenant's namespace (knowmind import); a
+// background build is watched until it ends, for as long as the client is open.
 func (t *Tenant) RestoreVectorIndex(ctx context.Context, background bool) error {
-	return RestoreVectorIndex(ctx, t.dg, background)
+	if err := RestoreVectorIndex(ctx, t.dg, background); err != nil {
+		return err
+	}
+	if background {
+		t.c.builds.watch(t.c, t.Name, t.Namespace, t.dg)
+	}
+	return nil
 }

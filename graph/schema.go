@@ -22,6 +22,13 @@ import (
 // adding a relation to a shape file and restarting adds its predicate and
 // changes nothing else.
 func ApplyTenantSchema(ctx context.Context, dg *dgo.Dgraph, relations []string) (before int, err error) {
+	before, _, err = applyTenantSchema(ctx, dg, relations)
+	return before, err
+}
+
+// applyTenantSchema is ApplyTenantSchema that also returns Meta.vector_index as it stands after
+// it ran (Client.Tenant looks after a build with it, indexbuild.go).
+func applyTenantSchema(ctx context.Context, dg *dgo.Dgraph, relations []string) (before int, vectorIndex string, err error) {
 	var b strings.Builder
 	b.WriteString(schema.Tenant)
 	b.WriteString("\n# relation predicates from shapes/\n")
@@ -45,14 +52,14 @@ func RelationSchema(relations []string) string {
 // Dgraph refuses or holds an alter while an index is being rebuilt — after a bulk import the
 // tenant's HNSW index rebuilds in the background for minutes, and every process opening the
 // tenant meanwhile would wait for it.
-// It returns the schema version recorded before it ran.
-func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) (int, error) {
+// It returns the schema version recorded before it ran and Meta.vector_index after.
+func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) (int, string, error) {
 	sum := sha256.Sum256([]byte(dql))
 	sha := hex.EncodeToString(sum[:])
 	// A record that cannot be read counts as none: the schema is applied, as before records.
 	rec, err := schemaRecord(ctx, dg)
 	if err == nil && rec.version == schema.Version && rec.sha == sha && rec.vectorIndex != vectorIndexDropped {
-		return rec.version, nil
+		return rec.version, rec.vectorIndex, nil
 	}
 	// Alter can fail transiently right after start ("Please retry"), and
 	// concurrent alters conflict: retry a few times.
@@ -65,21 +72,23 @@ func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) (int, e
 			break
 		}
 		if ctx.Err() != nil {
-			return 0, ctx.Err()
+			return 0, "", ctx.Err()
 		}
 		time.Sleep(time.Duration(200*(attempt+1)) * time.Millisecond)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("apply %s schema: %w", which, err)
+		return 0, "", fmt.Errorf("apply %s schema: %w", which, err)
 	}
 	if background {
 		// The schema brought the index back (an import killed before restoring it, or one that
-		// ran its own managed Dgraph and left the build to the next process).
-		if err := setMeta(ctx, dg, map[string]string{"Meta.vector_index": vectorIndexBuilt}); err != nil {
-			return 0, err
+		// ran its own managed Dgraph and left the build to the next process). Dgraph builds it
+		// from now on: "built" is recorded once it says so (indexbuild.go).
+		rec.vectorIndex = vectorIndexBuildingSince(time.Now())
+		if err := setMeta(ctx, dg, map[string]string{"Meta.vector_index": rec.vectorIndex}); err != nil {
+			return 0, "", err
 		}
 	}
-	return rec.version, recordSchema(ctx, dg, schema.Version, sha)
+	return rec.version, rec.vectorIndex, recordSchema(ctx, dg, schema.Version, sha)
 }
 
 // recordSchema upserts the namespace's Meta node (key "knowmind") with the schema version and
@@ -105,11 +114,14 @@ func SchemaVersion(ctx context.Context, dg *dgo.Dgraph) (int, error) {
 }
 
 // Meta.vector_index: "dropped" while a bulk import runs without the HNSW index (DropVectorIndex),
-// "built" once it was asked back; a tenant opened while it says dropped gets its schema applied
-// again, which restores the index an import killed midway could not.
+// "building <time asked for>" while Dgraph builds it in the background, "built" once Dgraph says
+// the build ended (indexbuild.go). A tenant opened while it says dropped gets its schema applied
+// again, which restores the index an import killed midway could not; one opened while it says
+// building gets a build that an alpha lost (stopped midway) asked for again.
 const (
-	vectorIndexDropped = "dropped"
-	vectorIndexBuilt   = "built"
+	vectorIndexDropped  = "dropped"
+	vectorIndexBuilding = "building"
+	vectorIndexBuilt    = "built"
 )
 
 // schemaRecordData is what a namespace's Meta node records about its schema.

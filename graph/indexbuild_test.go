@@ -1,0 +1,226 @@
+package graph_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/dgo/v240"
+	"github.com/dgraph-io/dgo/v240/protos/api"
+
+	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+)
+
+// A build Dgraph lost leaves Chunk.embedding without its index (Dgraph writes the new schema
+// only once the build is done, and an alpha that had recorded the alter as applied does not
+// run it again after a restart) while Meta says building. The next open asks for the index
+// again, logs it, and records built once Dgraph built it: similar_to then finds the vectors
+// written before.
+func TestLostVectorIndexBuildIsAskedForAgain(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	if err := ten.DropVectorIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := writeRandomVectors(t, ten, 200)
+	// What the alpha leaves after a lost build: the schema without the index, Meta building.
+	dgraphtest.Upsert(t, ten, `{ m as var(func: eq(Meta.key, "knowmind")) }`, nil,
+		`uid(m) <Meta.vector_index> "building 2026-01-02T03:04:05Z" .`)
+	if err := similarTo(ctx, dgraphtest.DG(t, ten), first); err == nil || !strings.Contains(err.Error(), "not indexed") {
+		t.Fatalf("similar_to before the open: %v, want not indexed", err)
+	}
+
+	var logs syncBuffer
+	c := openClient(t, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	if _, err := c.Tenant(ctx, ten.Name, false); err != nil {
+		t.Fatal(err)
+	}
+	waitVectorIndexBuilt(t, ten, 30*time.Second)
+	if err := similarTo(ctx, dgraphtest.DG(t, ten), first); err != nil {
+		t.Fatalf("similar_to after the build: %v", err)
+	}
+	if !strings.Contains(logs.String(), "level=INFO msg=\"vector index build was lost") ||
+		!strings.Contains(logs.String(), "tenant="+ten.Name) {
+		t.Errorf("no info line about the lost build: %s", logs.String())
+	}
+}
+
+// A background build is recorded as building until Dgraph ended it, also when the alpha is
+// killed midway: whether Dgraph runs the build again after the restart (it does while it had
+// not yet recorded the alter as applied, within about a minute) or lost it, the next open ends
+// with the index built and recorded so.
+func TestVectorIndexBuildSurvivesAKilledAlpha(t *testing.T) {
+	env := dgraphtest.Shared(t)
+	if env.Cluster == nil {
+		t.Skip("kills the harness's own alpha")
+	}
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	if err := ten.DropVectorIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := writeRandomVectors(t, ten, 1000)
+	if err := ten.RestoreVectorIndex(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if s := vectorIndexState(t, ten); !strings.HasPrefix(s, "building ") {
+		t.Fatalf("right after asking for the build Meta says %q, want building <time>", s)
+	}
+	time.Sleep(time.Second)
+	old := env.Cluster.Pid("alpha1")
+	if err := env.Cluster.Kill("alpha1"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for env.Cluster.Pid("alpha1") == old || !env.Cluster.Healthy() {
+		if time.Now().After(deadline) {
+			t.Fatal("alpha not restarted")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Said for the record: whether the restarted alpha runs the build again (the schema shows
+	// the index while it builds) or lost it (no index in the schema).
+	var sch struct {
+		Schema []struct {
+			Tokenizer []string `json:"tokenizer"`
+		} `json:"schema"`
+	}
+	dgraphtest.Query(t, ten, `schema(pred: [Chunk.embedding]) { tokenizer }`, nil, &sch)
+	t.Logf("after the restart Chunk.embedding's schema: %+v", sch.Schema)
+	c := openClient(t, nil)
+	if _, err := c.Tenant(ctx, ten.Name, false); err != nil {
+		t.Fatal(err)
+	}
+	waitVectorIndexBuilt(t, ten, time.Minute)
+	if err := similarTo(ctx, dgraphtest.DG(t, ten), first); err != nil {
+		t.Fatalf("similar_to after the build: %v", err)
+	}
+}
+
+// openClient opens a second client on the package's Dgraph (a process opening the tenant
+// anew), closed when t ends.
+func openClient(t *testing.T, log *slog.Logger) *graph.Client {
+	t.Helper()
+	env := dgraphtest.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := graph.Open(ctx, graph.Config{
+		Alphas: env.Alphas, AlphasHTTP: env.HTTP, User: "groot", Password: env.Password,
+		Secret: env.Secret, Embedder: env.Embedder, Logger: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+type vectorChunk struct {
+	uid, vector string
+}
+
+// writeRandomVectors writes n chunks with random 384-dimensional vectors and returns the first.
+func writeRandomVectors(t *testing.T, ten *graph.Tenant, n int) vectorChunk {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dg := dgraphtest.DG(t, ten)
+	rng := rand.New(rand.NewSource(1))
+	var first vectorChunk
+	for b := 0; b < n; b += 500 {
+		var nq strings.Builder
+		for i := b; i < min(b+500, n); i++ {
+			v := make([]float32, 384)
+			for j := range v {
+				v[j] = float32(rng.NormFloat64())
+			}
+			s := graph.VectorString(v)
+			if i == 0 {
+				first.vector = s
+			}
+			fmt.Fprintf(&nq, "_:c%d <Chunk.embedding> %q .\n_:c%d <dgraph.type> \"Chunk\" .\n", i, s, i)
+		}
+		resp, err := dg.NewTxn().Mutate(ctx, &api.Mutation{SetNquads: []byte(nq.String()), CommitNow: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b == 0 {
+			first.uid = resp.Uids["c0"]
+		}
+	}
+	return first
+}
+
+// similarTo asks the HNSW index for the chunk's own vector: an error unless it finds the chunk.
+func similarTo(ctx context.Context, dg *dgo.Dgraph, c vectorChunk) error {
+	resp, err := dg.NewReadOnlyTxn().QueryWithVars(ctx,
+		`query q($v: float32vector) { q(func: similar_to(Chunk.embedding, 10, $v)) { uid } }`,
+		map[string]string{"$v": c.vector})
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(resp.Json), `"`+c.uid+`"`) {
+		return fmt.Errorf("chunk %s not among its own vector's neighbours: %s", c.uid, resp.Json)
+	}
+	return nil
+}
+
+// vectorIndexState is the tenant's Meta.vector_index.
+func vectorIndexState(t *testing.T, ten *graph.Tenant) string {
+	t.Helper()
+	var out struct {
+		M []struct {
+			VI string `json:"Meta.vector_index"`
+		} `json:"m"`
+	}
+	dgraphtest.Query(t, ten, `{ m(func: eq(Meta.key, "knowmind")) { Meta.vector_index } }`, nil, &out)
+	if len(out.M) != 1 {
+		t.Fatalf("Meta nodes: %+v", out.M)
+	}
+	return out.M[0].VI
+}
+
+// waitVectorIndexBuilt waits until Meta says built; meanwhile it must say building.
+func waitVectorIndexBuilt(t *testing.T, ten *graph.Tenant, timeout time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for {
+		s := vectorIndexState(t, ten)
+		if s == "built" {
+			t.Logf("vector index recorded built after %v", time.Since(start).Round(100*time.Millisecond))
+			return
+		}
+		if !strings.HasPrefix(s, "building ") {
+			t.Fatalf("Meta says %q while waiting for the build", s)
+		}
+		if time.Since(start) > timeout {
+			t.Fatalf("vector index still recorded %q after %v", s, timeout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a log destination for goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
