@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -107,10 +108,11 @@ func (c *Client) vectorIndexNow(ctx context.Context, ns uint64, dg *dgo.Dgraph) 
 	if len(sch.Schema) == 0 || !strings.Contains(strings.Join(sch.Schema[0].Tokenizer, ","), "hnsw") {
 		return indexLost, nil
 	}
-	building, err := c.alphasIndexing(ctx, fmt.Sprintf("%x-%s", ns, embeddingPredicate))
+	indexing, err := c.alphasIndexing(ctx)
 	if err != nil {
 		return 0, err
 	}
+	building := slices.Contains(indexing, fmt.Sprintf("%x-%s", ns, embeddingPredicate))
 	if building {
 		return indexBuilding, nil
 	}
@@ -161,12 +163,13 @@ func oldestVectorsFound(ctx context.Context, dg *dgo.Dgraph) (bool, error) {
 	return false, nil
 }
 
-// alphasIndexing reports whether any alpha that answers lists pred (namespaced) as being
-// indexed. Plain /health needs no login; an alpha that does not answer is not building (a
-// restarted alpha does not resume a build it had recorded as applied).
-func (c *Client) alphasIndexing(ctx context.Context, pred string) (bool, error) {
+// alphasIndexing lists the predicates (namespaced: "<namespace hex>-<name>") that the alphas
+// answering /health are indexing. Plain /health needs no login; an alpha that does not answer
+// builds nothing (a restarted alpha runs a build again at once or not at all).
+func (c *Client) alphasIndexing(ctx context.Context) ([]string, error) {
 	var lastErr error
 	answered := false
+	var out []string
 	for _, addr := range c.httpAlphas() {
 		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		indexing, err := c.alphaIndexing(ctx, addr)
@@ -176,16 +179,12 @@ func (c *Client) alphasIndexing(ctx context.Context, pred string) (bool, error) 
 			continue
 		}
 		answered = true
-		for _, p := range indexing {
-			if p == pred {
-				return true, nil
-			}
-		}
+		out = append(out, indexing...)
 	}
 	if !answered {
-		return false, fmt.Errorf("no alpha answered /health: %w", lastErr)
+		return nil, fmt.Errorf("no alpha answered /health: %w", lastErr)
 	}
-	return false, nil
+	return out, nil
 }
 
 func (c *Client) alphaIndexing(ctx context.Context, addr string) ([]string, error) {
@@ -301,6 +300,11 @@ func (c *Client) watchVectorIndex(ctx context.Context, name string, ns uint64, d
 			c.log.Info("vector index built", "tenant", name, "watched", time.Since(started).Round(time.Second).String())
 			return
 		case indexLost, indexPartial:
+			// Dgraph refuses every alter while it builds any index (errIndexingInProgress, in
+			// every namespace): wait for the alpha to be free rather than spend the requests.
+			if indexing, err := c.alphasIndexing(ctx); err != nil || len(indexing) > 0 {
+				continue
+			}
 			if requests == vectorIndexRequests {
 				c.log.Warn("vector index build lost again; left to the next open", "tenant", name, "requests", requests)
 				return
