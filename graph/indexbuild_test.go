@@ -3,9 +3,12 @@ package graph_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand"
+	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -74,17 +77,7 @@ func TestVectorIndexBuildSurvivesAKilledAlpha(t *testing.T) {
 		t.Fatalf("right after asking for the build Meta says %q, want building <time>", s)
 	}
 	time.Sleep(time.Second)
-	old := env.Cluster.Pid("alpha1")
-	if err := env.Cluster.Kill("alpha1"); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(90 * time.Second)
-	for env.Cluster.Pid("alpha1") == old || !env.Cluster.Healthy() {
-		if time.Now().After(deadline) {
-			t.Fatal("alpha not restarted")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	killAlpha(t)
 	// Said for the record: whether the restarted alpha runs the build again (the schema shows
 	// the index while it builds) or lost it (no index in the schema).
 	var sch struct {
@@ -101,6 +94,129 @@ func TestVectorIndexBuildSurvivesAKilledAlpha(t *testing.T) {
 	waitVectorIndexBuilt(t, ten, time.Minute)
 	if err := similarTo(ctx, dgraphtest.DG(t, ten), first); err != nil {
 		t.Fatalf("similar_to after the build: %v", err)
+	}
+}
+
+// The same with the build lost: the restarted alpha keeps Chunk.embedding without the index and
+// builds nothing; the next open asks for the index again. The alpha loses a build when killed
+// after it recorded the alter as applied, which it does about once a minute, and not always
+// then: the test kills it 20-45 s into a build, up to three times, and skips if the alpha ran
+// the build again each time. Slow (one to six minutes), so only with KNOWMIND_TEST_LOST_BUILD=1.
+func TestVectorIndexBuildLostByAKilledAlpha(t *testing.T) {
+	env := dgraphtest.Shared(t)
+	if env.Cluster == nil || os.Getenv("KNOWMIND_TEST_LOST_BUILD") == "" {
+		t.Skip("kills the harness's own alpha a minute into a build; set KNOWMIND_TEST_LOST_BUILD=1")
+	}
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	if err := ten.DropVectorIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := writeRandomVectors(t, ten, 4000)
+	lost := false
+	for attempt := 1; attempt <= 3 && !lost; attempt++ {
+		// The alpha records its raft progress about 60·k + 4 s into its uptime: ask for the
+		// build 10 s before that, kill it once the record is 10 s behind. No watcher in this
+		// process (the package function): it would ask for the lost build again at once.
+		for alphaUptime(t)%60 != 54 {
+			time.Sleep(300 * time.Millisecond)
+		}
+		if err := graph.RestoreVectorIndex(ctx, dgraphtest.DG(t, ten), true); err != nil {
+			t.Fatal(err)
+		}
+		for up := alphaUptime(t); up%60 < 14 || up%60 > 40; up = alphaUptime(t) {
+			time.Sleep(300 * time.Millisecond)
+		}
+		if !alphaIndexing(t) {
+			t.Skip("the build ended before the alpha recorded the alter as applied: more vectors needed on this machine")
+		}
+		killAlpha(t)
+		time.Sleep(3 * time.Second)
+		if lost = !alphaIndexing(t); lost {
+			break
+		}
+		t.Logf("attempt %d: the restarted alpha runs the build again", attempt)
+		deadline := time.Now().Add(3 * time.Minute)
+		for alphaIndexing(t) {
+			if time.Now().After(deadline) {
+				t.Fatal("the build did not end")
+			}
+			time.Sleep(time.Second)
+		}
+		if err := ten.DropVectorIndex(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !lost {
+		t.Skip("three kills, the alpha ran the build again each time")
+	}
+	if err := similarTo(ctx, dgraphtest.DG(t, ten), first); err == nil || !strings.Contains(err.Error(), "not indexed") {
+		t.Fatalf("similar_to after the restart: %v, want not indexed (the build lost)", err)
+	}
+	if s := vectorIndexState(t, ten); !strings.HasPrefix(s, "building ") {
+		t.Fatalf("after the restart Meta says %q, want building <time>", s)
+	}
+
+	var logs syncBuffer
+	c := openClient(t, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	if _, err := c.Tenant(ctx, ten.Name, false); err != nil {
+		t.Fatal(err)
+	}
+	waitVectorIndexBuilt(t, ten, 3*time.Minute)
+	if err := similarTo(ctx, dgraphtest.DG(t, ten), first); err != nil {
+		t.Fatalf("similar_to after the build: %v", err)
+	}
+	if !strings.Contains(logs.String(), "vector index build was lost") {
+		t.Errorf("no line about the lost build: %s", logs.String())
+	}
+}
+
+// killAlpha SIGKILLs the harness's alpha and waits until its supervisor restarted it.
+func killAlpha(t *testing.T) {
+	t.Helper()
+	env := dgraphtest.Shared(t)
+	old := env.Cluster.Pid("alpha1")
+	if err := env.Cluster.Kill("alpha1"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for env.Cluster.Pid("alpha1") == old || !env.Cluster.Healthy() {
+		if time.Now().After(deadline) {
+			t.Fatal("alpha not restarted")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// alphaUptime is the harness alpha's uptime in seconds, from its /health.
+func alphaUptime(t *testing.T) int {
+	t.Helper()
+	var h []struct {
+		Uptime int `json:"uptime"`
+	}
+	alphaHealth(t, &h)
+	return h[0].Uptime
+}
+
+// alphaIndexing reports whether the harness alpha builds an index.
+func alphaIndexing(t *testing.T) bool {
+	t.Helper()
+	var h []struct {
+		Indexing []string `json:"indexing"`
+	}
+	alphaHealth(t, &h)
+	return len(h[0].Indexing) > 0
+}
+
+func alphaHealth(t *testing.T, out any) {
+	t.Helper()
+	resp, err := http.Get("http://" + dgraphtest.Shared(t).HTTP[0] + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatal(err)
 	}
 }
 
