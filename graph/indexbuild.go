@@ -25,8 +25,8 @@ import (
 //   - Chunk.embedding's schema without hnsw: the build was lost; it is asked for again.
 //   - with hnsw, and an alpha's /health lists the predicate under "indexing": still building.
 //   - with hnsw, not listed, and the index finds the oldest vectors: built.
-//   - with hnsw, not listed, and none of the oldest vectors found: an index left partial (as
-//     an earlier stop was read); it is dropped and asked for again.
+//   - with hnsw, not listed, and none of the oldest vectors found: an index left partial (what
+//     an earlier stop at 100k was read as); it is dropped and asked for again.
 //
 // A tenant opened while Meta says building gets a goroutine of the client (indexWatchers) that
 // does this at once and then until the build ended, and records "built".
@@ -35,7 +35,7 @@ const embeddingPredicate = "Chunk.embedding"
 
 // vectorIndexPoll is how often a watcher asks whether a build ended: two small requests per
 // tenant being built.
-var vectorIndexPoll = 2 * time.Second
+const vectorIndexPoll = 2 * time.Second
 
 // vectorIndexRequests bounds how often one watcher asks for a lost build again, so a build Dgraph
 // keeps abandoning (it undoes the schema when a build fails) is not asked for forever; the next
