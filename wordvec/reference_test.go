@@ -201,7 +201,6 @@ func (m *Model) weightedRef(terms []string) (vecs [][]float32) {
 	return vecs
 }
 
-
 // TestSimilarityKeyedMatchesReference compares SimilarityKeyed with the per-call numbering it
 // replaced, bit for bit, on models with capped rows (terms without a vector), removed documents
 // (freed and reused rows), repeated and unknown terms, keyed and unkeyed texts, cached norms and
