@@ -169,10 +169,26 @@ func (ix *Index) RefTerms(tenant string, refs []uint64) [][]string {
 	if t == nil {
 		return out
 	}
+	// One backing array for all the documents' terms (a recall asks for a few hundred).
+	var flat []string
+	ends := make([]int, len(refs))
 	for i, ref := range refs {
 		if slot, ok := t.byRef[ref]; ok && ref != 0 {
-			out[i] = t.docTerms(t.slots[slot].id)
+			if e, ok := t.docs[t.slots[slot].id]; ok {
+				c := t.corpora[e.lang]
+				for _, term := range e.terms {
+					flat = append(flat, c.terms[term.id])
+				}
+			}
 		}
+		ends[i] = len(flat)
+	}
+	start := 0
+	for i, end := range ends {
+		if end > start {
+			out[i] = flat[start:end:end]
+		}
+		start = end
 	}
 	return out
 }
