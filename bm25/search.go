@@ -157,8 +157,8 @@ func (ix *Index) ScoreRefs(tenant, lang string, query []string, refs []uint64, p
 		if !ok {
 			continue
 		}
-		e := t.docs[t.slots[slot].id]
-		if t.corpora[e.lang] != c {
+		e := &t.slots[slot]
+		if e.corpus != c {
 			continue
 		}
 		var s float64
