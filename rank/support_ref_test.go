@@ -58,7 +58,6 @@ func supportReference(hits, direct []Hit, adjacent map[string][]string, weight f
 	return out
 }
 
-
 // TestSupportMatchesReference compares Support with the version that built every node's
 // neighbourhood, on random graphs: the same hits with the same scores (to rounding: a hit's
 // neighbours are multiplied in the adjacency map's order, random in both).
