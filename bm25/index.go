@@ -61,6 +61,11 @@ type slotEntry struct {
 	id     string
 	ref    uint64
 	length uint32
+	// The document's corpus and terms (docEntry's) again: recall looks documents up by
+	// reference (ScoreRefs, RefTerms) a few hundred times per call, and the lookup of docs by
+	// the string id was half of that cost.
+	corpus *corpus
+	terms  []termFreq
 }
 
 // posting is one document holding a term, with the term's frequency in it.
@@ -169,10 +174,24 @@ func (ix *Index) RefTerms(tenant string, refs []uint64) [][]string {
 	if t == nil {
 		return out
 	}
+	// One backing array for all the documents' terms (a recall asks for a few hundred).
+	var flat []string
+	ends := make([]int, len(refs))
 	for i, ref := range refs {
 		if slot, ok := t.byRef[ref]; ok && ref != 0 {
-			out[i] = t.docTerms(t.slots[slot].id)
+			e := &t.slots[slot]
+			for _, term := range e.terms {
+				flat = append(flat, e.corpus.terms[term.id])
+			}
 		}
+		ends[i] = len(flat)
+	}
+	start := 0
+	for i, end := range ends {
+		if end > start {
+			out[i] = flat[start:end:end]
+		}
+		start = end
 	}
 	return out
 }
@@ -352,7 +371,7 @@ func (t *tenantIndex) add(id, lang string, ref uint64, tokens []string) {
 		}
 	}
 	t.docs[id] = docEntry{lang: lang, length: uint32(len(tokens)), terms: ids, slot: slot}
-	t.slots[slot] = slotEntry{id: id, ref: ref, length: uint32(len(tokens))}
+	t.slots[slot] = slotEntry{id: id, ref: ref, length: uint32(len(tokens)), corpus: c, terms: ids}
 	if ref != 0 {
 		t.byRef[ref] = slot
 	}

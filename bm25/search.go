@@ -139,7 +139,7 @@ func (ix *Index) Search(tenant, lang string, query []string, n int, p Params) []
 // references (those the corpus holds and that hold a query term; others are absent): what
 // Search would have given them. The work is the query's terms times the references.
 func (ix *Index) ScoreRefs(tenant, lang string, query []string, refs []uint64, p Params) map[uint64]float64 {
-	out := map[uint64]float64{}
+	out := make(map[uint64]float64, len(refs))
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	t, c, q := ix.scoring(tenant, lang, query, p)
@@ -157,8 +157,8 @@ func (ix *Index) ScoreRefs(tenant, lang string, query []string, refs []uint64, p
 		if !ok {
 			continue
 		}
-		e := t.docs[t.slots[slot].id]
-		if t.corpora[e.lang] != c {
+		e := &t.slots[slot]
+		if e.corpus != c {
 			continue
 		}
 		var s float64
@@ -218,7 +218,8 @@ func (ix *Index) Holding(tenant, lang string, terms []string, n int) []uint64 {
 	if c == nil {
 		return nil
 	}
-	seen := map[uint64]bool{}
+	// Sorted and compacted rather than deduplicated through a set: the rarest term may still be
+	// held by thousands of documents, and a set's growth cost more than the sort.
 	var refs []uint64
 	for _, term := range terms {
 		tid, ok := c.ids[term]
@@ -226,12 +227,12 @@ func (ix *Index) Holding(tenant, lang string, terms []string, n int) []uint64 {
 			continue
 		}
 		for _, po := range c.post[tid] {
-			if ref := t.slots[po.slot].ref; ref != 0 && !seen[ref] {
-				seen[ref] = true
+			if ref := t.slots[po.slot].ref; ref != 0 {
 				refs = append(refs, ref)
 			}
 		}
 	}
 	slices.Sort(refs)
+	refs = slices.Compact(refs)
 	return refs[:min(n, len(refs))]
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 	"unicode/utf8"
@@ -959,7 +960,18 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 	query := strings.TrimSpace(q.Query)
 	req.Vars = map[string]string{}
 	useVector := !a.NoVector
-	var exact []uint64
+	served := !a.DgraphText && !a.WithFeedback
+	// The service's three searches — the exact vector scan, the full-text search of each
+	// language and the semantic pool — need nothing of each other until their candidates are
+	// merged, so they run at once: at one client on two cores a recall's prepare took their sum.
+	var (
+		wg     sync.WaitGroup
+		exact  []uint64
+		scores []float32
+		sides  [2]textSide
+		errs   [2]error
+		pool   []semvec.Hit
+	)
 	if useVector {
 		emb := t.c.cfg.Embedder
 		if emb == nil {
@@ -978,27 +990,55 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 			}
 			t.text.maybeSync(ctx, t)
 			// false: nothing held (a new tenant) or another dimension; HNSW and the pools stand in.
-			var scores []float32
-			exact, scores, _ = t.text.vec.searchScored(vec, vectorCandidates(q.K))
-			if len(exact) > 0 && !a.DgraphVectorScores {
-				req.vecScore = make(map[uint64]float64, len(exact))
-				for i, u := range exact {
-					req.vecScore[u] = float64(scores[i])
-				}
-			}
+			wg.Go(func() { exact, scores, _ = t.text.vec.searchScored(vec, vectorCandidates(q.K)) })
 		}
 	}
 	// Full text, per stored language: the words to match and the statistics to score with.
 	// [0] German (Chunk.text@de), [1] English (untagged Chunk.text).
 	// The service searches its own text index unless an ablation asks for Dgraph's full-text
 	// step (feedback needs the candidates' text, which only that step reads).
-	served := !a.DgraphText && !a.WithFeedback
+	if !a.NoText {
+		// Loaded before the searches start: the semantic model is built from the text index.
+		if err := t.text.ensure(ctx, t); err != nil {
+			return req, err
+		}
+		t.text.maybeSync(ctx, t)
+		wg.Go(func() {
+			for i, lang := range []string{"de", ""} {
+				sides[i], errs[i] = t.textSide(ctx, lang, query, q.K, served)
+			}
+		})
+		if n := semanticPoolSize(a); served && (n > 0 || a.SemanticSVD || conceptWeightOf(a) > 0) {
+			wg.Go(func() {
+				if m := t.semModel(!a.NoSemanticLinks); m != nil {
+					// The terms textSide analyses, in its order.
+					terms := slices.Concat(bm25.Analyze("de", query), bm25.Analyze("", query))
+					if qv := m.Query(terms); qv != nil {
+						req.sem, req.semQuery = m, qv
+						pool = m.TopN(qv, n, nil)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if len(exact) > 0 && !a.DgraphVectorScores {
+		req.vecScore = make(map[uint64]float64, len(exact))
+		for i, u := range exact {
+			req.vecScore[u] = float64(scores[i])
+		}
+	}
 	var textUIDs, textSeeds []uint64
 	if !a.NoText {
-		for i, lang := range []string{"de", ""} {
-			side, err := t.textSide(ctx, lang, query, q.K, served, exact)
-			if err != nil {
-				return req, err
+		for i := range sides {
+			if errs[i] != nil {
+				return req, errs[i]
+			}
+			side := sides[i]
+			if side.served {
+				// A vector candidate outside the text top keeps its own BM25 score, as when
+				// Dgraph's text step returned it, instead of counting as holding none of the words.
+				maps.Copy(side.scores, t.text.ix.ScoreRefs(t.Name, side.lang, side.terms, exact, bm25.Params{}))
 			}
 			req.text[i] = side
 			for u := range side.scores {
@@ -1006,25 +1046,19 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 			}
 			textSeeds = append(textSeeds, side.seeds...)
 		}
-		if pool := semanticPoolSize(a); served && (pool > 0 || a.SemanticSVD || conceptWeightOf(a) > 0) {
-			if m := t.semModel(!a.NoSemanticLinks); m != nil {
-				terms := slices.Concat(req.text[0].terms, req.text[1].terms)
-				if qv := m.Query(terms); qv != nil {
-					req.sem, req.semQuery = m, qv
-					have := make(map[uint64]bool, len(textUIDs))
-					for _, u := range textUIDs {
-						have[u] = true
-					}
-					req.semPool = map[uint64]float64{}
-					for _, h := range m.TopN(qv, pool, nil) {
-						if h.Score <= 0 {
-							break
-						}
-						req.semPool[h.Ref] = float64(h.Score)
-						if !have[h.Ref] {
-							textUIDs = append(textUIDs, h.Ref)
-						}
-					}
+		if req.sem != nil {
+			have := make(map[uint64]bool, len(textUIDs))
+			for _, u := range textUIDs {
+				have[u] = true
+			}
+			req.semPool = map[uint64]float64{}
+			for _, h := range pool {
+				if h.Score <= 0 {
+					break
+				}
+				req.semPool[h.Ref] = float64(h.Score)
+				if !have[h.Ref] {
+					textUIDs = append(textUIDs, h.Ref)
 				}
 			}
 		}
@@ -1087,10 +1121,10 @@ func (s textSide) on() bool { return s.match != "" || len(s.scores) > 0 }
 func textCandidates(k int) int { return vectorCandidates(k) }
 
 // textSide analyses the query for one language and finds its text candidates: with served, the
-// best textCandidates(k) of the tenant's text index, the vector candidates (exact) scored too,
-// and as seeds up to graphSeeds(k) chunks holding the rarest query words; otherwise the words
-// anyoftext should match.
-func (t *Tenant) textSide(ctx context.Context, lang, query string, k int, served bool, exact []uint64) (textSide, error) {
+// best textCandidates(k) of the tenant's text index and as seeds up to graphSeeds(k) chunks
+// holding the rarest query words (PrepareRecall adds the vector candidates' scores); otherwise
+// the words anyoftext should match.
+func (t *Tenant) textSide(ctx context.Context, lang, query string, k int, served bool) (textSide, error) {
 	side := textSide{lang: lang, terms: bm25.Analyze(lang, query)}
 	if len(side.terms) == 0 {
 		return side, nil
@@ -1114,9 +1148,6 @@ func (t *Tenant) textSide(ctx context.Context, lang, query string, k int, served
 		// full-text step chose them (matchTerms within graphSeeds): on LoCoMo they seeded better
 		// than the BM25 top (docs/recall.md).
 		side.seeds = t.text.ix.Holding(t.Name, lang, rarestTerms(lang, query, st, int64(graphSeeds(k))), graphSeeds(k))
-		// A vector candidate outside the text top keeps its own BM25 score, as when Dgraph's
-		// text step returned it, instead of counting as holding none of the words.
-		maps.Copy(side.scores, t.text.ix.ScoreRefs(t.Name, lang, side.terms, exact, bm25.Params{}))
 		side.pool = matchTerms(lang, query, st, vectorPoolBudget)
 		return side, nil
 	}

@@ -200,17 +200,27 @@ func Support(hits, direct []Hit, adjacent map[string][]string, weight float64) [
 	for _, h := range direct {
 		own[h.ID] = h.Score
 	}
-	// Undirected one-edge neighbourhoods among the memories at hand.
-	near := make(map[string][]string, 2*len(adjacent))
-	for from, tos := range adjacent {
-		for _, to := range tos {
-			near[from] = append(near[from], to)
-			near[to] = append(near[to], from)
-		}
-	}
 	score := make(map[string]float64, len(hits))
 	for _, h := range hits {
 		score[h.ID] = h.Score
+	}
+	// Undirected one-edge neighbourhoods of the hits, holding only direct hits (only they lend
+	// evidence): the adjacency of two hops from every seed is far larger than what is asked of it.
+	near := make(map[string][]string, len(hits))
+	for from, tos := range adjacent {
+		_, fromHit := score[from]
+		_, fromDirect := own[from]
+		if !fromHit && !fromDirect {
+			continue
+		}
+		for _, to := range tos {
+			if _, ok := own[to]; ok && fromHit {
+				near[from] = append(near[from], to)
+			}
+			if _, ok := score[to]; ok && fromDirect {
+				near[to] = append(near[to], from)
+			}
+		}
 	}
 	out := slices.Clone(hits)
 	// seen[o] == i+1: o already counted for hit i (one map for all hits, not one per hit).

@@ -611,12 +611,21 @@ func distinct(terms []string) []string {
 }
 
 func dot(a, b []float32) float32 {
-	var s float32
+	// Four independent sums: with one, the scan of every document vector (TopN, 100k rows per
+	// recall) waits on the latency of each addition.
 	b = b[:len(a)]
-	for i, x := range a {
-		s += x * b[i]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
 	}
-	return s
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 func normalize(v []float32) {

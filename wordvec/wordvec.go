@@ -287,38 +287,42 @@ const maxNorms = 1 << 18
 func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string) []float64 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	// Every term occurrence is numbered once (one map access per occurrence); the passes below
-	// work on the numbers. ids holds the query's numbers, then each text's in order.
+	out := make([]float64, len(texts))
+	if len(m.slot) == 0 {
+		return out
+	}
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	s.reset(len(m.wgen))
+	// Every term occurrence is looked up once in the model's own rows (a term without a row has
+	// no vector and counts for nothing); the passes below work on the rows. rows holds the
+	// query's rows, then each text's in order, -1 for a term without one.
 	total := len(query)
 	for _, text := range texts {
 		total += len(text)
 	}
-	slot := make(map[string]int32, min(total/2, 1<<16)) // texts repeat terms: about half are distinct
-	ids := make([]int32, 0, total)
-	var terms []string
+	rows := slices.Grow(s.rows[:0], total)
 	for _, t := range query {
-		ids = append(ids, number(slot, &terms, t))
+		rows = append(rows, m.rowOf(s, t))
 	}
 	for _, text := range texts {
 		for _, t := range text {
-			ids = append(ids, number(slot, &terms, t))
+			rows = append(rows, m.rowOf(s, t))
 		}
 	}
-	vecs := m.weightedLocked(terms)
-	// mark[i] == pass number: term i already counted in this text (a repeat counts once).
-	mark := make([]int32, len(vecs))
-	var pass int32 = 1
-	out := make([]float64, len(texts))
+	s.rows = rows
+	m.weighRows(s)
 	var q [Dims]float64
-	for _, i := range ids[:len(query)] {
-		if mark[i] == pass || vecs[i] == nil {
-			mark[i] = pass
+	s.pass++
+	for _, r := range rows[:len(query)] {
+		if r < 0 || s.mark[r] == s.pass {
 			continue
 		}
-		mark[i] = pass
-		v := vecs[i][:Dims]
-		for d := range q {
-			q[d] += float64(v[d])
+		s.mark[r] = s.pass
+		if v := s.vec(m, r); v != nil {
+			for d := range q {
+				q[d] += float64(v[d])
+			}
 		}
 	}
 	var nq float64
@@ -328,16 +332,11 @@ func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string)
 	if nq == 0 {
 		return out
 	}
-	// The query's dot product with every term's vector: a text's dot product is their sum.
+	// The query's dot product with a term's vector, computed once per term and call: a text's
+	// dot product is their sum.
 	var q32 [Dims]float32
 	for d := range q {
 		q32[d] = float32(q[d])
-	}
-	qv := make([]float64, len(vecs))
-	for i, v := range vecs {
-		if v != nil {
-			qv[i] = float64(dot(&q32, v))
-		}
 	}
 	var cached map[uint64]float64
 	if keys != nil {
@@ -349,7 +348,7 @@ func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string)
 	var sum [Dims]float64
 	at := len(query)
 	for ti, text := range texts {
-		tids := ids[at : at+len(text)]
+		trows := rows[at : at+len(text)]
 		at += len(text)
 		var key uint64
 		if keys != nil {
@@ -359,25 +358,27 @@ func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string)
 		if key == 0 {
 			known = false
 		}
-		pass++
+		s.pass++
 		var qt float64 // the query's dot product with the text's vector
 		found := false
 		if !known {
 			sum = [Dims]float64{}
 		}
-		for _, i := range tids {
-			if mark[i] == pass {
+		for _, r := range trows {
+			if r < 0 || s.mark[r] == s.pass {
 				continue
 			}
-			mark[i] = pass
-			v := vecs[i]
+			s.mark[r] = s.pass
+			v := s.vec(m, r)
 			if v == nil {
 				continue
 			}
 			found = true
-			qt += qv[i]
+			if s.qvAt[r] != s.call {
+				s.qv[r], s.qvAt[r] = float64(dot(&q32, v)), s.call
+			}
+			qt += s.qv[r]
 			if !known {
-				v = v[:Dims]
 				for d := range sum {
 					sum[d] += float64(v[d])
 				}
@@ -410,15 +411,114 @@ func (m *Model) SimilarityKeyed(query []string, keys []uint64, texts [][]string)
 	return out
 }
 
-// number returns t's number in slot, numbering it next (appended to terms) when new.
-func number(slot map[string]int32, terms *[]string, t string) int32 {
-	i, ok := slot[t]
-	if !ok {
-		i = int32(len(*terms))
-		slot[t] = i
-		*terms = append(*terms, t)
+// scratch is one SimilarityKeyed call's working memory per row of the model, reused through
+// scratchPool: entries are stamped with the call (or the pass over one text) instead of
+// cleared, so a call costs what its terms cost, not what the model's rows do.
+type scratch struct {
+	call, pass uint32
+	seen       []uint32  // row → call that met it (its term in terms[at[row]])
+	at         []int32   // row → index into terms
+	state      []uint8   // row → hasVec or noVec, once weighRows ran (valid when seen[row] == call)
+	qv         []float64 // row → the query's dot product with its vector (valid when qvAt[row] == call)
+	qvAt       []uint32
+	mark       []uint32 // row → pass that counted it (a repeat in a text counts once)
+	terms      []string // the call's distinct terms with a row, in the order met
+	met        []int32  // their rows
+	rows       []int32
+}
+
+const (
+	hasVec uint8 = 1 + iota
+	noVec
+)
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
+
+// reset starts a call on a model of n rows.
+func (s *scratch) reset(n int) {
+	if len(s.seen) < n {
+		s.seen, s.at, s.state = make([]uint32, n), make([]int32, n), make([]uint8, n)
+		s.qv, s.qvAt, s.mark = make([]float64, n), make([]uint32, n), make([]uint32, n)
+		s.call, s.pass = 0, 0
 	}
-	return i
+	if s.call > math.MaxUint32-2 || s.pass > math.MaxUint32-(1<<24) {
+		clear(s.seen)
+		clear(s.qvAt)
+		clear(s.mark)
+		s.call, s.pass = 0, 0
+	}
+	s.call++
+	s.terms, s.met = s.terms[:0], s.met[:0]
+}
+
+// rowOf returns term's row (-1: none) and records the rows met in this call. The caller holds
+// mu's read lock.
+func (m *Model) rowOf(s *scratch, term string) int32 {
+	r, ok := m.slot[term]
+	if !ok {
+		return -1
+	}
+	if s.seen[r] != s.call {
+		s.seen[r], s.at[r] = s.call, int32(len(s.terms))
+		s.terms, s.met = append(s.terms, term), append(s.met, r)
+	}
+	return r
+}
+
+// vec returns row r's IDF-weighted unit vector (nil: none); weighRows ran for r in this call.
+func (s *scratch) vec(m *Model, r int32) []float32 {
+	if s.state[r] != hasVec {
+		return nil
+	}
+	return m.wvec[int(r)*Dims : int(r+1)*Dims : int(r+1)*Dims]
+}
+
+// weighRows makes sure every row met in this call holds its term's IDF-weighted unit vector in
+// the cache (computed when stale), and records which rows have none. The caller holds mu's
+// read lock.
+func (m *Model) weighRows(s *scratch) {
+	var missing []int32
+	m.cmu.Lock()
+	gen := m.gen
+	for _, r := range s.met {
+		if m.wgen[r] == gen {
+			s.state[r] = hasVec
+		} else {
+			missing = append(missing, r)
+		}
+	}
+	m.cmu.Unlock()
+	if len(missing) == 0 {
+		return
+	}
+	computed := make([]float32, len(missing)*Dims)
+	var u [Dims]float64
+	for j, r := range missing {
+		term := s.terms[s.at[r]]
+		if !m.unitLocked(term, &u) {
+			s.state[r] = noVec // nothing beyond independence: no vector (not cached, cheap to see)
+			missing[j] = -1
+			continue
+		}
+		w := m.idfLocked(term)
+		v := computed[j*Dims : (j+1)*Dims]
+		for d := range v {
+			v[d] = float32(w * u[d])
+		}
+	}
+	m.cmu.Lock()
+	defer m.cmu.Unlock()
+	for j, r := range missing {
+		if r < 0 {
+			continue
+		}
+		row := m.wvec[int(r)*Dims : int(r+1)*Dims]
+		if m.wgen[r] != gen { // another reader may have filled it meanwhile: never write a valid row
+			copy(row, computed[j*Dims:(j+1)*Dims])
+			m.wgen[r] = gen
+		}
+		s.state[r] = hasVec
+	}
 }
 
 // dot is q·v over Dims components in float32, in eight independent sums (the loop is bound by
@@ -439,60 +539,6 @@ func dot(q *[Dims]float32, v []float32) float32 {
 		s7 += q[d+7] * v[d+7]
 	}
 	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-}
-
-// weightedLocked returns each term's IDF-weighted unit vector (nil: none), from the cache or
-// computed and cached. The caller holds mu's read lock.
-func (m *Model) weightedLocked(terms []string) (vecs [][]float32) {
-	vecs = make([][]float32, len(terms))
-	rows := make([]int32, len(terms))
-	var missing []int
-	m.cmu.Lock()
-	gen := m.gen
-	for i, t := range terms {
-		r, ok := m.slot[t]
-		if !ok {
-			continue // no row: no vector
-		}
-		rows[i] = r
-		if m.wgen[r] == gen {
-			vecs[i] = m.wvec[int(r)*Dims : int(r+1)*Dims]
-		} else {
-			missing = append(missing, i)
-		}
-	}
-	m.cmu.Unlock()
-	if len(missing) == 0 {
-		return vecs
-	}
-	computed := make([]float32, len(missing)*Dims)
-	var u [Dims]float64
-	for j, i := range missing {
-		if !m.unitLocked(terms[i], &u) {
-			missing[j] = -1 // nothing beyond independence: no vector (not cached, cheap to see)
-			continue
-		}
-		w := m.idfLocked(terms[i])
-		v := computed[j*Dims : (j+1)*Dims]
-		for d := range v {
-			v[d] = float32(w * u[d])
-		}
-	}
-	m.cmu.Lock()
-	defer m.cmu.Unlock()
-	for j, i := range missing {
-		if i < 0 {
-			continue
-		}
-		r := int(rows[i])
-		row := m.wvec[r*Dims : (r+1)*Dims]
-		if m.wgen[r] != gen { // another reader may have filled it meanwhile: never write a valid row
-			copy(row, computed[j*Dims:(j+1)*Dims])
-			m.wgen[r] = gen
-		}
-		vecs[i] = row
-	}
-	return vecs
 }
 
 // Nearest returns up to n terms whose vectors are closest (cosine) to term's, best first, with

@@ -142,7 +142,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 				return err
 			}
 		}
-		err := timeVariants(ctx, out, ten, qs, *k, *hops, *only, dropped)
+		err := timeVariants(ctx, out, ten, qs, *k, *hops, *only, dropped, b.alphaPid())
 		if *cpuProfile != "" {
 			pprof.StopCPUProfile()
 		}
@@ -675,25 +675,29 @@ func chunkMemoryIDs(data []byte) ([]string, error) {
 // k = 0 is the exact scan (has(Chunk.embedding)), for the cost of exactness.
 var sweepSettings = [][2]int{{10, 90}, {100, 100}, {100, 400}, {200, 200}, {400, 400}, {400, 1000}, {1000, 1000}, {400, 2000}, {1000, 3000}, {0, 0}}
 
+// procCPU is the CPU time in seconds process pid has used (user and system), read from
+// /proc in clock ticks of 10 ms.
+func procCPU(pid int) (float64, bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// Fields after the command (which may hold spaces) start after the last ')'.
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	var utime, stime float64
+	fmt.Sscan(f[11], &utime)           // field 14 of the whole line
+	fmt.Sscan(f[12], &stime)           // field 15
+	return (utime + stime) / 100, true // clock ticks (USER_HZ = 100 on Linux)
+}
+
 // settleAlpha waits until the process pid used under 10% of a core for 10 consecutive seconds,
 // or limit passed; it reports how long it waited and whether the process went quiet.
 func settleAlpha(ctx context.Context, pid int, limit time.Duration) (time.Duration, bool) {
 	start := time.Now()
-	cpu := func() (float64, bool) {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return 0, false
-		}
-		// Fields after the command (which may hold spaces) start after the last ')'.
-		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-		if len(f) < 13 {
-			return 0, false
-		}
-		var utime, stime float64
-		fmt.Sscan(f[11], &utime)           // field 14 of the whole line
-		fmt.Sscan(f[12], &stime)           // field 15
-		return (utime + stime) / 100, true // clock ticks (USER_HZ = 100 on Linux)
-	}
+	cpu := func() (float64, bool) { return procCPU(pid) }
 	last, ok := cpu()
 	if !ok {
 		return 0, false
@@ -763,7 +767,7 @@ type speedVariant struct {
 // sent directly, in order, in one read-only transaction — at 1 client interleaved query by query
 // (measurePaired), at 8 clients one after the other. A second
 // table breaks the service's time at 1 client down by phase.
-func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []string, k, hops int, only string, dropped bool) error {
+func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []string, k, hops int, only string, dropped bool, alphaPid int) error {
 	match := regexp.MustCompile(only)
 	asOfNow := time.Now().UTC()
 	variants := []speedVariant{
@@ -841,24 +845,37 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 			p50[pi] = percentile(lat, 50)
 			cells[2*pi] = fmt.Sprintf("%.0f / %.0f", p50[pi], percentile(lat, 95))
 		}
+		// CPU per recall at 8 clients, of this process and of the alpha, for the service and for
+		// the same requests sent directly: unlike latency on a shared 2-core machine, it does not
+		// depend on who else runs.
+		var cpu [2][2]float64 // [service, direct][this process, alpha], ms per recall
 		for pi, fn := range []func(context.Context, int) error{service, direct} {
+			self0, _ := procCPU(os.Getpid())
+			alpha0, alphaOK := procCPU(alphaPid)
 			lat, qps, err := measure(ctx, len(qs), 8, fn)
 			if err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
+			}
+			self1, _ := procCPU(os.Getpid())
+			alpha1, _ := procCPU(alphaPid)
+			cpu[pi][0] = (self1 - self0) * 1000 / float64(len(qs))
+			if alphaOK {
+				cpu[pi][1] = (alpha1 - alpha0) * 1000 / float64(len(qs))
 			}
 			cells[2*pi+1] = fmt.Sprintf("%.0f / %.0f, %.1f", percentile(lat, 50), percentile(lat, 95), qps)
 		}
 		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %.2f× |\n", v.name, cells[0], cells[1], cells[2], cells[3], p50[0]/max(p50[1], 0.001))
 		n := time.Duration(len(qs))
 		ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d/n)/1e6) }
-		breakdown = append(breakdown, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %.0f |", v.name,
-			ms(phases.Prepare), ms(phases.Query), ms(phases.Decode), ms(phases.Fuse), ms(phases.Details), float64(allocated)/1024))
+		breakdown = append(breakdown, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %.0f | %.1f / %.1f | %.1f / %.1f | %.2f× |", v.name,
+			ms(phases.Prepare), ms(phases.Query), ms(phases.Decode), ms(phases.Fuse), ms(phases.Details), float64(allocated)/1024,
+			cpu[0][0], cpu[0][1], cpu[1][0], cpu[1][1], (cpu[0][0]+cpu[0][1])/max(cpu[1][0]+cpu[1][1], 0.001)))
 	}
 	fmt.Fprintln(out)
-	fmt.Fprintln(out, "Service time by phase, 1 client, mean ms: prepare (embedding, the service's text and vector search, the plan), the first request's round trip, decoding its answer, scoring and fusion, the details request with its decoding; and the KB this process allocated per recall (the Dgraph client's included).")
+	fmt.Fprintln(out, "Service time by phase, 1 client, mean ms: prepare (embedding, the service's text and vector search, the plan), the first request's round trip, decoding its answer, scoring and fusion, the details request with its decoding; and the KB this process allocated per recall (the Dgraph client's included). CPU ms per recall at 8 clients (10-ms clock ticks over the run): this process (service and benchmark) / the alpha, through the service and with the same requests sent directly, and the ratio of their sums.")
 	fmt.Fprintln(out)
-	fmt.Fprintln(out, "| recall variant | prepare | first request | decode | fuse | details | KB allocated |")
-	fmt.Fprintln(out, "|---|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(out, "| recall variant | prepare | first request | decode | fuse | details | KB allocated | CPU via service: process / alpha | CPU direct: process / alpha | CPU ratio |")
+	fmt.Fprintln(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, line := range breakdown {
 		fmt.Fprintln(out, line)
 	}
