@@ -65,6 +65,12 @@ type Config struct {
 	Logger *slog.Logger
 	// ObserveRPC, when set, is told of every round trip to Dgraph (metrics).
 	ObserveRPC func(method string, d time.Duration, err error)
+	// WatchIndexBuilds: a tenant opened while its vector index is recorded as building gets a
+	// watcher that records the build's end or asks again for a build the alpha lost
+	// (indexbuild.go). For the long-running process (serve); a short command (import, the
+	// benchmarks) leaves that to it — a build it asked for would hold every alter of its own
+	// (Dgraph refuses them while an index builds) and end with the command's managed Dgraph.
+	WatchIndexBuilds bool
 }
 
 // Embedder is what graph needs from an embedding provider (implemented by
@@ -275,7 +281,7 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 	if err := c.checkEmbedder(ctx, name, dg); err != nil {
 		return nil, err
 	}
-	if isVectorIndexBuilding(vectorIndex) {
+	if c.cfg.WatchIndexBuilds && isVectorIndexBuilding(vectorIndex) {
 		c.builds.watch(c, name, ns, dg) // indexbuild.go
 	}
 	t = &Tenant{Name: name, Namespace: ns, dg: dg, session: session, c: c}

@@ -229,7 +229,7 @@ func openClient(t *testing.T, log *slog.Logger) *graph.Client {
 	defer cancel()
 	c, err := graph.Open(ctx, graph.Config{
 		Alphas: env.Alphas, AlphasHTTP: env.HTTP, User: "groot", Password: env.Password,
-		Secret: env.Secret, Embedder: env.Embedder, Logger: log,
+		Secret: env.Secret, Embedder: env.Embedder, Logger: log, WatchIndexBuilds: true,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,9 @@ type opening struct {
 	noExactVectors bool
 	// observeRPC is told of every Dgraph round trip (serve's metrics).
 	observeRPC func(method string, d time.Duration, err error)
+	// watchIndexBuilds: look after background builds of the vector index (graph.Config; the
+	// long-running commands serve and stdio).
+	watchIndexBuilds bool
 	// bulk: a managed Dgraph this command starts runs in bulk-load mode (import): its cache
 	// drops the posting lists a commit changes instead of patching them, which otherwise
 	// held most of the alpha's heap during a 100k load (docs/dgraph-notes.md). A Dgraph that
@@ -113,7 +116,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 		User: cfg.DgraphUser, Password: cfg.DgraphPassword,
 		Secret: secret, Relations: set.Names(), Shapes: set, Logger: log,
 		Reranker: rr, NoExactVectors: !cfg.ExactVectors || o.noExactVectors,
-		ObserveRPC: o.observeRPC,
+		ObserveRPC: o.observeRPC, WatchIndexBuilds: o.watchIndexBuilds,
 	}
 	if b.embedder != nil {
 		gcfg.Embedder = b.embedder

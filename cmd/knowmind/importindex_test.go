@@ -37,7 +37,7 @@ func TestImportWithItsOwnDgraphLeavesTheIndexToServe(t *testing.T) {
 	}
 
 	// Opened without the embedder, which would check (open) every tenant: Meta is read first.
-	b, err := openBackend(ctx, Config{DataDir: dataDir, DgraphPortOffset: offset, DgraphUser: "groot"}, newLogger("error"), opening{})
+	b, err := openBackend(ctx, Config{DataDir: dataDir, DgraphPortOffset: offset, DgraphUser: "groot"}, newLogger("error"), opening{watchIndexBuilds: true}) // as serve
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := openBackend(ctx, cfg, log, opening{embedder: true, reranker: true, observeRPC: metrics.ObserveDgraph})
+	b, err := openBackend(ctx, cfg, log, opening{embedder: true, reranker: true, observeRPC: metrics.ObserveDgraph, watchIndexBuilds: true})
 	if err != nil {
 		return err
 	}
