@@ -77,9 +77,9 @@ func runImport(ctx context.Context, args []string) error {
 	switch {
 	case *vectorIndex == "drop" && b.cluster != nil:
 		// This command started the managed Dgraph and stops it on exit, which would end a
-		// background build midway — and Dgraph v25.2.0 does not resume it (docs/bulk.md), leaving
-		// a partial index recorded as built. The index stays dropped: the next process opening
-		// the tenant (serve) applies the schema, and its alpha builds the index in the background.
+		// background build midway — and Dgraph v25.2.0 may then lose it (docs/dgraph-notes.md,
+		// "Background index builds"). The index stays dropped: the next process opening the
+		// tenant (serve) applies the schema, and its alpha builds the index in the background.
 		fmt.Fprintln(os.Stderr, "vector index: left dropped; the next start of serve rebuilds it in the background (similar_to answers from a partial index until it is done; recall does not use it)")
 	case *vectorIndex == "drop":
 		// Also after a failed import: the service's next start would otherwise rebuild it
