@@ -281,7 +281,7 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 	if err := c.checkEmbedder(ctx, name, dg); err != nil {
 		return nil, err
 	}
-	if c.cfg.WatchIndexBuilds && isVectorIndexBuilding(vectorIndex) {
+	if isVectorIndexBuilding(vectorIndex) {
 		c.builds.watch(c, name, ns, dg) // indexbuild.go
 	}
 	t = &Tenant{Name: name, Namespace: ns, dg: dg, session: session, c: c}

@@ -93,17 +93,13 @@ const (
 // shows while building and once built, not after a lost build) and, when it has the index,
 // each alpha's /health (which lists the predicates being indexed as "<namespace hex>-<name>").
 func (c *Client) vectorIndexNow(ctx context.Context, ns uint64, dg *dgo.Dgraph) (vectorIndexState, error) {
-	resp, err := dg.NewReadOnlyTxn().Query(ctx, `schema(pred: [Chunk.embedding]) { tokenizer }`)
-	if err != nil {
-		return 0, fmt.Errorf("read Chunk.embedding's schema: %w", err)
-	}
 	var sch struct {
 		Schema []struct {
 			Tokenizer []string `json:"tokenizer"`
 		} `json:"schema"`
 	}
-	if err := json.Unmarshal(resp.Json, &sch); err != nil {
-		return 0, err
+	if err := queryInto(ctx, dg, `schema(pred: [Chunk.embedding]) { tokenizer }`, nil, &sch); err != nil {
+		return 0, fmt.Errorf("read Chunk.embedding's schema: %w", err)
 	}
 	if len(sch.Schema) == 0 || !strings.Contains(strings.Join(sch.Schema[0].Tokenizer, ","), "hnsw") {
 		return indexLost, nil
@@ -133,41 +129,28 @@ func (c *Client) vectorIndexNow(ctx context.Context, ns uint64, dg *dgo.Dgraph) 
 // build that ended early holds none of them; a complete index misses a chunk's own vector
 // rarely, all three practically never. A namespace without vectors counts as found.
 func oldestVectorsFound(ctx context.Context, dg *dgo.Dgraph) (bool, error) {
-	resp, err := dg.NewReadOnlyTxn().Query(ctx, `{ c(func: has(Chunk.embedding), first: 3) { uid v: Chunk.embedding } }`)
-	if err != nil {
-		return false, fmt.Errorf("read the oldest vectors: %w", err)
-	}
-	var out struct {
-		C []struct {
+	type vectors struct {
+		V []struct {
 			UID string    `json:"uid"`
 			V   []float32 `json:"v"`
-		} `json:"c"`
+		} `json:"v"`
 	}
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
-		return false, err
+	var oldest vectors
+	if err := queryInto(ctx, dg, `{ v(func: has(Chunk.embedding), first: 3) { uid v: Chunk.embedding } }`, nil, &oldest); err != nil {
+		return false, fmt.Errorf("read the oldest vectors: %w", err)
 	}
-	if len(out.C) == 0 {
+	if len(oldest.V) == 0 {
 		return true, nil
 	}
-	for _, c := range out.C {
-		resp, err := dg.NewReadOnlyTxn().QueryWithVars(ctx,
-			`query q($v: float32vector) { n(func: similar_to(Chunk.embedding, 10, $v)) { uid v: Chunk.embedding } }`,
-			map[string]string{"$v": VectorString(c.V)})
-		if err != nil {
+	for _, c := range oldest.V {
+		var near vectors
+		if err := queryInto(ctx, dg, `query q($v: float32vector) { v(func: similar_to(Chunk.embedding, 10, $v)) { uid v: Chunk.embedding } }`,
+			map[string]string{"$v": VectorString(c.V)}, &near); err != nil {
 			return false, fmt.Errorf("probe the vector index: %w", err)
-		}
-		var near struct {
-			N []struct {
-				UID string    `json:"uid"`
-				V   []float32 `json:"v"`
-			} `json:"n"`
-		}
-		if err := json.Unmarshal(resp.Json, &near); err != nil {
-			return false, err
 		}
 		// The chunk itself, or one with the very same vector: with more than ten copies of a
 		// text (a boilerplate section) a complete index may answer with the others.
-		for _, n := range near.N {
+		for _, n := range near.V {
 			if n.UID == c.UID || slices.Equal(n.V, c.V) {
 				return true, nil
 			}
@@ -244,6 +227,9 @@ type indexWatchers struct {
 }
 
 func (w *indexWatchers) watch(c *Client, name string, ns uint64, dg *dgo.Dgraph) {
+	if !c.cfg.WatchIndexBuilds {
+		return // a short command: serve looks after the build
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ctx == nil {

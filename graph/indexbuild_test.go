@@ -40,18 +40,10 @@ func TestLostVectorIndexBuildIsAskedForAgain(t *testing.T) {
 		t.Fatalf("similar_to before the open: %v, want not indexed", err)
 	}
 
-	var logs syncBuffer
-	c := openClient(t, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	if _, err := c.Tenant(ctx, ten.Name, false); err != nil {
-		t.Fatal(err)
-	}
-	waitVectorIndexBuilt(t, ten, 30*time.Second)
-	if err := similarTo(ctx, dgraphtest.DG(t, ten), first); err != nil {
-		t.Fatalf("similar_to after the build: %v", err)
-	}
-	if !strings.Contains(logs.String(), "level=INFO msg=\"vector index build was lost") ||
-		!strings.Contains(logs.String(), "tenant="+ten.Name) {
-		t.Errorf("no info line about the lost build: %s", logs.String())
+	logs := openUntilBuilt(t, ten, first, 30*time.Second)
+	if !strings.Contains(logs, "level=INFO msg=\"vector index build was lost") ||
+		!strings.Contains(logs, "tenant="+ten.Name) {
+		t.Errorf("no info line about the lost build: %s", logs)
 	}
 }
 
@@ -157,18 +149,27 @@ func TestVectorIndexBuildLostByAKilledAlpha(t *testing.T) {
 		t.Fatalf("after the restart Meta says %q, want building <time>", s)
 	}
 
+	if logs := openUntilBuilt(t, ten, first, 3*time.Minute); !strings.Contains(logs, "vector index build was lost") {
+		t.Errorf("no line about the lost build: %s", logs)
+	}
+}
+
+// openUntilBuilt opens ten in a client of its own (a process starting, logging at info), waits
+// until Meta records the index built and checks that similar_to finds first; it returns the
+// client's log.
+func openUntilBuilt(t *testing.T, ten *graph.Tenant, first vectorChunk, timeout time.Duration) string {
+	t.Helper()
+	ctx := context.Background()
 	var logs syncBuffer
 	c := openClient(t, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if _, err := c.Tenant(ctx, ten.Name, false); err != nil {
 		t.Fatal(err)
 	}
-	waitVectorIndexBuilt(t, ten, 3*time.Minute)
+	waitVectorIndexBuilt(t, ten, timeout)
 	if err := similarTo(ctx, dgraphtest.DG(t, ten), first); err != nil {
 		t.Fatalf("similar_to after the build: %v", err)
 	}
-	if !strings.Contains(logs.String(), "vector index build was lost") {
-		t.Errorf("no line about the lost build: %s", logs.String())
-	}
+	return logs.String()
 }
 
 // killAlpha SIGKILLs the harness's alpha and waits until its supervisor restarted it.

@@ -148,7 +148,12 @@ func (t *Tenant) GetMemory(ctx context.Context, id string) (knowmind.Memory, err
 
 // queryVars runs a read-only query and decodes its JSON into out.
 func (t *Tenant) queryVars(ctx context.Context, q string, vars map[string]string, out any) error {
-	resp, err := t.dg.NewReadOnlyTxn().QueryWithVars(ctx, q, vars)
+	return queryInto(ctx, t.dg, q, vars, out)
+}
+
+// queryInto runs a read-only query on dg and decodes its JSON into out.
+func queryInto(ctx context.Context, dg *dgo.Dgraph, q string, vars map[string]string, out any) error {
+	resp, err := dg.NewReadOnlyTxn().QueryWithVars(ctx, q, vars)
 	if err != nil {
 		return err
 	}

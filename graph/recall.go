@@ -969,9 +969,17 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 		exact  []uint64
 		scores []float32
 		sides  [2]textSide
-		errs   [2]error
 		pool   []semvec.Hit
 	)
+	exactVectors := useVector && t.exactVectors() && !a.NoExactVectors
+	if exactVectors || !a.NoText {
+		// The tenant's text index and vectors, loaded once per process (a sync with the store
+		// started when one is due, textsync.go); the semantic model is built from the index.
+		if err := t.text.ensure(ctx, t); err != nil {
+			return req, err
+		}
+		t.text.maybeSync(ctx, t)
+	}
 	if useVector {
 		emb := t.c.cfg.Embedder
 		if emb == nil {
@@ -983,12 +991,7 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 			return req, knowmind.Errorf(knowmind.EPROVIDER, "the embedding provider failed")
 		}
 		req.Vars["$vec"] = VectorString(vec)
-		if t.exactVectors() && !a.NoExactVectors {
-			// The exact search needs the tenant's vectors loaded, with its BM25 statistics.
-			if err := t.text.ensure(ctx, t); err != nil {
-				return req, err
-			}
-			t.text.maybeSync(ctx, t)
+		if exactVectors {
 			// false: nothing held (a new tenant) or another dimension; HNSW and the pools stand in.
 			wg.Go(func() { exact, scores, _ = t.text.vec.searchScored(vec, vectorCandidates(q.K)) })
 		}
@@ -998,14 +1001,9 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 	// The service searches its own text index unless an ablation asks for Dgraph's full-text
 	// step (feedback needs the candidates' text, which only that step reads).
 	if !a.NoText {
-		// Loaded before the searches start: the semantic model is built from the text index.
-		if err := t.text.ensure(ctx, t); err != nil {
-			return req, err
-		}
-		t.text.maybeSync(ctx, t)
 		wg.Go(func() {
 			for i, lang := range []string{"de", ""} {
-				sides[i], errs[i] = t.textSide(ctx, lang, query, q.K, served)
+				sides[i] = t.textSide(lang, query, q.K, served)
 			}
 		})
 		if n := semanticPoolSize(a); served && (n > 0 || a.SemanticSVD || conceptWeightOf(a) > 0) {
@@ -1030,11 +1028,7 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 	}
 	var textUIDs, textSeeds []uint64
 	if !a.NoText {
-		for i := range sides {
-			if errs[i] != nil {
-				return req, errs[i]
-			}
-			side := sides[i]
+		for i, side := range sides {
 			if side.served {
 				// A vector candidate outside the text top keeps its own BM25 score, as when
 				// Dgraph's text step returned it, instead of counting as holding none of the words.
@@ -1124,18 +1118,15 @@ func textCandidates(k int) int { return vectorCandidates(k) }
 // best textCandidates(k) of the tenant's text index and as seeds up to graphSeeds(k) chunks
 // holding the rarest query words (PrepareRecall adds the vector candidates' scores); otherwise
 // the words anyoftext should match.
-func (t *Tenant) textSide(ctx context.Context, lang, query string, k int, served bool) (textSide, error) {
+func (t *Tenant) textSide(lang, query string, k int, served bool) textSide {
 	side := textSide{lang: lang, terms: bm25.Analyze(lang, query)}
 	if len(side.terms) == 0 {
-		return side, nil
+		return side
 	}
-	st, err := t.textStats(ctx, lang, side.terms)
-	if err != nil {
-		return side, err
-	}
+	st := t.text.ix.Stats(t.Name, lang, side.terms...)
 	side.stats = st
 	if st.Docs == 0 {
-		return side, nil // no text stored in this language: nothing to match
+		return side // no text stored in this language: nothing to match
 	}
 	if served {
 		side.served, side.scores = true, map[uint64]float64{}
@@ -1149,12 +1140,12 @@ func (t *Tenant) textSide(ctx context.Context, lang, query string, k int, served
 		// than the BM25 top (docs/recall.md).
 		side.seeds = t.text.ix.Holding(t.Name, lang, rarestTerms(lang, query, st, int64(graphSeeds(k))), graphSeeds(k))
 		side.pool = matchTerms(lang, query, st, vectorPoolBudget)
-		return side, nil
+		return side
 	}
 	side.match = matchTerms(lang, query, st, textBudget)
 	side.seed = matchTerms(lang, query, st, int64(graphSeeds(k)))
 	side.pool = matchTerms(lang, query, st, vectorPoolBudget)
-	return side, nil
+	return side
 }
 
 // matchTerms chooses which query words the full-text step matches. Dgraph returns matches

@@ -339,7 +339,8 @@ func RestoreVectorIndex(ctx context.Context, dg *dgo.Dgraph, background bool) er
 func (t *Tenant) DropVectorIndex(ctx context.Context) error { return DropVectorIndex(ctx, t.dg) }
 
 // RestoreVectorIndex is RestoreVectorIndex on the tenant's namespace (knowmind import); a
-// background build is watched until it ends, for as long as the client is open.
+// client that watches builds (Config.WatchIndexBuilds) watches a background one until it ends,
+// for as long as it is open.
 func (t *Tenant) RestoreVectorIndex(ctx context.Context, background bool) error {
 	if err := RestoreVectorIndex(ctx, t.dg, background); err != nil {
 		return err

@@ -252,17 +252,6 @@ func (x *textIndex) forgetDocLocked(tenant, doc string) {
 	x.titles.Remove(tenant, doc)
 }
 
-// textStats returns the tenant's statistics for lang and the given query terms, loading them
-// first if this process has not yet, and starting a background sync with the store when the
-// last one is due (textsync.go).
-func (t *Tenant) textStats(ctx context.Context, lang string, terms []string) (bm25.Stats, error) {
-	if err := t.text.ensure(ctx, t); err != nil {
-		return bm25.Stats{}, err
-	}
-	t.text.maybeSync(ctx, t)
-	return t.text.ix.Stats(t.Name, lang, terms...), nil
-}
-
 // RebuildTextStats rescans the tenant's chunks and replaces its BM25 statistics. Recall does
 // this by itself on first use, and picks up other replicas' writes by its periodic sync; a
 // rebuild is the exact, expensive way to the same (a sync running meanwhile is dropped).
