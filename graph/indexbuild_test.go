@@ -292,16 +292,7 @@ func similarTo(ctx context.Context, dg *dgo.Dgraph, c vectorChunk) error {
 // vectorIndexState is the tenant's Meta.vector_index.
 func vectorIndexState(t *testing.T, ten *graph.Tenant) string {
 	t.Helper()
-	var out struct {
-		M []struct {
-			VI string `json:"Meta.vector_index"`
-		} `json:"m"`
-	}
-	dgraphtest.Query(t, ten, `{ m(func: eq(Meta.key, "knowmind")) { Meta.vector_index } }`, nil, &out)
-	if len(out.M) != 1 {
-		t.Fatalf("Meta nodes: %+v", out.M)
-	}
-	return out.M[0].VI
+	return dgraphtest.VectorIndexState(t, dgraphtest.DG(t, ten))
 }
 
 // waitVectorIndexBuilt waits until Meta says built; meanwhile it must say building.

@@ -47,18 +47,7 @@ func TestImportWithItsOwnDgraphLeavesTheIndexToServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	dg := dgraphtest.Login(t, cred, b.cluster.AlphaGRPC()...)
-	state := func() string {
-		var out struct {
-			M []struct {
-				VI string `json:"Meta.vector_index"`
-			} `json:"m"`
-		}
-		dgraphtest.QueryDG(t, dg, `{ m(func: eq(Meta.key, "knowmind")) { Meta.vector_index } }`, nil, &out)
-		if len(out.M) != 1 {
-			t.Fatalf("Meta nodes: %+v", out.M)
-		}
-		return out.M[0].VI
-	}
+	state := func() string { return dgraphtest.VectorIndexState(t, dg) }
 	if s := state(); s != "dropped" {
 		t.Fatalf("after the import the vector index is recorded %q, want dropped", s)
 	}

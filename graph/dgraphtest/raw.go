@@ -144,3 +144,19 @@ func (e *Env) SetGalaxyNquads(t testing.TB, nquads string) {
 	t.Helper()
 	mutate(t, e.Galaxy(t), &api.Mutation{CommitNow: true, SetNquads: []byte(nquads)})
 }
+
+// VectorIndexState is the namespace's Meta.vector_index ("dropped", "building <time>", "built";
+// graph/indexbuild.go), from a client from Login, DG or Galaxy.
+func VectorIndexState(t testing.TB, dg *dgo.Dgraph) string {
+	t.Helper()
+	var out struct {
+		M []struct {
+			VI string `json:"Meta.vector_index"`
+		} `json:"m"`
+	}
+	QueryDG(t, dg, `{ m(func: eq(Meta.key, "knowmind")) { Meta.vector_index } }`, nil, &out)
+	if len(out.M) != 1 {
+		t.Fatalf("Meta nodes: %+v", out.M)
+	}
+	return out.M[0].VI
+}
