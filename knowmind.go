@@ -42,14 +42,16 @@ type Principal struct {
 	// Projects limits the notes projects the principal reaches (knowmind token create
 	// --projects); nil reaches all of the tenant's projects.
 	Projects []string
-	// Toolsets limits the MCP tools the principal sees and calls (knowmind token create
-	// --toolsets); nil reaches every toolset.
+	// Toolsets are the MCP toolsets the principal sees and calls (knowmind token create
+	// --toolsets, narrowed per request by the X-Knowmind-Toolsets header); nil reaches
+	// DefaultToolsets.
 	Toolsets []string
 }
 
-// Toolsets group the MCP tools so an agent sees only what it needs (handlers/toolsets.go lists
-// their tools): memory is the seed-000 memory service, notes the notes knowledge base, engine
-// the graph explorer and the memory engine (capture, drafts, entities, goals, briefing).
+// Toolsets group the MCP tools so an agent sees only what it needs (each tool's file in
+// handlers/ names its toolset): memory is the seed-000 memory service and the graph explorer,
+// notes the notes knowledge base, engine the memory engine (capture, drafts, entities, goals,
+// briefing).
 const (
 	ToolsetMemory = "memory"
 	ToolsetNotes  = "notes"
@@ -59,9 +61,17 @@ const (
 // AllToolsets are the toolsets a token may name.
 var AllToolsets = []string{ToolsetMemory, ToolsetNotes, ToolsetEngine}
 
+// DefaultToolsets are what a principal without a toolset list reaches (the dev token, JWTs,
+// OAuth tokens, stdio without --toolsets): the smallest list that answers and stores, so a
+// model's tool list stays short. A client asks for more per request (docs/clients.md).
+var DefaultToolsets = []string{ToolsetMemory}
+
 // ReachesToolset reports whether the principal may use the tools of toolset.
 func (p Principal) ReachesToolset(toolset string) bool {
-	return p.Toolsets == nil || slices.Contains(p.Toolsets, toolset)
+	if p.Toolsets == nil {
+		return slices.Contains(DefaultToolsets, toolset)
+	}
+	return slices.Contains(p.Toolsets, toolset)
 }
 
 // CheckToolsets refuses an empty list or an unknown toolset name.

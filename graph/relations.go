@@ -82,6 +82,10 @@ const openFacetFilter = `NOT le(valid_to, "9999-12-31T23:59:59Z")`
 // refuses them.
 var historyRelations = []string{"SUPERSEDES", "SUPERSEDED_BY"}
 
+// IsHistoryRelation reports whether rel is version history, which only
+// UpdateFact writes (knowmind_link refuses it).
+func IsHistoryRelation(rel string) bool { return slices.Contains(historyRelations, rel) }
+
 // edgePairQuery reads both ends of a link, the edge each way between them
 // and, where a max_count applies, how many open edges of the type each end
 // already has. Predicate names come from the shapes set (UPPER_SNAKE,

@@ -42,7 +42,7 @@ type Token struct {
 	Name       string           `json:"name"`
 	Scopes     []knowmind.Scope `json:"scopes"`
 	Projects   []string         `json:"projects,omitempty"` // notes projects it reaches; nil = all
-	Toolsets   []string         `json:"toolsets,omitempty"` // MCP toolsets it reaches; nil = all
+	Toolsets   []string         `json:"toolsets,omitempty"` // MCP toolsets it reaches; nil = no limit (knowmind.DefaultToolsets unless a request asks for more)
 	CreatedAt  time.Time        `json:"created_at"`
 	LastUsedAt *time.Time       `json:"last_used_at,omitempty"`
 	ExpiresAt  *time.Time       `json:"expires_at,omitempty"`
@@ -124,7 +124,7 @@ func (c *Client) CreateProjectToken(ctx context.Context, tenant string, scopes [
 }
 
 // CreateLimitedToken is CreateProjectToken for a token that also reaches only some toolsets
-// (nil: all; see knowmind.AllToolsets).
+// (nil: no limit, see knowmind.DefaultToolsets).
 func (c *Client) CreateLimitedToken(ctx context.Context, tenant string, scopes []knowmind.Scope, projects, toolsets []string, name string, expiresAt *time.Time) (string, Token, error) {
 	if toolsets != nil {
 		if err := knowmind.CheckToolsets(toolsets); err != nil {

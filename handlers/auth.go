@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -40,6 +41,8 @@ const (
 	extraPrincipal = "principal" // knowmind.Principal
 	extraJWT       = "jwt"       // true for JWT principals
 	extraCreate    = "create"    // true: the principal's tenant gets its workspace on first use
+	// extraOutputSchemas: the request asked tools/list for output schemas (toolsets.go).
+	extraOutputSchemas = "output_schemas"
 )
 
 // touchEvery throttles last_used_at writes: bookkeeping, not security.
@@ -389,4 +392,12 @@ func resourceMetadata(base func(*http.Request) string, issuer string) http.Handl
 		w.Header().Set("Access-Control-Allow-Origin", "*")
 		_ = json.NewEncoder(w).Encode(md)
 	})
+}
+
+// withExtra is a copy of ti with the extra values set (ti itself may be shared).
+func withExtra(ti *auth.TokenInfo, set map[string]any) *auth.TokenInfo {
+	c := *ti
+	c.Extra = maps.Clone(ti.Extra)
+	maps.Copy(c.Extra, set)
+	return &c
 }

@@ -7,12 +7,23 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// briefingTool declares knowmind_briefing (tools.go: toolList).
+var briefingTool = declare(tool{
+	Name:  "knowmind_briefing",
+	Title: "Briefing",
+	Description: "What to know now: due and fired goals, open conflicts and drafts, recent memories, within a token " +
+		"budget; extractive, or written by a model when one is configured.",
+	Scope:    knowmind.ScopeRead,
+	ReadOnly: true,
+	Toolset:  knowmind.ToolsetEngine,
+}, (*service).briefing)
+
 // BriefingParams are knowmind_briefing's parameters.
 type BriefingParams struct {
-	Since     string       `json:"since,omitempty" jsonschema:"ISO 8601 time: only memories, drafts and conflicts created since then, goals fired since then (due goals always show)"`
+	Since     string       `json:"since,omitempty" jsonschema:"ISO 8601 time: only what was created or fired since then"`
 	Entity    *EntityParam `json:"entity,omitempty" jsonschema:"only what is about this entity (type and id or name); due goals always show"`
-	MaxTokens *int         `json:"max_tokens,omitempty" jsonschema:"token budget of the briefing's text, 100 to 20,000 (default 1,500); items that do not fit are counted as omitted" validate:"omitnil,min=100,max=20000"`
-	Mode      string       `json:"mode,omitempty" jsonschema:"llm (the configured model writes the text; the default when one is configured) or extractive (quotes only; the default otherwise)" validate:"omitempty,oneof=llm extractive"`
+	MaxTokens *int         `json:"max_tokens,omitempty" jsonschema:"token budget of the text (default 1,500)" validate:"omitnil,min=100,max=20000"`
+	Mode      string       `json:"mode,omitempty" jsonschema:"llm (a configured model writes the text; then the default) or extractive" validate:"omitempty,oneof=llm extractive"`
 }
 
 // BriefingResult is the briefing: the extractive sections always, the text written by the

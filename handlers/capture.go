@@ -2,18 +2,35 @@ package handlers
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/knowmind/knowmind"
 )
 
+// captureTool declares knowmind_capture (tools.go: toolList).
+var captureTool = declare(tool{
+	Name:  "knowmind_capture",
+	Title: "Capture facts from text",
+	Description: "Learns from raw text (a conversation turn, meeting notes): extracts facts with their entities, stores " +
+		"the confident ones, keeps unsure ones as drafts (knowmind_review_draft) and reports contradictions with " +
+		"current memories. The same text again writes nothing.",
+	More: func(s *service) string {
+		return " Extractors: " + strings.Join(s.engine.names(), ", ") + "; default " + s.engine.def + "."
+	},
+	Vocabulary: true,
+	Scope:      knowmind.ScopeWrite,
+	Idempotent: true,
+	Toolset:    knowmind.ToolsetEngine,
+}, (*service).capture)
+
 // CaptureParams are knowmind_capture's parameters.
 type CaptureParams struct {
-	Text       string `json:"text" jsonschema:"raw text to learn from: a conversation turn, meeting notes, an e-mail (at most 100,000 characters)" validate:"required,notblank,max=100000"`
+	Text       string `json:"text" jsonschema:"raw text to learn from: a conversation turn, meeting notes, an e-mail" validate:"required,notblank,max=100000"`
 	Source     string `json:"source,omitempty" jsonschema:"where the text comes from, free text" validate:"max=2000"`
 	OccurredAt string `json:"occurred_at,omitempty" jsonschema:"ISO 8601 time the text is about (default now); stored facts are valid from then"`
 	Category   string `json:"category,omitempty" jsonschema:"one of the domain's categories (see the tool description)" validate:"max=100"`
-	Extractor  string `json:"extractor,omitempty" jsonschema:"rules (offline heuristics) or llm when configured; default: the service's" validate:"max=64"`
+	Extractor  string `json:"extractor,omitempty" jsonschema:"rules (offline) or llm when configured; default: the service's" validate:"max=64"`
 }
 
 // CaptureResult is the seed's {stored, drafts, pm_matches, conflicts}.

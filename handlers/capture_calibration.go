@@ -6,6 +6,17 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// captureCalibrationTool declares knowmind_capture_calibration (tools.go: toolList).
+var captureCalibrationTool = declare(tool{
+	Name:  "knowmind_capture_calibration",
+	Title: "Capture routing calibration",
+	Description: "How knowmind_capture routes an extractor's facts here: base and review-adjusted thresholds, accept and " +
+		"reject counts per confidence bucket.",
+	Scope:    knowmind.ScopeRead,
+	ReadOnly: true,
+	Toolset:  knowmind.ToolsetEngine,
+}, (*service).captureCalibration)
+
 // CaptureCalibrationParams are knowmind_capture_calibration's parameters.
 type CaptureCalibrationParams struct {
 	Extractor string `json:"extractor,omitempty" jsonschema:"rules or llm; default: the service's" validate:"max=64"`

@@ -461,7 +461,7 @@ func TestCaptureThresholdsPerTenant(t *testing.T) {
 func TestEngineToolDescriptions(t *testing.T) {
 	srv := newTestServer(t, nil)
 	token := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeWrite)
-	r := send(t, srv.URL+"/api/mcp/v1", token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	r := send(t, srv.URL+"/api/mcp/v1", token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, toolsetsHeader, "all")
 	var res struct {
 		Tools []struct{ Name, Description string }
 	}
@@ -471,7 +471,7 @@ func TestEngineToolDescriptions(t *testing.T) {
 	found := 0
 	for _, tl := range res.Tools {
 		switch tl.Name {
-		case "knowmind_capture", "knowmind_list_entities", "knowmind_list_drafts":
+		case "knowmind_capture", "knowmind_list_entities", "knowmind_retrieve":
 			found++
 			if !strings.Contains(tl.Description, "Entity types: person, organisation, project, place.") ||
 				!strings.Contains(tl.Description, "Categories: decision, task,") {

@@ -7,11 +7,21 @@ import (
 	"github.com/knowmind/knowmind/graph"
 )
 
+// contextTool declares knowmind_context (tools.go: toolList).
+var contextTool = declare(tool{
+	Name:  "knowmind_context",
+	Title: "Context bundle",
+	Description: "The most relevant notes, memories and documents on a topic plus their graph neighbours, as whole " +
+		"contents cut to budgetTokens. Use when you need the text, not only where it is (knowmind_search).",
+	Scope: knowmind.ScopeRead, ReadOnly: true,
+	Toolset: knowmind.ToolsetNotes,
+}, (*service).context)
+
 // ContextParams are knowmind_context's parameters (the seed's recall).
 type ContextParams struct {
 	Query        string `json:"query" jsonschema:"the topic" validate:"required,notblank,max=4000"`
-	BudgetTokens *int   `json:"budgetTokens,omitempty" jsonschema:"token budget of the bundle, 100 to 50000 (default 4000)" validate:"omitnil,min=100,max=50000"`
-	Project      string `json:"project,omitempty" jsonschema:"only this project's notes (memories and documents, which belong to no project, are left out)" validate:"max=64"`
+	BudgetTokens *int   `json:"budgetTokens,omitempty" jsonschema:"token budget of the bundle (default 4000)" validate:"omitnil,min=100,max=50000"`
+	Project      string `json:"project,omitempty" jsonschema:"only this project's notes (leaves out memories and documents)" validate:"max=64"`
 }
 
 // ContextResult is the bundle: items best first, tokensUsed ≤ budgetTokens.

@@ -6,6 +6,16 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// createNoteTool declares knowmind_create_note (tools.go: toolList).
+var createNoteTool = declare(tool{
+	Name:  "knowmind_create_note",
+	Title: "Create a note",
+	Description: "Creates a shared note in a project: body is Markdown starting with \"# Title\", optional YAML frontmatter; " +
+		"[[Title]] links become edges (or wait for that note). A title already in the folder is refused (409).",
+	Scope:   knowmind.ScopeWrite,
+	Toolset: knowmind.ToolsetNotes,
+}, (*service).createNote)
+
 // CreateNoteParams are knowmind_create_note's parameters. The class (user-doc) is the tool's.
 type CreateNoteParams struct {
 	Project string              `json:"project" jsonschema:"project handle, verbatim from knowmind_list_projects" validate:"required,notblank,max=64"`

@@ -6,9 +6,19 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// createNotesTool declares knowmind_create_notes (tools.go: toolList).
+var createNotesTool = declare(tool{
+	Name:  "knowmind_create_notes",
+	Title: "Create several notes",
+	Description: "knowmind_create_note for up to 50 notes in one call; results[] per item (ok with id and versionToken, or " +
+		"its error).",
+	Scope:   knowmind.ScopeWrite,
+	Toolset: knowmind.ToolsetNotes,
+}, (*service).createNotes)
+
 // CreateNotesParams are knowmind_create_notes' parameters: each item as knowmind_create_note's.
 type CreateNotesParams struct {
-	Notes []CreateNoteParams `json:"notes" jsonschema:"the notes to create, 1 to 50, each as knowmind_create_note takes it" validate:"required,min=1,max=50,dive"`
+	Notes []CreateNoteParams `json:"notes" jsonschema:"each as knowmind_create_note takes it" validate:"required,min=1,max=50,dive"`
 }
 
 // BatchItemError is one failed item: the error knowmind_create_note or knowmind_link_note would

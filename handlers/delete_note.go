@@ -1,6 +1,20 @@
 package handlers
 
-import "context"
+import (
+	"context"
+
+	"github.com/knowmind/knowmind"
+)
+
+// deleteNoteTool declares knowmind_delete_note (tools.go: toolList).
+var deleteNoteTool = declare(tool{
+	Name:        "knowmind_delete_note",
+	Title:       "Move a note to the trash",
+	Description: "Moves a note to the trash: gone from search and lists; only a person restores it.",
+	Scope:       knowmind.ScopeWrite,
+	Idempotent:  true, Destructive: true,
+	Toolset: knowmind.ToolsetNotes,
+}, (*service).deleteNote)
 
 // DeleteNoteParams are knowmind_delete_note's parameters.
 type DeleteNoteParams struct {

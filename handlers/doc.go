@@ -10,37 +10,52 @@
 // Files: mcp.go (the endpoint around the MCP SDK: origin, auth, rate limit,
 // protocol fixes, JSON or SSE answers), auth.go (kmt_ tokens and JWTs, 401,
 // RFC 9728 metadata), ratelimit.go, tools.go (the tool list and the
-// machinery: scope checks, tools/list filtering, tenant), params.go (argument
+// machinery: scope checks, tools/list filtering, tenant), toolsets.go (which
+// toolsets a request reaches), params.go (argument
 // decoding, validation and input schema), errors.go, engine_tools.go (the
 // memory engine's toolset: extractors, the domain vocabulary in descriptions),
 // and one file per tool.
 //
 // # Adding a tool
 //
-// Create handlers/<tool>.go with the params struct, the result struct and the
-// handler — nothing else:
+// A tool is one file, handlers/<tool>.go, holding everything about it: its
+// declaration (name, title, description, scope, toolset, annotations), its
+// params struct, its result struct and its handler. handlers/stats.go in full,
+// after its imports:
 //
-//	// RecallParams are knowmind_recall's parameters.
-//	type RecallParams struct {
-//		Query string `json:"query" jsonschema:"natural-language question" validate:"required,notblank"`
-//		K     *int   `json:"k,omitempty" jsonschema:"number of hits, 1 to 25 (default 5)" validate:"omitnil,min=1,max=25"`
-//	}
+//	// statsTool declares knowmind_stats (tools.go: toolList).
+//	var statsTool = declare(tool{
+//		Name:        "knowmind_stats",
+//		Title:       "Corpus statistics",
+//		Description: "Counts of the workspace's memories, relations and indexed chunks.",
+//		Scope:       knowmind.ScopeRead,
+//		ReadOnly:    true,
+//		Toolset:     knowmind.ToolsetMemory,
+//	}, (*service).stats)
 //
-//	// RecallResult is what the tool returns (JSON tags = the spec's names).
-//	type RecallResult struct { ... }
+//	// StatsParams: knowmind_stats takes no parameters.
+//	type StatsParams struct{}
 //
-//	func (s *service) recall(ctx context.Context, p RecallParams) (RecallResult, error) {
-//		t, err := s.tenant(ctx) // the caller's tenant; never from arguments
+//	// StatsResult counts the workspace's memories, edges and chunks.
+//	type StatsResult = knowmind.Stats
+//
+//	// stats reports the corpus size of the caller's tenant.
+//	func (s *service) stats(ctx context.Context, _ StatsParams) (StatsResult, error) {
+//		t, err := s.tenant(ctx)
 //		if err != nil {
-//			return RecallResult{}, err
+//			return StatsResult{}, err
 //		}
-//		return t.Recall(ctx, p.Query, intOr(p.K, 5))
+//		return t.Stats(ctx)
 //	}
 //
-// and register it in registerTools (tools.go) with its scope:
+// and one line in toolList (tools.go): statsTool. Registration, tools/list,
+// the toolsets and initialize's instructions read that list; a test fails
+// when a declared tool belongs to no toolset, and another when this example
+// and stats.go differ.
 //
-//	addTool(s, srv, tool{Name: "knowmind_recall", Title: "...", Description: "...",
-//		Scope: knowmind.ScopeRead, ReadOnly: true}, s.recall)
+// A description says when to use the tool rather than its neighbours, in a
+// sentence or two: tools/list for the default toolset must stay within 3,000
+// tokens (TestToolListSize prints the sizes).
 //
 // Rules the machinery relies on:
 //   - Parameters the spec marks required: json tag without omitempty (the
@@ -58,5 +73,7 @@
 //     schema: omitempty, no validate:"required"; the handler checks it.
 //   - A tool whose spec answers a missing scope with 403 sets
 //     ScopeError: codeForbidden (knowmind_update_fact).
+//   - Text from configuration (relation shapes, extractors) joins the
+//     description through More; the domain vocabulary through Vocabulary.
 //   - Results must never be nil slices where the spec shows arrays.
 package handlers

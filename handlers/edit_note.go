@@ -6,6 +6,17 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// editNoteTool declares knowmind_edit_note (tools.go: toolList).
+var editNoteTool = declare(tool{
+	Name:  "knowmind_edit_note",
+	Title: "Edit a note",
+	Description: "Edits a note by words: append, prepend, replace, replaceSection (under heading) or findReplace. Needs " +
+		"the versionToken of a fresh knowmind_get_note; the former body is kept as a revision.",
+	Scope:       knowmind.ScopeWrite,
+	Destructive: true, // replace and findReplace overwrite text (kept as a revision)
+	Toolset:     knowmind.ToolsetNotes,
+}, (*service).editNote)
+
 // EditNoteParams are knowmind_edit_note's parameters.
 type EditNoteParams struct {
 	ID           string `json:"id" jsonschema:"note id" validate:"required,notblank,max=200"`

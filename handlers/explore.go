@@ -7,11 +7,22 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// exploreTool declares knowmind_explore (tools.go: toolList).
+var exploreTool = declare(tool{
+	Name:  "knowmind_explore",
+	Title: "Explore a memory",
+	Description: "One memory as a graph: its content, version chain and the memories within hops relations, with the edges " +
+		"between them; as_of shows it as it was then. The explorer at /ui draws this.",
+	Scope:    knowmind.ScopeRead,
+	ReadOnly: true,
+	Toolset:  knowmind.ToolsetMemory,
+}, (*service).explore)
+
 // ExploreParams are knowmind_explore's parameters.
 type ExploreParams struct {
 	MemoryID string `json:"memory_id" jsonschema:"id of the memory at the centre" validate:"required,notblank,max=200"`
-	Hops     *int   `json:"hops,omitempty" jsonschema:"relations to follow from the centre, 1 to 3 (default 1)" validate:"omitnil,min=1,max=3"`
-	AsOf     string `json:"as_of,omitempty" jsonschema:"point in time, ISO 8601 (default: what is current); the centre becomes the version valid then"`
+	Hops     *int   `json:"hops,omitempty" jsonschema:"relations to follow from the centre (default 1)" validate:"omitnil,min=1,max=3"`
+	AsOf     string `json:"as_of,omitempty" jsonschema:"ISO 8601 time (default now): the graph as it was then"`
 }
 
 // ExploreResult is the centre (content, chunks, version chain) and its

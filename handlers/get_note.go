@@ -6,6 +6,16 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// getNoteTool declares knowmind_get_note (tools.go: toolList).
+var getNoteTool = declare(tool{
+	Name:  "knowmind_get_note",
+	Title: "Get a note",
+	Description: "A whole note by id or [[Title]]: content, frontmatter, path and the versionToken an edit needs; detailed " +
+		"adds outline, links and former revisions.",
+	Scope: knowmind.ScopeRead, ReadOnly: true,
+	Toolset: knowmind.ToolsetNotes,
+}, (*service).getNote)
+
 // GetNoteParams are knowmind_get_note's parameters.
 type GetNoteParams struct {
 	ID       string `json:"id" jsonschema:"note id, or a wiki ref [[Title]]" validate:"required,notblank,max=200"`

@@ -9,9 +9,38 @@ import (
 	"github.com/knowmind/knowmind/graph"
 )
 
+// closeGoalTool declares knowmind_close_goal (tools.go: toolList).
+var closeGoalTool = declare(tool{
+	Name:        "knowmind_close_goal",
+	Title:       "Close a goal",
+	Description: "Closes an open goal as done or cancelled.",
+	Scope:       knowmind.ScopeWrite,
+	Toolset:     knowmind.ToolsetEngine,
+}, (*service).closeGoal)
+
+// listGoalsTool declares knowmind_list_goals (tools.go: toolList).
+var listGoalsTool = declare(tool{
+	Name:        "knowmind_list_goals",
+	Title:       "List goals",
+	Description: "Goals (open by default): due ones first, with fired count and matched memories.",
+	Scope:       knowmind.ScopeRead,
+	ReadOnly:    true,
+	Toolset:     knowmind.ToolsetEngine,
+}, (*service).listGoals)
+
+// setGoalTool declares knowmind_set_goal (tools.go: toolList).
+var setGoalTool = declare(tool{
+	Name:  "knowmind_set_goal",
+	Title: "Set a goal",
+	Description: "Remembers something to do or watch for: a time goal comes due at due_at; an event goal (trigger) fires " +
+		"when a write stores a matching memory, and that write answers it in pm_matches.",
+	Scope:   knowmind.ScopeWrite,
+	Toolset: knowmind.ToolsetEngine,
+}, (*service).setGoal)
+
 // SetGoalParams are knowmind_set_goal's parameters: a time goal (due_at) or an event goal (trigger).
 type SetGoalParams struct {
-	Text      string        `json:"text" jsonschema:"what to remember to do or watch for (at most 2,000 characters)" validate:"required,notblank,max=2000"`
+	Text      string        `json:"text" jsonschema:"what to remember to do or watch for" validate:"required,notblank,max=2000"`
 	DueAt     string        `json:"due_at,omitempty" jsonschema:"ISO 8601 time a time goal comes due (give due_at or trigger, not both)"`
 	Trigger   *TriggerParam `json:"trigger,omitempty" jsonschema:"event goal: fires when a write stores a memory matching every part given"`
 	ExpiresAt string        `json:"expires_at,omitempty" jsonschema:"ISO 8601 time after which the goal no longer fires or comes due"`

@@ -7,6 +7,14 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// healthTool declares knowmind_health (tools.go: toolList).
+var healthTool = declare(tool{
+	Name:        "knowmind_health",
+	Title:       "Service health",
+	Description: "Service status and version; works with every token and returns no workspace data.",
+	ReadOnly:    true,
+}, (*service).health)
+
 // HealthParams: knowmind_health takes no parameters.
 type HealthParams struct{}
 

@@ -76,8 +76,18 @@ func newTestServer(t testing.TB, edit func(*Deps)) *httptest.Server {
 	return srv
 }
 
-// newToken creates a kmt_ token for tenant (creating the tenant).
+// newToken creates a kmt_ token for tenant (creating the tenant) that reaches every toolset;
+// newDefaultToken one without a toolset list (knowmind.DefaultToolsets).
 func newToken(t testing.TB, tenant string, scopes ...knowmind.Scope) string {
+	t.Helper()
+	secret, _, err := dgraphtest.Shared(t).Client.CreateLimitedToken(context.Background(), tenant, scopes, nil, knowmind.AllToolsets, "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return secret
+}
+
+func newDefaultToken(t testing.TB, tenant string, scopes ...knowmind.Scope) string {
 	t.Helper()
 	secret, _, err := dgraphtest.Shared(t).Client.CreateToken(context.Background(), tenant, scopes, "test", nil)
 	if err != nil {

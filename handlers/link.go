@@ -6,14 +6,27 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// linkTool declares knowmind_link (tools.go: toolList).
+var linkTool = declare(tool{
+	Name:  "knowmind_link",
+	Title: "Link two memories",
+	Description: "Adds a typed relation from_id --rel_type--> to_id between two memories (and its inverse; linking twice " +
+		"adds nothing). From a note, to_title may name the target note. Version history is knowmind_update_fact's.",
+	More:       func(s *service) string { return " " + relTypesText(s.shapes()) },
+	Scope:      knowmind.ScopeWrite,
+	Idempotent: true,
+	RelTypes:   true,
+	Toolset:    knowmind.ToolsetMemory,
+}, (*service).link)
+
 // LinkParams are knowmind_link's parameters.
 type LinkParams struct {
 	FromID  string `json:"from_id" jsonschema:"memory id of the source node" validate:"required,notblank,max=200"`
 	ToID    string `json:"to_id,omitempty" jsonschema:"memory id of the target node (or give to_title)" validate:"omitempty,notblank,max=200"`
-	ToTitle string `json:"to_title,omitempty" jsonschema:"instead of to_id when from_id is a note: the title of a note of its project; a forward reference, linked when a note of that title is created, if none has it yet" validate:"omitempty,notblank,max=500"`
-	RelType string `json:"rel_type" jsonschema:"edge type in UPPER_SNAKE_CASE, e.g. OWNS, FOR_CLIENT, REFERENCES (not SUPERSEDES: knowmind_update_fact writes history)" validate:"required,notblank,max=64"`
+	ToTitle string `json:"to_title,omitempty" jsonschema:"instead of to_id when from_id is a note: a note title of its project (linked once such a note exists)" validate:"omitempty,notblank,max=500"`
+	RelType string `json:"rel_type" jsonschema:"relation type" validate:"required,notblank,max=64"`
 	// Seed 001 (memory_link): how sure the linker is and why, recorded on the edge.
-	Confidence *float64      `json:"confidence,omitempty" jsonschema:"how sure the link is, 0 to 1 (default 1)" validate:"omitnil,min=0,max=1"`
+	Confidence *float64      `json:"confidence,omitempty" jsonschema:"how sure the link is (default 1)" validate:"omitnil,min=0,max=1"`
 	Metadata   *LinkMetadata `json:"metadata,omitempty" jsonschema:"optional reason for the link"`
 }
 

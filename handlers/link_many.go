@@ -6,9 +6,19 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// linkManyTool declares knowmind_link_many (tools.go: toolList).
+var linkManyTool = declare(tool{
+	Name:        "knowmind_link_many",
+	Title:       "Add several links",
+	Description: "knowmind_link_note for up to 100 links in one call; an existing link is not doubled; results[] per item.",
+	Scope:       knowmind.ScopeWrite,
+	Idempotent:  true,
+	Toolset:     knowmind.ToolsetNotes,
+}, (*service).linkMany)
+
 // LinkManyParams are knowmind_link_many's parameters: each link as knowmind_link_note's.
 type LinkManyParams struct {
-	Links []LinkNoteParams `json:"links" jsonschema:"the links to add, 1 to 100, each as knowmind_link_note takes it" validate:"required,min=1,max=100,dive"`
+	Links []LinkNoteParams `json:"links" jsonschema:"each as knowmind_link_note takes it" validate:"required,min=1,max=100,dive"`
 }
 
 func (s *service) linkMany(ctx context.Context, p LinkManyParams) (BatchResult, error) {

@@ -6,6 +6,17 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// linkNoteTool declares knowmind_link_note (tools.go: toolList).
+var linkNoteTool = declare(tool{
+	Name:  "knowmind_link_note",
+	Title: "Link a note",
+	Description: "Links a note to another note of its project, by id (to) or title (toTitle: waits until that note " +
+		"exists); relType default REFERENCES. Many at once: knowmind_link_many.",
+	Scope:      knowmind.ScopeWrite,
+	Idempotent: true,
+	Toolset:    knowmind.ToolsetNotes,
+}, (*service).linkNote)
+
 // LinkNoteParams are knowmind_link_note's parameters (the seed's link): exactly one of to and toTitle.
 type LinkNoteParams struct {
 	From    string `json:"from" jsonschema:"id of the note the link starts at" validate:"required,notblank,max=200"`

@@ -6,6 +6,17 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// listDraftsTool declares knowmind_list_drafts (tools.go: toolList).
+var listDraftsTool = declare(tool{
+	Name:  "knowmind_list_drafts",
+	Title: "List drafts",
+	Description: "Facts knowmind_capture was unsure about, waiting for review (or accepted, rejected), newest first. " +
+		"Drafts never appear in recall.",
+	Scope:    knowmind.ScopeRead,
+	ReadOnly: true,
+	Toolset:  knowmind.ToolsetEngine,
+}, (*service).listDrafts)
+
 // ListDraftsParams are knowmind_list_drafts' parameters.
 type ListDraftsParams struct {
 	Status string `json:"status,omitempty" jsonschema:"draft (default: waiting for review), accepted or rejected" validate:"omitempty,oneof=draft accepted rejected"`

@@ -8,6 +8,17 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// listEntitiesTool declares knowmind_list_entities (tools.go: toolList).
+var listEntitiesTool = declare(tool{
+	Name:        "knowmind_list_entities",
+	Title:       "List entities",
+	Description: "The entities facts are about (type, id, name, aliases) with the number of current facts naming each.",
+	Vocabulary:  true,
+	Scope:       knowmind.ScopeRead,
+	ReadOnly:    true,
+	Toolset:     knowmind.ToolsetEngine,
+}, (*service).listEntities)
+
 // ListEntitiesParams are knowmind_list_entities' parameters.
 type ListEntitiesParams struct {
 	Type  string `json:"type,omitempty" jsonschema:"only entities of this type (see the tool description)" validate:"max=64"`

@@ -7,6 +7,16 @@ import (
 	"github.com/knowmind/knowmind/graph"
 )
 
+// listNotesTool declares knowmind_list_notes (tools.go: toolList).
+var listNotesTool = declare(tool{
+	Name:  "knowmind_list_notes",
+	Title: "List a folder",
+	Description: "Like ls: the notes directly in a folder of a project (title, id, tags, versionToken) and its subfolders; " +
+		"page with cursor.",
+	Scope: knowmind.ScopeRead, ReadOnly: true,
+	Toolset: knowmind.ToolsetNotes,
+}, (*service).listNotes)
+
 // ListNotesParams are knowmind_list_notes' parameters.
 type ListNotesParams struct {
 	Project string `json:"project" jsonschema:"project handle, verbatim from knowmind_list_projects" validate:"required,notblank,max=64"`

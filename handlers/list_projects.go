@@ -6,6 +6,15 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// listProjectsTool declares knowmind_list_projects (tools.go: toolList).
+var listProjectsTool = declare(tool{
+	Name:        "knowmind_list_projects",
+	Title:       "My projects",
+	Description: "The notes projects this token reaches: handle (pass it verbatim as project), name, note count.",
+	Scope:       knowmind.ScopeRead, ReadOnly: true,
+	Toolset: knowmind.ToolsetNotes,
+}, (*service).listProjects)
+
 // ListProjectsParams are knowmind_list_projects' parameters (none).
 type ListProjectsParams struct{}
 

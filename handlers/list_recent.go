@@ -6,10 +6,21 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// listRecentTool declares knowmind_list_recent (tools.go: toolList).
+var listRecentTool = declare(tool{
+	Name:  "knowmind_list_recent",
+	Title: "Recently created entries",
+	Description: "Browses what was stored lately: documents and memories, newest first, every version (valid_to set on a " +
+		"superseded one); page with cursor. To answer a question use knowmind_recall.",
+	Scope:    knowmind.ScopeRead,
+	ReadOnly: true,
+	Toolset:  knowmind.ToolsetMemory,
+}, (*service).listRecent)
+
 // ListRecentParams are knowmind_list_recent's parameters.
 type ListRecentParams struct {
-	K      *int   `json:"k,omitempty" jsonschema:"number of newest entries per page, 1 to 50 (default 10)" validate:"omitnil,min=1,max=50"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page, to read on; absent = the newest entries" validate:"max=200"`
+	K      *int   `json:"k,omitempty" jsonschema:"entries per page (default 10)" validate:"omitnil,min=1,max=50"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page" validate:"max=200"`
 }
 
 // ListRecentResult lists the newest entries, newest first: count is the

@@ -6,9 +6,20 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// listRelationsTool declares knowmind_list_relations (tools.go: toolList).
+var listRelationsTool = declare(tool{
+	Name:  "knowmind_list_relations",
+	Title: "Relations of a memory",
+	Description: "A memory's current relations in and out (type, peer id and title). For the neighbourhood with contents " +
+		"use knowmind_explore.",
+	Scope:    knowmind.ScopeRead,
+	ReadOnly: true,
+	Toolset:  knowmind.ToolsetMemory,
+}, (*service).listRelations)
+
 // ListRelationsParams are knowmind_list_relations' parameters.
 type ListRelationsParams struct {
-	MemoryID string `json:"memory_id" jsonschema:"id of the memory whose relations are listed" validate:"required,notblank,max=200"`
+	MemoryID string `json:"memory_id" jsonschema:"memory id" validate:"required,notblank,max=200"`
 }
 
 // ListRelationsResult lists the memory's current outgoing and incoming edges.

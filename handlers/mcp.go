@@ -192,7 +192,7 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate, Retry-After, X-Request-Id")
 		if r.Method == http.MethodOptions {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, "+toolsetsHeader+", "+outputSchemasHeader)
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return knowmind.Principal{}
@@ -234,6 +234,17 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 		return knowmind.Principal{}
 	}
 	p := ti.Extra[extraPrincipal].(knowmind.Principal)
+	if asked := askedToolsets(r); asked != "" || askedOutputSchemas(r) {
+		if asked != "" {
+			sel, err := selectToolsets(p.Toolsets, asked)
+			if err != nil {
+				writeHTTPError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidParams, err.Error(), map[string]any{"param": "toolsets"})
+				return p
+			}
+			p.Toolsets = sel
+		}
+		ti = withExtra(ti, map[string]any{extraPrincipal: p, extraOutputSchemas: askedOutputSchemas(r)})
+	}
 
 	if ok, wait := e.limits.allow(p.TokenID, time.Now()); !ok {
 		secs := retryAfterSeconds(wait)

@@ -49,7 +49,8 @@ func TestHandshake(t *testing.T) {
 	if n.Status != http.StatusAccepted || len(n.Body) != 0 {
 		t.Fatalf("notification: HTTP %d %s, want 202 without body", n.Status, n.Body)
 	}
-	l := send(t, url, token, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-06-18")
+	l := send(t, url, token, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-06-18",
+		outputSchemasHeader, "true")
 	var list struct {
 		Tools []struct {
 			Name         string

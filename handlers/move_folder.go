@@ -3,8 +3,18 @@ package handlers
 import (
 	"context"
 
+	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 )
+
+// moveFolderTool declares knowmind_move_folder (tools.go: toolList).
+var moveFolderTool = declare(tool{
+	Name:        "knowmind_move_folder",
+	Title:       "Move or rename a folder",
+	Description: "Moves or renames a folder with everything in it, all or nothing; ids, titles and links stay.",
+	Scope:       knowmind.ScopeWrite,
+	Toolset:     knowmind.ToolsetNotes,
+}, (*service).moveFolder)
 
 // MoveFolderParams are knowmind_move_folder's parameters.
 type MoveFolderParams struct {

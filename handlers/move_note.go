@@ -6,6 +6,15 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// moveNoteTool declares knowmind_move_note (tools.go: toolList).
+var moveNoteTool = declare(tool{
+	Name:        "knowmind_move_note",
+	Title:       "Move a note",
+	Description: "Moves a note to another folder of its project; id, title and links stay. Needs a fresh versionToken.",
+	Scope:       knowmind.ScopeWrite,
+	Toolset:     knowmind.ToolsetNotes,
+}, (*service).moveNote)
+
 // MoveNoteParams are knowmind_move_note's parameters.
 type MoveNoteParams struct {
 	ID           string `json:"id" jsonschema:"id of the note" validate:"required,notblank,max=200"`

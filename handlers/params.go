@@ -73,6 +73,14 @@ func newParamsCodec[P any]() (*paramsCodec[P], error) {
 			return nil, err
 		}
 	}
+	// A top-level null argument counts as absent (dropNulls removes it before
+	// the SDK's schema check), so "null" in a parameter's type only lengthens
+	// tools/list.
+	for _, prop := range s.Properties {
+		if len(prop.Types) == 2 && prop.Types[0] == "null" {
+			prop.Type, prop.Types = prop.Types[1], nil
+		}
+	}
 	required := slices.Clone(s.Required)
 	for _, f := range reflect.VisibleFields(rt) {
 		name := jsonName(f)

@@ -6,13 +6,26 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// recallTool declares knowmind_recall (tools.go: toolList).
+var recallTool = declare(tool{
+	Name:  "knowmind_recall",
+	Title: "Recall",
+	Description: "Answers a question from memory: current memories and document sections ranked by full text (German and " +
+		"English), vectors and graph hops, best first. Scores are absolute (1 = holds every query word); hits " +
+		"below min_score are left out, so few or none is a real answer. The past: knowmind_recall_at_time; one " +
+		"memory's neighbourhood: knowmind_explore.",
+	Scope:    knowmind.ScopeRead,
+	ReadOnly: true,
+	Toolset:  knowmind.ToolsetMemory,
+}, (*service).recall)
+
 // RecallParams are knowmind_recall's parameters.
 type RecallParams struct {
 	Query string `json:"query" jsonschema:"natural-language question" validate:"required,notblank,max=4000"`
-	K     *int   `json:"k,omitempty" jsonschema:"number of hits, 1 to 25 (default 5)" validate:"omitnil,min=1,max=25"`
-	Hops  *int   `json:"hops,omitempty" jsonschema:"depth of graph hops over the memories' relations, 0 to 3 (default 2)" validate:"omitnil,min=0,max=3"`
+	K     *int   `json:"k,omitempty" jsonschema:"number of hits (default 5)" validate:"omitnil,min=1,max=25"`
+	Hops  *int   `json:"hops,omitempty" jsonschema:"graph hops over relations (default 2)" validate:"omitnil,min=0,max=3"`
 	// MinScore is not in the spec: an optional extra that only narrows the answer.
-	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out hits scoring below this, 0 to 1 (default 0.1; 0 keeps every hit)" validate:"omitnil,min=0,max=1"`
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out hits scoring below this (default 0.1; 0 keeps all)" validate:"omitnil,min=0,max=1"`
 }
 
 // RecallResult holds the hits, best first, with scores in 0..1, the time the recall took and

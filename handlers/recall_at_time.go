@@ -8,13 +8,24 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// recallAtTimeTool declares knowmind_recall_at_time (tools.go: toolList).
+var recallAtTimeTool = declare(tool{
+	Name:  "knowmind_recall_at_time",
+	Title: "Recall at a point in time",
+	Description: "knowmind_recall as the memory stood at as_of: only memories and relations valid then, each hit with " +
+		"valid_from and valid_to (\"what did we know on March 14?\").",
+	Scope:    knowmind.ScopeRead,
+	ReadOnly: true,
+	Toolset:  knowmind.ToolsetMemory,
+}, (*service).recallAtTime)
+
 // RecallAtTimeParams are knowmind_recall_at_time's parameters.
 type RecallAtTimeParams struct {
 	Query string `json:"query" jsonschema:"natural-language question" validate:"required,notblank,max=4000"`
-	AsOf  string `json:"as_of,omitempty" jsonschema:"point in time, ISO 8601, e.g. 2026-03-14T00:00:00Z or 2026-03-14 (default now; without a zone UTC)"`
-	K     *int   `json:"k,omitempty" jsonschema:"number of hits, 1 to 25 (default 5)" validate:"omitnil,min=1,max=25"`
+	AsOf  string `json:"as_of,omitempty" jsonschema:"ISO 8601 time, e.g. 2026-03-14 (UTC without a zone; default now)"`
+	K     *int   `json:"k,omitempty" jsonschema:"number of hits (default 5)" validate:"omitnil,min=1,max=25"`
 	// MinScore is not in the spec: an optional extra that only narrows the answer.
-	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out hits scoring below this, 0 to 1 (default 0.1; 0 keeps every hit)" validate:"omitnil,min=0,max=1"`
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out hits scoring below this (default 0.1; 0 keeps all)" validate:"omitnil,min=0,max=1"`
 }
 
 // RecallAtTimeResult is RecallResult with each hit's validity: valid_from, and valid_to as in

@@ -6,6 +6,16 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// recentActivityTool declares knowmind_recent_activity (tools.go: toolList).
+var recentActivityTool = declare(tool{
+	Name:  "knowmind_recent_activity",
+	Title: "Recent activity",
+	Description: "Recently changed shared notes, newest first: who, with which tool and operation, where and when; page " +
+		"with cursor.",
+	Scope: knowmind.ScopeRead, ReadOnly: true,
+	Toolset: knowmind.ToolsetNotes,
+}, (*service).recentActivity)
+
 // RecentActivityParams are knowmind_recent_activity's parameters.
 type RecentActivityParams struct {
 	Project string `json:"project,omitempty" jsonschema:"only this project (default: every project of the token)" validate:"max=64"`

@@ -7,6 +7,16 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// rememberAboutProjectTool declares knowmind_remember_about_project (tools.go: toolList).
+var rememberAboutProjectTool = declare(tool{
+	Name:  "knowmind_remember_about_project",
+	Title: "Remember about a project",
+	Description: "Adds an observation about a project to your private agent memory under a category. Shared knowledge goes " +
+		"to knowmind_create_note.",
+	Scope:   knowmind.ScopeWrite,
+	Toolset: knowmind.ToolsetNotes,
+}, (*service).rememberAboutProject)
+
 // RememberAboutProjectParams are knowmind_remember_about_project's parameters.
 type RememberAboutProjectParams struct {
 	Project     string `json:"project" jsonschema:"project handle" validate:"required,notblank,max=64"`

@@ -6,6 +6,16 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// rememberAboutUserTool declares knowmind_remember_about_user (tools.go: toolList).
+var rememberAboutUserTool = declare(tool{
+	Name:  "knowmind_remember_about_user",
+	Title: "Remember about the user",
+	Description: "Adds a lasting observation about the user (preferences, context) to their private profile under a " +
+		"category. Shared knowledge goes to knowmind_create_note.",
+	Scope:   knowmind.ScopeWrite,
+	Toolset: knowmind.ToolsetNotes,
+}, (*service).rememberAboutUser)
+
 // RememberAboutUserParams are knowmind_remember_about_user's parameters.
 type RememberAboutUserParams struct {
 	Category    string `json:"category" jsonschema:"e.g. preferences, work, communication" validate:"required,notblank,max=100"`

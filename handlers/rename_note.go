@@ -3,8 +3,19 @@ package handlers
 import (
 	"context"
 
+	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 )
+
+// renameNoteTool declares knowmind_rename_note (tools.go: toolList).
+var renameNoteTool = declare(tool{
+	Name:  "knowmind_rename_note",
+	Title: "Rename a note",
+	Description: "New title for a note without breaking links: the old title becomes an alias and [[Old]] links are " +
+		"rewritten. Needs a fresh versionToken.",
+	Scope:   knowmind.ScopeWrite,
+	Toolset: knowmind.ToolsetNotes,
+}, (*service).renameNote)
 
 // RenameNoteParams are knowmind_rename_note's parameters.
 type RenameNoteParams struct {

@@ -6,6 +6,16 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// renameProjectTool declares knowmind_rename_project (tools.go: toolList).
+var renameProjectTool = declare(tool{
+	Name:        "knowmind_rename_project",
+	Title:       "Rename a project",
+	Description: "Changes a project's handle or name; the old handle stays an alias, links stay.",
+	Scope:       knowmind.ScopeWrite,
+	Idempotent:  true,
+	Toolset:     knowmind.ToolsetNotes,
+}, (*service).renameProject)
+
 // RenameProjectParams are knowmind_rename_project's parameters: the project and at least one of
 // a new handle and a new name.
 type RenameProjectParams struct {

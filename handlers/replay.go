@@ -6,12 +6,23 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// replayTool declares knowmind_replay (tools.go: toolList).
+var replayTool = declare(tool{
+	Name:  "knowmind_replay",
+	Title: "Replay a moment",
+	Description: "The workspace as it stood at timestamp: memories valid then, including ones superseded later, newest " +
+		"first; filters as knowmind_retrieve.",
+	Scope:    knowmind.ScopeRead,
+	ReadOnly: true,
+	Toolset:  knowmind.ToolsetEngine,
+}, (*service).replay)
+
 // ReplayParams are knowmind_replay's parameters (seed 001, memory_replay).
 type ReplayParams struct {
-	Timestamp  string `json:"timestamp" jsonschema:"the moment to replay, ISO 8601, e.g. 2026-03-14T09:30:00Z or 2026-03-14 (without a zone UTC)" validate:"required,notblank,max=64"`
-	Query      string `json:"query,omitempty" jsonschema:"only memories whose text contains any of these words (German or English analysis)" validate:"max=4000"`
+	Timestamp  string `json:"timestamp" jsonschema:"ISO 8601 time, e.g. 2026-03-14 (UTC without a zone)" validate:"required,notblank,max=64"`
+	Query      string `json:"query,omitempty" jsonschema:"only memories containing any of these words" validate:"max=4000"`
 	Category   string `json:"category,omitempty" jsonschema:"only memories of this category" validate:"max=200"`
-	EntityType string `json:"entity_type,omitempty" jsonschema:"only memories naming an entity of this type (e.g. person)" validate:"max=200"`
+	EntityType string `json:"entity_type,omitempty" jsonschema:"only memories naming an entity of this type" validate:"max=200"`
 	Limit      *int   `json:"limit,omitempty" jsonschema:"most memories to return, 1 to 100 (default 50)" validate:"omitnil,min=1,max=100"`
 }
 

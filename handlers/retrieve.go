@@ -7,18 +7,31 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// retrieveTool declares knowmind_retrieve (tools.go: toolList).
+var retrieveTool = declare(tool{
+	Name:  "knowmind_retrieve",
+	Title: "Retrieve memories four ways",
+	Description: "Memories by sort_by: relevance (knowmind_recall's ranking), chronological (newest valid first, " +
+		"filtered), profile (each entity's current facts) or graph (relations from start_memory_id). Each memory " +
+		"with its entities.",
+	Vocabulary: true,
+	Scope:      knowmind.ScopeRead,
+	ReadOnly:   true,
+	Toolset:    knowmind.ToolsetEngine,
+}, (*service).retrieve)
+
 // RetrieveParams are knowmind_retrieve's parameters (seed 001, memory_retrieve).
 type RetrieveParams struct {
-	SortBy     string       `json:"sort_by,omitempty" jsonschema:"relevance (default: hybrid recall of query), chronological (current memories, newest valid first), profile (per entity a condensed profile of its current facts) or graph (walk the relations from start_memory_id)" validate:"omitempty,oneof=relevance chronological profile graph"`
-	Query      string       `json:"query,omitempty" jsonschema:"relevance: the question (required); chronological: only memories containing any of these words" validate:"max=4000"`
-	Limit      *int         `json:"limit,omitempty" jsonschema:"most memories (profile: profiles) to return, 1 to 100 (default 10; relevance at most 25)" validate:"omitnil,min=1,max=100"`
+	SortBy     string       `json:"sort_by,omitempty" jsonschema:"default relevance" validate:"omitempty,oneof=relevance chronological profile graph"`
+	Query      string       `json:"query,omitempty" jsonschema:"relevance: the question (required); chronological: any of these words" validate:"max=4000"`
+	Limit      *int         `json:"limit,omitempty" jsonschema:"most memories (profile: profiles) to return (default 10; relevance at most 25)" validate:"omitnil,min=1,max=100"`
 	Category   string       `json:"category,omitempty" jsonschema:"only memories (profile: facts) of this category" validate:"max=200"`
 	EntityType string       `json:"entity_type,omitempty" jsonschema:"only memories naming an entity of this type; profile: only entities of this type" validate:"max=200"`
 	Entity     *EntityParam `json:"entity,omitempty" jsonschema:"chronological: only memories naming this entity; profile: only its profile"`
 	// Graph mode.
 	StartMemoryID string   `json:"start_memory_id,omitempty" jsonschema:"graph: the memory to start from (required)" validate:"max=200"`
-	RelationTypes []string `json:"relation_types,omitempty" jsonschema:"graph: only these relation types, e.g. CAUSED_BY or caused_by (default: all but version history); symmetric ones are walked both ways" validate:"max=20,dive,max=64"`
-	MaxDepth      *int     `json:"max_depth,omitempty" jsonschema:"graph: hops from the start memory, 1 to 5 (default 3)" validate:"omitnil,min=1,max=5"`
+	RelationTypes []string `json:"relation_types,omitempty" jsonschema:"graph: only these relation types (default: all but version history)" validate:"max=20,dive,max=64"`
+	MaxDepth      *int     `json:"max_depth,omitempty" jsonschema:"graph: hops from the start memory (default 3)" validate:"omitnil,min=1,max=5"`
 }
 
 // RetrieveResult is the answer of every mode: memories with entities, semantic profiles,

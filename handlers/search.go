@@ -7,6 +7,17 @@ import (
 	"github.com/knowmind/knowmind/graph"
 )
 
+// searchTool declares knowmind_search (tools.go: toolList).
+var searchTool = declare(tool{
+	Name:  "knowmind_search",
+	Title: "Search notes",
+	Description: "Finds notes and your private memory by words and meaning: ranked snippets with path and score, not whole " +
+		"notes (then knowmind_get_note). Search before you write; for whole contents within a token budget use " +
+		"knowmind_context.",
+	Scope: knowmind.ScopeRead, ReadOnly: true,
+	Toolset: knowmind.ToolsetNotes,
+}, (*service).search)
+
 // SearchParams are knowmind_search's parameters.
 type SearchParams struct {
 	Query   string `json:"query" jsonschema:"what to look for, in German or English" validate:"required,notblank,max=4000"`

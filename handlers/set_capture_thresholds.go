@@ -6,6 +6,17 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// setCaptureThresholdsTool declares knowmind_set_capture_thresholds (tools.go: toolList).
+var setCaptureThresholdsTool = declare(tool{
+	Name:        "knowmind_set_capture_thresholds",
+	Title:       "Set capture thresholds",
+	Description: "Sets the workspace's base thresholds of knowmind_capture (store, draft).",
+	Scope:       knowmind.ScopeAdmin,
+	Idempotent:  true,
+	Destructive: true, // replaces the thresholds set before
+	Toolset:     knowmind.ToolsetEngine,
+}, (*service).setCaptureThresholds)
+
 // SetCaptureThresholdsParams are knowmind_set_capture_thresholds' parameters.
 type SetCaptureThresholdsParams struct {
 	StoreThreshold float64 `json:"store_threshold" jsonschema:"confidence from which facts are stored directly (default 0.85)" validate:"required,gt=0,lte=1"`

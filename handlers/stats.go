@@ -6,6 +6,16 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// statsTool declares knowmind_stats (tools.go: toolList).
+var statsTool = declare(tool{
+	Name:        "knowmind_stats",
+	Title:       "Corpus statistics",
+	Description: "Counts of the workspace's memories, relations and indexed chunks.",
+	Scope:       knowmind.ScopeRead,
+	ReadOnly:    true,
+	Toolset:     knowmind.ToolsetMemory,
+}, (*service).stats)
+
 // StatsParams: knowmind_stats takes no parameters.
 type StatsParams struct{}
 

@@ -7,22 +7,33 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// storeMemoriesTool declares knowmind_store_memories (tools.go: toolList).
+var storeMemoriesTool = declare(tool{
+	Name:  "knowmind_store_memories",
+	Title: "Store many memories",
+	Description: "knowmind_store_memory for up to 100 memories in one call: one result per memory in input order (indexed, " +
+		"unchanged, or failed with its error).",
+	Scope:      knowmind.ScopeWrite,
+	Idempotent: true,
+	Toolset:    knowmind.ToolsetMemory,
+}, (*service).storeMemories)
+
 // StoreMemoriesParams are knowmind_store_memories' parameters: up to
 // knowmind.MaxStoreMemoriesItems memories, each with knowmind_store_memory's
 // fields. Only the list is checked up front; each item is checked on its own
 // and a bad one fails alone in results (best-effort), so item limits are not
 // schema constraints.
 type StoreMemoriesParams struct {
-	Memories []StoreMemoriesItem `json:"memories" jsonschema:"the memories to store, 1 to 100; each as knowmind_store_memory takes it" validate:"required,min=1,max=100"`
+	Memories []StoreMemoriesItem `json:"memories" jsonschema:"each as knowmind_store_memory takes it" validate:"required,min=1,max=100"`
 }
 
 // StoreMemoriesItem is one memory of knowmind_store_memories.
 type StoreMemoriesItem struct {
-	Title      string   `json:"title,omitempty" jsonschema:"short title, at most 500 characters"`
-	Content    string   `json:"content,omitempty" jsonschema:"the full text (required, at most 1,000,000 characters)"`
-	MemoryType string   `json:"memory_type,omitempty" jsonschema:"semantic, episodic, procedural or reference (default semantic)"`
-	Tags       []string `json:"tags,omitempty" jsonschema:"keywords, at most 50 of at most 100 characters"`
-	Source     string   `json:"source,omitempty" jsonschema:"where it comes from, at most 2000 characters"`
+	Title      string   `json:"title,omitempty" jsonschema:"short title"`
+	Content    string   `json:"content,omitempty" jsonschema:"the full text"`
+	MemoryType string   `json:"memory_type,omitempty" jsonschema:"default semantic"`
+	Tags       []string `json:"tags,omitempty" jsonschema:"keywords"`
+	Source     string   `json:"source,omitempty" jsonschema:"where it comes from"`
 }
 
 // StoreMemoriesResult has one entry per memory, in input order, and the counts.

@@ -7,23 +7,35 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// storeMemoryTool declares knowmind_store_memory (tools.go: toolList).
+var storeMemoryTool = declare(tool{
+	Name:  "knowmind_store_memory",
+	Title: "Store a memory",
+	Description: "Stores a new memory; never replaces one (a changed fact: knowmind_update_fact; a long text kept as one " +
+		"document per title: knowmind_upload_document). Content already stored is answered with unchanged: true.",
+	Scope: knowmind.ScopeWrite,
+	// The same arguments again find the stored content by its SHA-256.
+	Idempotent: true,
+	Toolset:    knowmind.ToolsetMemory,
+}, (*service).storeMemory)
+
 // StoreMemoryParams are knowmind_store_memory's parameters. content is
 // required in the schema, but the spec answers its absence with -32603
 // content_required (and a too long one with too_large), not -32602, so its
 // precheck answers those before the SDK's schema check (see publish).
 type StoreMemoryParams struct {
-	Title      string        `json:"title,omitempty" jsonschema:"short title of the memory; titles need not be unique" validate:"max=500"`
-	Content    string        `json:"content,omitempty" jsonschema:"the full text (required, at most 1,000,000 characters)" schema:"required,maxLength=1000000"`
-	MemoryType string        `json:"memory_type,omitempty" jsonschema:"semantic, episodic, procedural or reference (default semantic)" validate:"omitempty,oneof=semantic episodic procedural reference"`
+	Title      string        `json:"title,omitempty" jsonschema:"short title; need not be unique" validate:"max=500"`
+	Content    string        `json:"content,omitempty" jsonschema:"the full text" schema:"required,maxLength=1000000"`
+	MemoryType string        `json:"memory_type,omitempty" jsonschema:"default semantic" validate:"omitempty,oneof=semantic episodic procedural reference"`
 	Tags       []string      `json:"tags,omitempty" jsonschema:"keywords for filtering" validate:"max=50,dive,notblank,max=100"`
 	Source     string        `json:"source,omitempty" jsonschema:"where it comes from, free text" validate:"max=2000"`
-	Entities   []EntityParam `json:"entities,omitempty" jsonschema:"what the memory is about (memory engine): type from the domain's entity types, id (slug) or name; a contradiction with a current memory about one of them is reported in conflicts" validate:"max=20,dive"`
+	Entities   []EntityParam `json:"entities,omitempty" jsonschema:"what the memory is about: type from the domain's entity types, id (slug) or name; contradictions with current memories about them are reported" validate:"max=20,dive"`
 }
 
 // EntityParam names an entity: its type and its id or name.
 type EntityParam struct {
 	Type string `json:"type" jsonschema:"entity type, e.g. person" validate:"required,notblank,max=64"`
-	ID   string `json:"id,omitempty" jsonschema:"slug, e.g. lisa-mueller (default: made from name)" validate:"max=200"`
+	ID   string `json:"id,omitempty" jsonschema:"slug, e.g. lisa-mueller (default from name)" validate:"max=200"`
 	Name string `json:"name,omitempty" jsonschema:"display name, e.g. Lisa Müller" validate:"max=200"`
 }
 

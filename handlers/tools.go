@@ -21,145 +21,82 @@ import (
 	"github.com/knowmind/knowmind/shapes"
 )
 
-// registerTools is the list of every MCP tool, its required scope and its
-// static description. Names, descriptions and schemas are constants and Go
-// types: stored content never flows into them.
+// toolList is every MCP tool, in tools/list order. Each tool's file declares it
+// once (name, scope, toolset, annotations, description, params, result,
+// handler); registration, toolsets and initialize's instructions read this
+// list. Names, descriptions and schemas are constants and Go types: stored
+// content never flows into them.
+var toolList = []toolDecl{
+	healthTool,
+	statsTool,
+	listRecentTool,
+	recallTool,
+	recallAtTimeTool,
+	linkTool,
+	unlinkTool,
+	listRelationsTool,
+	exploreTool,
+	storeMemoryTool,
+	storeMemoriesTool,
+	uploadDocumentTool,
+	updateFactTool,
+	listProjectsTool,
+	startSessionTool,
+	whoamiTool,
+	listNotesTool,
+	recentActivityTool,
+	getNoteTool,
+	searchTool,
+	contextTool,
+	createNoteTool,
+	editNoteTool,
+	deleteNoteTool,
+	linkNoteTool,
+	renameNoteTool,
+	moveNoteTool,
+	moveFolderTool,
+	renameProjectTool,
+	createNotesTool,
+	linkManyTool,
+	rememberAboutUserTool,
+	rememberAboutProjectTool,
+	captureTool,
+	listDraftsTool,
+	reviewDraftTool,
+	listEntitiesTool,
+	captureCalibrationTool,
+	setCaptureThresholdsTool,
+	setGoalTool,
+	listGoalsTool,
+	closeGoalTool,
+	briefingTool,
+	retrieveTool,
+	replayTool,
+}
+
+// registerTools registers every tool of toolList with srv.
 func (s *service) registerTools(srv *mcp.Server) {
-	addTool(s, srv, tool{
-		Name:        "knowmind_health",
-		Title:       "Service health",
-		Description: "Service status and version. Works with every token and returns no tenant data.",
-		ReadOnly:    true,
-	}, s.health)
-	addTool(s, srv, tool{
-		Name:        "knowmind_stats",
-		Title:       "Corpus statistics",
-		Description: "Corpus statistics of the token's workspace: number of memories, relations (edges) and chunks in the vector index.",
-		Scope:       knowmind.ScopeRead,
-		ReadOnly:    true,
-	}, s.stats)
-	addTool(s, srv, tool{
-		Name:  "knowmind_list_recent",
-		Title: "Recently created entries",
-		Description: "The most recently created documents and memories of the workspace, newest first (by created_at), " +
-			"k per page: pass next_cursor as cursor for the next page (null on the last); total counts every entry. " +
-			"Every version is listed: valid_to is null for the current one and set for one a newer version superseded. " +
-			"Graph entities without a timestamp do not appear, so total differs from knowmind_stats.",
-		Scope:    knowmind.ScopeRead,
-		ReadOnly: true,
-	}, s.listRecent)
-	addTool(s, srv, tool{
-		Name:  "knowmind_recall",
-		Title: "Recall",
-		Description: "Hybrid recall over the workspace's knowledge: full text (BM25, German and English analysis), vectors and " +
-			"graph hops over the memories' relations, fused into one ranking. Returns the k best memories or document " +
-			"sections with a score in 0..1, best first. Superseded versions never appear; use knowmind_recall_at_time for the past. " +
-			"Scores are absolute, not relative to the best hit: with rerank \"none\" a score is how much of the query the " +
-			"memory holds (its words weighted by how rare they are in the workspace, blended with vector similarity), " +
-			"1 = every query word, about 0 = nothing; a graph neighbour scores half the hit that reached it per hop; with " +
-			"a cross-encoder it is that model's relevance probability. Hits below min_score (default 0.1) are left out, so " +
-			"a question the workspace does not answer returns few hits or none; fewer than k hits is normal.",
-		Scope:    knowmind.ScopeRead,
-		ReadOnly: true,
-	}, s.recall)
-	addTool(s, srv, tool{
-		Name:  "knowmind_recall_at_time",
-		Title: "Recall at a point in time",
-		Description: "Point-in-time recall (bi-temporal): only memories valid at as_of (valid_from <= as_of and valid_to " +
-			"unset or later), over relations valid then, each hit with valid_from and valid_to. " +
-			"Answers \"what did the knowledge base know on March 14?\" Scores as in knowmind_recall (absolute; hits below " +
-			"min_score, default 0.1, are left out).",
-		Scope:    knowmind.ScopeRead,
-		ReadOnly: true,
-	}, s.recallAtTime)
-	addTool(s, srv, tool{
-		Name:  "knowmind_link",
-		Title: "Link two memories",
-		Description: "Creates a typed relation from_id --rel_type--> to_id between two memories of the workspace; the inverse " +
-			"relation is materialised automatically. Linking twice returns the same edge ids. From a note, to_title " +
-			"may name the target note by title instead of to_id (a forward reference until a note has it). Version history " +
-			"(SUPERSEDES, SUPERSEDED_BY) is written only by knowmind_update_fact and refused here.\n\n" +
-			relTypesText(s.shapes()),
-		Scope:      knowmind.ScopeWrite,
-		Idempotent: true,
-		RelTypes:   true,
-	}, s.link)
-	addTool(s, srv, tool{
-		Name:  "knowmind_unlink",
-		Title: "Unlink two memories",
-		Description: "Removes the typed relation from_id --rel_type--> to_id and its inverse. " +
-			"The edge is closed (valid_to) rather than erased, so point-in-time queries still see it. " +
-			"rel_type is one of the relation types knowmind_link lists.",
-		Scope:       knowmind.ScopeWrite,
-		Idempotent:  true,
-		Destructive: true,
-		RelTypes:    true,
-	}, s.unlink)
-	addTool(s, srv, tool{
-		Name:        "knowmind_list_relations",
-		Title:       "Relations of a memory",
-		Description: "The current outgoing and incoming typed relations of a memory, each with rel_type, the peer's id and title, and created_at.",
-		Scope:       knowmind.ScopeRead,
-		ReadOnly:    true,
-	}, s.listRelations)
-	addTool(s, srv, tool{
-		Name:  "knowmind_explore",
-		Title: "Explore a memory",
-		Description: "One memory as a graph: its content, tags and (for a document) chunks, its version chain " +
-			"(valid_from, valid_to, update reasons) and the memories within hops (1 to 3) relations, with the typed, " +
-			"directed edges between them. With as_of the centre is the version valid then, and only edges and " +
-			"memories valid then appear. The graph explorer at /ui shows this.",
-		Scope:    knowmind.ScopeRead,
-		ReadOnly: true,
-	}, s.explore)
-	addTool(s, srv, tool{
-		Name:  "knowmind_store_memory",
-		Title: "Store a memory",
-		Description: "Stores a new memory in the workspace (chunks, vectors and graph node); afterwards knowmind_recall and " +
-			"knowmind_list_recent find it. Append-only: a memory with an existing title is a new memory, never a replacement " +
-			"(versioning is knowmind_update_fact's). Content already stored is recognised by its SHA-256 and returned with " +
-			"unchanged: true. For longer texts with upsert per title use knowmind_upload_document.",
-		Scope: knowmind.ScopeWrite,
-		// The same arguments again find the stored content by its SHA-256.
-		Idempotent: true,
-	}, s.storeMemory)
-	addTool(s, srv, tool{
-		Name:  "knowmind_store_memories",
-		Title: "Store many memories",
-		Description: "Stores up to 100 memories in one call and one transaction, each as knowmind_store_memory would " +
-			"(same checks, content already stored is returned with status unchanged). Best-effort: results has one entry " +
-			"per memory in input order, with status indexed, unchanged or failed (then error holds the code " +
-			"knowmind_store_memory would have answered); one bad memory does not stop the others.",
-		Scope:      knowmind.ScopeWrite,
-		Idempotent: true,
-	}, s.storeMemories)
-	addTool(s, srv, tool{
-		Name:  "knowmind_upload_document",
-		Title: "Upload a document",
-		Description: "Ingests a longer text as a document: split into sections (Markdown headings, paragraphs, then a size " +
-			"limit with overlap), one vector per section, one graph node. Upsert per title: an existing document of the same " +
-			"title is replaced by the new version, deleted only after the new one is ingested; its ids are in replaced_document_ids. " +
-			"A replaced document that is a version written by knowmind_update_fact is closed and superseded by the new one, never deleted.",
-		Scope: knowmind.ScopeWrite,
-		// Replaces (deletes) the previous document of the same title; the
-		// same title and content again is recognised (unchanged).
-		Idempotent:  true,
-		Destructive: true,
-	}, s.uploadDocument)
-	addTool(s, srv, tool{
-		Name:  "knowmind_update_fact",
-		Title: "Update a fact (bi-temporal)",
-		Description: "Bi-temporal update of a memory: the target gets valid_to = now, a new version with valid_from = now is " +
-			"created and linked new --SUPERSEDES--> old. Nothing is deleted, so history stays auditable. Only the current " +
-			"version can be updated; updating an older one is refused naming the current version.",
-		Scope:      knowmind.ScopeWrite,
-		ScopeError: codeForbidden,
-		// Repeating a call changes nothing more: the target is no longer
-		// current, so the repeat is refused (409 naming the new version).
-		Idempotent: true,
-	}, s.updateFact)
-	s.registerNoteTools(srv)
-	s.registerEngineTools(srv) // engine_tools.go
+	if s.engine.extractors == nil {
+		s.engine = newEngine(Extractors{}, newVocabulary(Deps{Graph: s.graph}))
+	}
+	for _, d := range toolList {
+		d.register(s, srv)
+	}
+}
+
+// toolDecl is one tool's declaration: what tools/list shows of it and what
+// calling it requires, plus the function that registers its handler.
+type toolDecl struct {
+	tool
+	register func(s *service, srv *mcp.Server)
+}
+
+// declare is how a tool's file declares it: run is the handler as a method
+// expression, e.g. (*service).stats.
+func declare[P, R any](t tool, run func(*service, context.Context, P) (R, error)) toolDecl {
+	return toolDecl{tool: t, register: func(s *service, srv *mcp.Server) {
+		addTool(s, srv, t, func(ctx context.Context, p P) (R, error) { return run(s, ctx, p) })
+	}}
 }
 
 // tool is what tools/list shows of a tool and what calling it requires.
@@ -185,6 +122,16 @@ type tool struct {
 	// type outside them is refused before the call with 400 listing the
 	// allowed ones (the SDK's own enum check would answer an isError result).
 	RelTypes bool
+	// Toolset is the toolset the tool belongs to (knowmind.AllToolsets); ""
+	// only for knowmind_health, which every token sees.
+	Toolset string
+	// More, when set, is appended to Description at registration: text from
+	// the service's configuration (relation shapes, extractors), never from
+	// stored content.
+	More func(s *service) string
+	// Vocabulary: tools/list appends the domain's entity types and categories
+	// (engine_tools.go), refreshed from the shape files.
+	Vocabulary bool
 }
 
 // registeredTool is a tool plus the strict decoder of its Params type, used
@@ -215,6 +162,12 @@ func addTool[P, R any](s *service, srv *mcp.Server, t tool, run func(ctx context
 	if _, dup := s.tools[t.Name]; dup {
 		panic("tool registered twice: " + t.Name)
 	}
+	if t.More != nil {
+		t.Description += t.More(s)
+	}
+	if t.Vocabulary {
+		s.engine.described[t.Name] = t.Description
+	}
 	set := s.shapes()
 	if t.RelTypes {
 		prop := codec.schema.Properties[relTypeParam]
@@ -235,7 +188,8 @@ func addTool[P, R any](s *service, srv *mcp.Server, t tool, run func(ctx context
 		}
 		return nil
 	}, normalise: codec.normalise}
-	ann := &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.ReadOnly, IdempotentHint: t.ReadOnly || t.Idempotent,
+	// The title is the tool's own (Tool.Title); the annotation's would repeat it.
+	ann := &mcp.ToolAnnotations{ReadOnlyHint: t.ReadOnly, IdempotentHint: t.ReadOnly || t.Idempotent,
 		DestructiveHint: jsonschema.Ptr(!t.ReadOnly && t.Destructive), OpenWorldHint: new(bool)}
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:         t.Name,
@@ -365,9 +319,16 @@ func (s *service) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 				p, _ := s.principal(req.GetExtra())
 				lr.Tools = slices.DeleteFunc(lr.Tools, func(mt *mcp.Tool) bool {
 					t := s.tools[mt.Name]
-					return t == nil || (t.Scope != "" && !p.Has(t.Scope)) || !reaches(p, mt.Name)
+					return t == nil || (t.Scope != "" && !p.Has(t.Scope)) || !s.reaches(p, mt.Name)
 				})
 				s.describeEngineTools(lr.Tools) // engine_tools.go: the domain's vocabulary
+				if extra := req.GetExtra(); extra == nil || extra.TokenInfo == nil || extra.TokenInfo.Extra[extraOutputSchemas] != true {
+					for i, mt := range lr.Tools {
+						c := *mt // the server's own record keeps its schema: the SDK checks results against it
+						c.OutputSchema = nil
+						lr.Tools[i] = &c
+					}
+				}
 			}
 			return res, err
 		case "tools/call":
@@ -415,9 +376,15 @@ func (s *service) shapes() *shapes.Set {
 // shape files (admin configuration), never from stored content.
 func relTypesText(set *shapes.Set) string {
 	var b strings.Builder
-	b.WriteString("rel_type (UPPER_SNAKE_CASE) is one of:")
+	b.WriteString("rel_type is one of:")
 	for _, r := range set.Relations() {
+		if graph.IsHistoryRelation(r.Name) || r.Implicit {
+			continue // history is knowmind_update_fact's; an implicit inverse is named with its partner
+		}
 		fmt.Fprintf(&b, "\n- %s: %s", r.Name, r.Description)
+		if inv, ok := set.Relation(r.Inverse); ok && inv.Implicit {
+			fmt.Fprintf(&b, " [inverse %s]", inv.Name)
+		}
 		var ends []string
 		if !slices.Contains(r.Source, shapes.Any) {
 			ends = append(ends, "source tagged "+classTags(r.Source))
@@ -493,7 +460,7 @@ func (s *service) callContext(ctx context.Context, req *mcp.CallToolRequest, t t
 		return ctx, rpcError(ctx, s.log, knowmind.Errorf(knowmind.EUNAUTHORIZED, "bearer token missing or invalid"))
 	}
 	ctx = context.WithValue(ctx, callKey{}, ci)
-	if !reaches(ci.principal, t.Name) {
+	if !s.reaches(ci.principal, t.Name) {
 		e := rpcError(ctx, s.log, knowmind.Errorf(knowmind.ESCOPE, "tool %s is outside this token's toolsets", t.Name))
 		e.Code = codeScope
 		return ctx, e

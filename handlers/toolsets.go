@@ -1,43 +1,31 @@
 package handlers
 
 import (
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/knowmind/knowmind"
 )
 
-// toolsets is the one list of which tool belongs to which toolset (knowmind.AllToolsets). A
-// token limited to some toolsets sees and calls only their tools (tools/list shows scope ∩
-// toolsets); knowmind_health belongs to none and is always there.
-var toolsets = map[string][]string{
-	knowmind.ToolsetMemory: {"knowmind_stats", "knowmind_list_recent", "knowmind_recall", "knowmind_recall_at_time",
-		"knowmind_link", "knowmind_unlink", "knowmind_store_memory", "knowmind_store_memories", "knowmind_upload_document", "knowmind_update_fact",
-		"knowmind_list_relations"},
-	knowmind.ToolsetNotes: {"knowmind_start_session", "knowmind_whoami", "knowmind_list_projects", "knowmind_list_notes",
-		"knowmind_recent_activity", "knowmind_get_note", "knowmind_search", "knowmind_context", "knowmind_create_note",
-		"knowmind_create_notes", "knowmind_edit_note", "knowmind_rename_note", "knowmind_move_note", "knowmind_move_folder", "knowmind_rename_project", "knowmind_delete_note",
-		"knowmind_link_note", "knowmind_link_many", "knowmind_remember_about_user", "knowmind_remember_about_project"},
-	knowmind.ToolsetEngine: {"knowmind_explore", "knowmind_capture", "knowmind_review_draft", "knowmind_list_drafts",
-		"knowmind_list_entities", "knowmind_capture_calibration", "knowmind_set_capture_thresholds", "knowmind_set_goal",
-		"knowmind_list_goals", "knowmind_close_goal", "knowmind_briefing", "knowmind_retrieve", "knowmind_replay"},
+// reaches says whether p may see and call tool name: a token limited to some toolsets sees and
+// calls only their tools (tools/list shows scope ∩ toolsets); knowmind_health belongs to none
+// and is always there.
+func (s *service) reaches(p knowmind.Principal, name string) bool {
+	t := s.tools[name]
+	return t == nil || t.Toolset == "" || p.ReachesToolset(t.Toolset)
 }
 
-// toolsetOf maps a tool to its toolset ("" for knowmind_health).
-var toolsetOf = func() map[string]string {
-	m := map[string]string{}
-	for set, names := range toolsets {
-		for _, n := range names {
-			m[n] = set
+// toolsetTools are the names of the tools of toolset, in toolList order.
+func toolsetTools(toolset string) []string {
+	var names []string
+	for _, d := range toolList {
+		if d.Toolset == toolset {
+			names = append(names, d.Name)
 		}
 	}
-	return m
-}()
-
-// reaches says whether p may see and call tool name.
-func reaches(p knowmind.Principal, name string) bool {
-	set := toolsetOf[name]
-	return set == "" || p.ReachesToolset(set)
+	return names
 }
 
 // instructionSteps are initialize's instructions, per toolset in the recommended call order (seed
@@ -66,7 +54,7 @@ var instructionSteps = []struct {
 	{knowmind.ToolsetEngine, []string{"knowmind_briefing"}, "knowmind_briefing: what is due and relevant now."},
 	{knowmind.ToolsetEngine, []string{"knowmind_capture"}, "knowmind_capture turns conversation text into memories or drafts " +
 		"(knowmind_list_drafts, knowmind_review_draft)."},
-	{knowmind.ToolsetEngine, []string{"knowmind_explore"}, "knowmind_explore shows a memory's neighbourhood in the graph."},
+	{knowmind.ToolsetMemory, []string{"knowmind_explore"}, "knowmind_explore shows a memory's neighbourhood in the graph."},
 }
 
 // instructions is initialize's text for p: the steps of its toolsets it may call.
@@ -85,4 +73,70 @@ func (s *service) instructions(p knowmind.Principal) string {
 		parts = append(parts, step.text)
 	}
 	return strings.Join(parts, " ")
+}
+
+// A client chooses the toolsets of its requests with the X-Knowmind-Toolsets header or the
+// endpoint's toolsets query parameter (…/mcp?toolsets=notes,engine, or all), within what its
+// token allows; without either it gets the token's list, or knowmind.DefaultToolsets for a
+// token without one. Output schemas are left out of tools/list (they double its size) unless
+// the client asks with output_schemas=true (header X-Knowmind-Output-Schemas).
+const (
+	toolsetsHeader      = "X-Knowmind-Toolsets"
+	toolsetsQuery       = "toolsets"
+	outputSchemasHeader = "X-Knowmind-Output-Schemas"
+	outputSchemasQuery  = "output_schemas"
+	// maxToolsetsAsked bounds the header's length (a handful of toolset names).
+	maxToolsetsAsked = 200
+)
+
+// askedToolsets is the toolset list r asks for ("" = none asked).
+func askedToolsets(r *http.Request) string {
+	if v := r.Header.Get(toolsetsHeader); v != "" {
+		return v
+	}
+	return r.URL.Query().Get(toolsetsQuery)
+}
+
+// askedOutputSchemas reports whether r asks tools/list for the tools' output schemas.
+func askedOutputSchemas(r *http.Request) bool {
+	v := r.Header.Get(outputSchemasHeader)
+	if v == "" {
+		v = r.URL.Query().Get(outputSchemasQuery)
+	}
+	ok, _ := strconv.ParseBool(v)
+	return ok
+}
+
+// selectToolsets is the toolsets a request asking for asked reaches with a token limited to
+// limit (nil: no limit). Asking beyond the limit is refused naming what the token reaches, so
+// a client learns why a tool is missing instead of seeing a shorter list.
+func selectToolsets(limit []string, asked string) ([]string, error) {
+	if len(asked) > maxToolsetsAsked {
+		return nil, knowmind.InvalidParam("toolsets", "the toolsets asked for are longer than %d characters", maxToolsetsAsked)
+	}
+	reach := limit
+	if reach == nil {
+		reach = knowmind.AllToolsets
+	}
+	var sel []string
+	if strings.TrimSpace(asked) == "all" {
+		return slices.Clone(reach), nil
+	}
+	for _, name := range strings.Split(asked, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || slices.Contains(sel, name) {
+			continue
+		}
+		if !slices.Contains(knowmind.AllToolsets, name) {
+			return nil, knowmind.InvalidParam("toolsets", "unknown toolset %q (%s, or all)", name, strings.Join(knowmind.AllToolsets, ", "))
+		}
+		if !slices.Contains(reach, name) {
+			return nil, knowmind.InvalidParam("toolsets", "this token reaches only the toolsets %s", strings.Join(reach, ", "))
+		}
+		sel = append(sel, name)
+	}
+	if len(sel) == 0 {
+		return nil, knowmind.InvalidParam("toolsets", "name at least one toolset (%s, or all)", strings.Join(knowmind.AllToolsets, ", "))
+	}
+	return sel, nil
 }

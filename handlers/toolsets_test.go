@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -28,12 +30,12 @@ func TestToolsetsLimitToolsList(t *testing.T) {
 	if err != nil || !slices.Equal(tok.Toolsets, []string{knowmind.ToolsetMemory}) {
 		t.Fatal(err, tok)
 	}
-	wantNotes := append([]string{"knowmind_health"}, toolsets[knowmind.ToolsetNotes]...)
+	wantNotes := append([]string{"knowmind_health"}, toolsetTools(knowmind.ToolsetNotes)...)
 	slices.Sort(wantNotes)
 	if got := listTools(t, c.url, notesOnly); !slices.Equal(got, wantNotes) {
 		t.Fatalf("notes token lists %v, want %v", got, wantNotes)
 	}
-	wantMemory := append([]string{"knowmind_health"}, toolsets[knowmind.ToolsetMemory]...)
+	wantMemory := append([]string{"knowmind_health"}, toolsetTools(knowmind.ToolsetMemory)...)
 	slices.Sort(wantMemory)
 	if got := listTools(t, c.url, memoryOnly); !slices.Equal(got, wantMemory) || !slices.Contains(got, "knowmind_recall") {
 		t.Fatalf("memory token lists %v, want %v", got, wantMemory)
@@ -42,15 +44,6 @@ func TestToolsetsLimitToolsList(t *testing.T) {
 	wantRPCError(t, callTool(t, c.url, memoryOnly, "knowmind_create_note", map[string]any{"project": "main", "body": "# T\n\nx"}), codeScope, "")
 	structured(t, callTool(t, c.url, notesOnly, "knowmind_whoami", map[string]any{}), new(WhoamiResult))
 
-	all := listTools(t, c.url, newToken(t, c.tenant, knowmind.ScopeAdmin))
-	for _, name := range all {
-		if name != "knowmind_health" && toolsetOf[name] == "" {
-			t.Errorf("%s belongs to no toolset (handlers/toolsets.go)", name)
-		}
-	}
-	if len(all) != len(toolsetOf)+1 {
-		t.Errorf("an admin token lists %d tools, the toolsets name %d (+ health)", len(all), len(toolsetOf))
-	}
 	if _, _, err := cl.CreateLimitedToken(ctx, c.tenant, []knowmind.Scope{knowmind.ScopeRead}, nil, []string{"admin-tools"}, "x", nil); knowmind.AsError(err) == nil ||
 		knowmind.AsError(err).Param != "toolsets" {
 		t.Fatalf("unknown toolset: %v", err)
@@ -94,10 +87,10 @@ func TestInitializeInstructionsPerToolset(t *testing.T) {
 		"notes, read": {token(knowmind.ScopeRead, knowmind.ToolsetNotes),
 			[]string{"knowmind_start_session", "knowmind_search"}, []string{"knowmind_create_note", "knowmind_remember_about_user"}},
 		"memory, read": {token(knowmind.ScopeRead, knowmind.ToolsetMemory),
-			[]string{"knowmind_recall"}, []string{"knowmind_store_memory", "knowmind_start_session"}},
+			[]string{"knowmind_recall", "knowmind_explore"}, []string{"knowmind_store_memory", "knowmind_start_session"}},
 		"engine, write": {token(knowmind.ScopeWrite, knowmind.ToolsetEngine),
-			[]string{"knowmind_capture", "knowmind_explore", "knowmind_briefing"}, []string{"knowmind_recall", "knowmind_search"}},
-		"all toolsets": {newToken(t, c.tenant, knowmind.ScopeWrite),
+			[]string{"knowmind_capture", "knowmind_briefing"}, []string{"knowmind_recall", "knowmind_search", "knowmind_explore"}},
+		"all toolsets": {token(knowmind.ScopeWrite, knowmind.AllToolsets...),
 			[]string{"knowmind_start_session", "knowmind_recall", "knowmind_store_memory", "knowmind_capture"}, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -123,5 +116,132 @@ func TestInitializeInstructionsPerToolset(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestToolListSize prints the size of tools/list per toolset for an admin token (bytes and
+// bytes ÷ 4 as tokens) and fails above the bounds: the default toolset 3,000 tokens, every
+// tool 10,000.
+func TestToolListSize(t *testing.T) {
+	c := newNotesClient(t)
+	ctx := context.Background()
+	cl := dgraphtest.Shared(t).Client
+	for _, tc := range []struct {
+		name     string
+		toolsets []string
+		max      int
+	}{
+		{"memory", []string{knowmind.ToolsetMemory}, 3000},
+		{"notes", []string{knowmind.ToolsetNotes}, 10000},
+		{"engine", []string{knowmind.ToolsetEngine}, 10000},
+		{"all", knowmind.AllToolsets, 10000},
+	} {
+		secret, _, err := cl.CreateLimitedToken(ctx, c.tenant, []knowmind.Scope{knowmind.ScopeAdmin}, nil, tc.toolsets, "size", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := send(t, c.url, secret, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		var res struct{ Tools []json.RawMessage }
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("toolsets %-7s %2d tools %6d bytes ≈ %5d tokens", tc.name, len(res.Tools), len(r.Result), len(r.Result)/4)
+		for _, tl := range res.Tools {
+			var one struct{ Name string }
+			json.Unmarshal(tl, &one)
+			t.Logf("  %-34s %5d bytes", one.Name, len(tl))
+		}
+		if len(r.Result)/4 > tc.max {
+			t.Errorf("tools/list for toolsets %s is %d tokens, more than %d", tc.name, len(r.Result)/4, tc.max)
+		}
+	}
+}
+
+// TestToolDeclarations: every tool is declared once in its file, registered from toolList, and
+// belongs to a toolset (knowmind_health alone to none); a token without a toolset list sees
+// knowmind.DefaultToolsets and asks for more with the toolsets header or query parameter.
+func TestToolDeclarations(t *testing.T) {
+	seen := map[string]bool{}
+	for _, d := range toolList {
+		if seen[d.Name] {
+			t.Errorf("%s is declared twice", d.Name)
+		}
+		seen[d.Name] = true
+		if d.Name == "knowmind_health" {
+			if d.Toolset != "" {
+				t.Errorf("knowmind_health belongs to toolset %q; every token must see it", d.Toolset)
+			}
+			continue
+		}
+		if !slices.Contains(knowmind.AllToolsets, d.Toolset) {
+			t.Errorf("%s belongs to no toolset (Toolset %q)", d.Name, d.Toolset)
+		}
+		if d.Description == "" || d.Title == "" || d.Scope == "" {
+			t.Errorf("%s lacks a title, description or scope", d.Name)
+		}
+	}
+
+	c := newNotesClient(t)
+	admin := newDefaultToken(t, c.tenant, knowmind.ScopeAdmin)
+	all := listTools(t, c.url+"?toolsets=all", admin)
+	if len(all) != len(toolList) {
+		t.Errorf("an admin token asking for all toolsets lists %d tools, toolList declares %d", len(all), len(toolList))
+	}
+	var wantDefault []string
+	for _, d := range toolList {
+		if d.Toolset == "" || slices.Contains(knowmind.DefaultToolsets, d.Toolset) {
+			wantDefault = append(wantDefault, d.Name)
+		}
+	}
+	slices.Sort(wantDefault)
+	if got := listTools(t, c.url, admin); !slices.Equal(got, wantDefault) {
+		t.Errorf("a token without toolsets lists %v, want the default toolsets' %v", got, wantDefault)
+	}
+	wantRPCError(t, callTool(t, c.url, admin, "knowmind_whoami", map[string]any{}), codeScope, "")
+	r := send(t, c.url, admin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"knowmind_whoami","arguments":{}}}`,
+		toolsetsHeader, "notes")
+	structured(t, r, new(WhoamiResult))
+
+	// A limited token cannot ask beyond its toolsets.
+	memoryOnly, _, err := dgraphtest.Shared(t).Client.CreateLimitedToken(context.Background(), c.tenant,
+		[]knowmind.Scope{knowmind.ScopeRead}, nil, []string{knowmind.ToolsetMemory}, "memory", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = send(t, c.url, memoryOnly, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, toolsetsHeader, "notes")
+	if r.Status != http.StatusBadRequest || r.Error == nil || !strings.Contains(r.Error.Message, "reaches only the toolsets memory") {
+		t.Errorf("a memory token asking for notes: HTTP %d %s", r.Status, r.Body)
+	}
+	r = send(t, c.url+"?toolsets=nonsense", admin, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if r.Status != http.StatusBadRequest || r.Error == nil || !strings.Contains(r.Error.Message, "unknown toolset") {
+		t.Errorf("an unknown toolset: HTTP %d %s", r.Status, r.Body)
+	}
+}
+
+// TestDocShowsTheRealPattern keeps handlers/doc.go honest: the tool it shows is stats.go as it is.
+func TestDocShowsTheRealPattern(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := os.ReadFile("stats.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var quoted []string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if code, ok := strings.CutPrefix(line, "//\t"); ok {
+			quoted = append(quoted, code)
+		}
+	}
+	body := string(stats)[strings.Index(string(stats), "// statsTool"):]
+	var want []string
+	for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
+		if line != "" { // doc.go's code block leaves blank lines as a bare //
+			want = append(want, line)
+		}
+	}
+	if got := strings.Join(quoted, "\n"); !strings.Contains(got, strings.Join(want, "\n")) {
+		t.Errorf("doc.go does not quote stats.go from its declaration on; quoted:\n%s\nstats.go:\n%s", got, strings.Join(want, "\n"))
 	}
 }

@@ -6,6 +6,19 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// unlinkTool declares knowmind_unlink (tools.go: toolList).
+var unlinkTool = declare(tool{
+	Name:  "knowmind_unlink",
+	Title: "Unlink two memories",
+	Description: "Ends the relation from_id --rel_type--> to_id and its inverse: closed, not erased, so point-in-time " +
+		"reads still see it.",
+	Scope:       knowmind.ScopeWrite,
+	Idempotent:  true,
+	Destructive: true,
+	RelTypes:    true,
+	Toolset:     knowmind.ToolsetMemory,
+}, (*service).unlink)
+
 // UnlinkParams are knowmind_unlink's parameters.
 type UnlinkParams struct {
 	FromID  string `json:"from_id" jsonschema:"memory id of the source node" validate:"required,notblank,max=200"`

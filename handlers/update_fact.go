@@ -6,11 +6,25 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// updateFactTool declares knowmind_update_fact (tools.go: toolList).
+var updateFactTool = declare(tool{
+	Name:  "knowmind_update_fact",
+	Title: "Update a fact (bi-temporal)",
+	Description: "Replaces a fact by a new version: the current version gets valid_to = now and the new one supersedes it; " +
+		"nothing is erased. Only the current version can be updated.",
+	Scope:      knowmind.ScopeWrite,
+	ScopeError: codeForbidden,
+	// Repeating a call changes nothing more: the target is no longer
+	// current, so the repeat is refused (409 naming the new version).
+	Idempotent: true,
+	Toolset:    knowmind.ToolsetMemory,
+}, (*service).updateFact)
+
 // UpdateFactParams are knowmind_update_fact's parameters.
 type UpdateFactParams struct {
-	TargetID     string `json:"target_id" jsonschema:"id of the memory to update (its current version)" validate:"required,notblank,max=200"`
+	TargetID     string `json:"target_id" jsonschema:"id of the current version" validate:"required,notblank,max=200"`
 	NewTitle     string `json:"new_title" jsonschema:"title of the new version" validate:"required,notblank,max=500"`
-	NewContent   string `json:"new_content" jsonschema:"content of the new version (at most 1,000,000 characters)" validate:"required,notblank" schema:"maxLength=1000000"`
+	NewContent   string `json:"new_content" jsonschema:"content of the new version" validate:"required,notblank" schema:"maxLength=1000000"`
 	UpdateReason string `json:"update_reason,omitempty" jsonschema:"why it changed, e.g. address changed" validate:"max=2000"`
 }
 

@@ -6,12 +6,26 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// uploadDocumentTool declares knowmind_upload_document (tools.go: toolList).
+var uploadDocumentTool = declare(tool{
+	Name:  "knowmind_upload_document",
+	Title: "Upload a document",
+	Description: "Ingests a long text as a document split into sections; an upload with the title of a current document " +
+		"replaces it (replaced_document_ids). For a short fact use knowmind_store_memory.",
+	Scope: knowmind.ScopeWrite,
+	// Replaces (deletes) the previous document of the same title; the
+	// same title and content again is recognised (unchanged).
+	Idempotent:  true,
+	Destructive: true,
+	Toolset:     knowmind.ToolsetMemory,
+}, (*service).uploadDocument)
+
 // UploadDocumentParams are knowmind_upload_document's parameters. content is
 // checked by its precheck (-32603 content_required, too_large), as for
 // StoreMemoryParams.
 type UploadDocumentParams struct {
-	Title   string `json:"title,omitempty" jsonschema:"document title; a new upload replaces the current documents of the same title" validate:"max=500"`
-	Content string `json:"content,omitempty" jsonschema:"the document's full text (required, at most 1,000,000 characters)" schema:"required,maxLength=1000000"`
+	Title   string `json:"title,omitempty" jsonschema:"document title; replaces the current document of this title" validate:"max=500"`
+	Content string `json:"content,omitempty" jsonschema:"the document's full text" schema:"required,maxLength=1000000"`
 	Source  string `json:"source,omitempty" jsonschema:"where it comes from (URL, path)" validate:"max=2000"`
 }
 

@@ -6,6 +6,15 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
+// whoamiTool declares knowmind_whoami (tools.go: toolList).
+var whoamiTool = declare(tool{
+	Name:        "knowmind_whoami",
+	Title:       "Who am I",
+	Description: "Your principal id, ceiling (read, write or admin), projects and the engine's capabilities.",
+	Scope:       knowmind.ScopeRead, ReadOnly: true,
+	Toolset: knowmind.ToolsetNotes,
+}, (*service).whoami)
+
 // WhoamiParams are knowmind_whoami's parameters (none).
 type WhoamiParams struct{}
 

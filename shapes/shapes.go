@@ -45,9 +45,11 @@ type Relation struct {
 	Target      []string // classes allowed at the target; ["*"] = any
 	MaxCount    int      // outgoing edges of this type per source node; 0 = unbounded
 	Symmetric   bool
-	Domain      string
-	File        string // where it was declared (for an implicit inverse: where its partner names it)
-	Line        int
+	// Implicit: an inverse no file declares, made from its partner's inverse field.
+	Implicit bool
+	Domain   string
+	File     string // where it was declared (for an implicit inverse: where its partner names it)
+	Line     int
 }
 
 // Set is every loaded domain's relations. All domains are active together:
@@ -185,6 +187,7 @@ func build(files []fileDecls) (*Set, []error) {
 				Name:        d.Inverse,
 				Inverse:     name,
 				Description: fmt.Sprintf("Inverse of %s (materialised with every %s edge).", name, name),
+				Implicit:    true,
 				Source:      r.Target,
 				Target:      r.Source,
 				Domain:      d.Domain,

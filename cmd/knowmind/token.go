@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -104,7 +105,7 @@ func runToken(ctx context.Context, args []string) error {
 		if projects != "" {
 			projectList = splitList(projects)
 		}
-		var toolsetList []string // nil: all toolsets
+		toolsetList := slices.Clone(knowmind.AllToolsets)
 		if toolsets != "all" {
 			toolsetList = splitList(toolsets)
 		}
@@ -178,6 +179,9 @@ func projectsNote(p []string) string {
 
 func toolsetsNote(toolsets []string) string {
 	if len(toolsets) == 0 {
+		return ", default toolsets (" + strings.Join(knowmind.DefaultToolsets, ",") + "; more per request)"
+	}
+	if len(toolsets) == len(knowmind.AllToolsets) && !slices.ContainsFunc(knowmind.AllToolsets, func(s string) bool { return !slices.Contains(toolsets, s) }) {
 		return ", all toolsets"
 	}
 	return ", toolsets " + strings.Join(toolsets, ",")
