@@ -43,8 +43,8 @@ type Principal struct {
 	// --projects); nil reaches all of the tenant's projects.
 	Projects []string
 	// Toolsets are the MCP toolsets the principal sees and calls (knowmind token create
-	// --toolsets, narrowed per request by the X-Knowmind-Toolsets header); nil reaches
-	// DefaultToolsets.
+	// --toolsets, narrowed per request by the X-Knowmind-Toolsets header); nil: every toolset,
+	// listing DefaultToolsets.
 	Toolsets []string
 }
 
@@ -61,13 +61,19 @@ const (
 // AllToolsets are the toolsets a token may name.
 var AllToolsets = []string{ToolsetMemory, ToolsetNotes, ToolsetEngine}
 
-// DefaultToolsets are what a principal without a toolset list reaches (the dev token, JWTs,
-// OAuth tokens, stdio without --toolsets): the smallest list that answers and stores, so a
-// model's tool list stays short. A client asks for more per request (docs/clients.md).
+// DefaultToolsets are what tools/list shows a principal without a toolset list (the dev token,
+// JWTs, OAuth tokens, stdio without --toolsets): the smallest list that answers and stores, so
+// a model's tool list stays short. Such a principal may still call every tool; a client asks
+// for more in the list per request (docs/clients.md).
 var DefaultToolsets = []string{ToolsetMemory}
 
-// ReachesToolset reports whether the principal may use the tools of toolset.
+// ReachesToolset reports whether the principal may call the tools of toolset.
 func (p Principal) ReachesToolset(toolset string) bool {
+	return p.Toolsets == nil || slices.Contains(p.Toolsets, toolset)
+}
+
+// ListsToolset reports whether tools/list shows the principal the tools of toolset.
+func (p Principal) ListsToolset(toolset string) bool {
 	if p.Toolsets == nil {
 		return slices.Contains(DefaultToolsets, toolset)
 	}

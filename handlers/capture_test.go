@@ -541,7 +541,7 @@ func TestEngineVocabularyRefresh(t *testing.T) {
 	}
 	token := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeWrite)
 	describe := func(url string) string {
-		r := send(t, url, token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		r := send(t, url, token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, toolsetsHeader, "all")
 		var res struct {
 			Tools []struct{ Name, Description string }
 		}

@@ -76,24 +76,20 @@ func newTestServer(t testing.TB, edit func(*Deps)) *httptest.Server {
 	return srv
 }
 
-// newToken creates a kmt_ token for tenant (creating the tenant) that reaches every toolset;
-// newDefaultToken one without a toolset list (knowmind.DefaultToolsets).
+// newToken creates a kmt_ token for tenant (creating the tenant).
 func newToken(t testing.TB, tenant string, scopes ...knowmind.Scope) string {
-	t.Helper()
-	secret, _, err := dgraphtest.Shared(t).Client.CreateLimitedToken(context.Background(), tenant, scopes, nil, knowmind.AllToolsets, "test", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return secret
-}
-
-func newDefaultToken(t testing.TB, tenant string, scopes ...knowmind.Scope) string {
 	t.Helper()
 	secret, _, err := dgraphtest.Shared(t).Client.CreateToken(context.Background(), tenant, scopes, "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return secret
+}
+
+// newDefaultToken is newToken: a token without a toolset list, shown knowmind.DefaultToolsets.
+func newDefaultToken(t testing.TB, tenant string, scopes ...knowmind.Scope) string {
+	t.Helper()
+	return newToken(t, tenant, scopes...)
 }
 
 // hsJWT signs claims with the test HS256 secret.

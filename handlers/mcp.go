@@ -108,7 +108,9 @@ type endpoint struct {
 	sessions http.Handler // stateful: initialize, then Mcp-Session-Id
 	oneShot  http.Handler // stateless: a request without session and without initialize
 	auth     *authenticator
-	limits   *rateLimiter
+	limits   *rateLimiter // per token
+	tenants  *rateLimiter // per tenant, all its tokens together
+	rateWait time.Duration
 	// failures budgets failed token lookups per client address, so a flood
 	// of guessed tokens cannot load Dgraph with lookups. Only lookups are
 	// counted (a missing, malformed or badly signed token costs nothing), and
@@ -122,6 +124,9 @@ type endpoint struct {
 	bodyTime  time.Duration
 	log       *slog.Logger
 	metrics   *Metrics // nil = none
+	// svc is the service behind the endpoint, for the tools' scopes
+	// (insufficientScope); nil in tests that build an endpoint on a bare server.
+	svc *service
 	// sessionLimit bounds the sessions each token holds (sessions.go).
 	sessionLimit *sessionLimit
 }
@@ -148,6 +153,8 @@ func newEndpoint(srv *mcp.Server, a *authenticator, d Deps, log *slog.Logger) *e
 		})),
 		auth:      a,
 		limits:    newRateLimiter(d.RateLimit, d.RateBurst),
+		tenants:   newRateLimiter(d.TenantRateLimit, d.TenantRateBurst),
+		rateWait:  d.RateWait,
 		failures:  newRateLimiter(failedAuthRate, failedAuthBurst),
 		trusted:   d.TrustedProxies,
 		publicURL: strings.TrimRight(d.PublicURL, "/"),
@@ -159,6 +166,12 @@ func newEndpoint(srv *mcp.Server, a *authenticator, d Deps, log *slog.Logger) *e
 	}
 	if e.bodyTime <= 0 {
 		e.bodyTime = defaultBodyTimeout
+	}
+	switch {
+	case e.rateWait == 0:
+		e.rateWait = DefaultRateWait
+	case e.rateWait < 0:
+		e.rateWait = 0
 	}
 	for _, o := range d.AllowedOrigins {
 		e.origins = append(e.origins, strings.TrimRight(o, "/"))
@@ -211,9 +224,9 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 	if lookup {
 		if blocked, wait := e.failures.exhausted(client, time.Now()); blocked {
 			secs := retryAfterSeconds(wait)
-			e.metrics.authFailed("rate_limited")
+			e.metrics.rateLimited("failed_auth")
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			writeHTTPError(w, http.StatusTooManyRequests, nil, codeRateLimited, "too many failed authentications",
+			writeHTTPError(w, http.StatusTooManyRequests, unauthenticatedID(r), codeRateLimited, "too many failed authentications",
 				map[string]any{"retry_after_s": secs})
 			return knowmind.Principal{}
 		}
@@ -246,12 +259,7 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 		ti = withExtra(ti, map[string]any{extraPrincipal: p, extraOutputSchemas: askedOutputSchemas(r)})
 	}
 
-	if ok, wait := e.limits.allow(p.TokenID, time.Now()); !ok {
-		secs := retryAfterSeconds(wait)
-		e.metrics.authFailed("rate_limited")
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		writeHTTPError(w, http.StatusTooManyRequests, nil, codeRateLimited, "rate limit exceeded",
-			map[string]any{"retry_after_s": secs})
+	if !e.throttle(w, r, p) {
 		return p
 	}
 
@@ -287,6 +295,43 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 		e.post(w, r)
 	}
 	return p
+}
+
+// throttle holds r to its token's and its tenant's rate: it waits for its
+// turn (up to rateWait) or is refused with 429, the JSON-RPC id of its body
+// echoed (false: answered).
+func (e *endpoint) throttle(w http.ResponseWriter, r *http.Request, p knowmind.Principal) bool {
+	now := time.Now()
+	limit := "token"
+	ok, wait := e.limits.reserve(p.TokenID, now, e.rateWait)
+	if ok {
+		var tenantWait time.Duration
+		limit = "tenant"
+		if ok, tenantWait = e.tenants.reserve(p.Tenant, now, e.rateWait); ok {
+			wait = max(wait, tenantWait)
+		} else {
+			wait = tenantWait
+		}
+	}
+	if !ok {
+		secs := retryAfterSeconds(wait)
+		e.metrics.rateLimited(limit)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeHTTPError(w, http.StatusTooManyRequests, unauthenticatedID(r), codeRateLimited, "rate limit exceeded ("+limit+")",
+			map[string]any{"retry_after_s": secs})
+		return false
+	}
+	if wait > 0 {
+		e.metrics.rateLimited(limit + "_delayed")
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-r.Context().Done():
+			return false // the client left; nobody reads an answer
+		}
+	}
+	return true
 }
 
 // isAdmin reports whether r carries a valid token with the admin scope,
@@ -413,6 +458,9 @@ func (e *endpoint) post(w http.ResponseWriter, r *http.Request) {
 			"Accept must allow application/json or text/event-stream", nil)
 		return
 	}
+	if msg.Method == "tools/call" && e.insufficientScope(w, r, msg.ID, body) {
+		return
+	}
 	// The SDK insists on both media types and fixes JSON vs SSE per handler;
 	// it always streams SSE here, and JSON clients get the response unwrapped.
 	r.Header.Set("Accept", "application/json, text/event-stream")
@@ -439,6 +487,50 @@ func (e *endpoint) post(w http.ResponseWriter, r *http.Request) {
 	buf := &sseBuffer{header: http.Header{}}
 	h.ServeHTTP(buf, r)
 	buf.writeJSON(w, e.log)
+}
+
+// insufficientScope answers a tools/call whose token lacks the tool's scope
+// as the MCP authorization spec asks: HTTP 403 with a WWW-Authenticate
+// challenge naming the scope (error="insufficient_scope"), so an OAuth client
+// can step up, and the JSON-RPC error in the body for clients that read only
+// that (true: answered). Other refusals stay with callContext.
+func (e *endpoint) insufficientScope(w http.ResponseWriter, r *http.Request, id json.RawMessage, body []byte) bool {
+	ti, _ := r.Context().Value(tokenInfoKey{}).(*auth.TokenInfo)
+	if e.svc == nil || ti == nil {
+		return false
+	}
+	p, _ := ti.Extra[extraPrincipal].(knowmind.Principal)
+	var call struct {
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &call) != nil {
+		return false
+	}
+	t := e.svc.tools[call.Params.Name]
+	if t == nil || t.Scope == "" || p.Has(t.Scope) || !e.svc.reaches(p, t.Name) {
+		return false
+	}
+	code := t.ScopeError
+	if code == 0 {
+		code = codeScope
+	}
+	scope := string(t.Scope)
+	if e.auth.oauth != nil && ti.Extra[extraJWT] == true {
+		if names := e.auth.oauth.IssuerScopes(t.Scope); len(names) > 0 {
+			scope = strings.Join(names, " ")
+		}
+	}
+	challenge := fmt.Sprintf("Bearer error=\"insufficient_scope\", scope=%q", scope)
+	if e.auth.oauth != nil {
+		challenge += fmt.Sprintf(", resource_metadata=%q", e.metadataURL(r))
+	}
+	challenge += fmt.Sprintf(", error_description=%q", "the tool "+t.Name+" needs the scope "+string(t.Scope))
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeHTTPError(w, http.StatusForbidden, id, code, fmt.Sprintf("scope %s missing", t.Scope),
+		map[string]any{"scope": string(t.Scope), "tool": t.Name})
+	return true
 }
 
 func validID(id json.RawMessage) bool {

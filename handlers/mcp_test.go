@@ -288,7 +288,7 @@ func TestOrigin(t *testing.T) {
 }
 
 func TestRateLimitPerToken(t *testing.T) {
-	srv := newTestServer(t, func(d *Deps) { d.RateLimit, d.RateBurst = 0.5, 3 })
+	srv := newTestServer(t, func(d *Deps) { d.RateLimit, d.RateBurst, d.RateWait = 0.5, 3, -1 })
 	url := srv.URL + "/api/mcp/v1"
 	tenant := dgraphtest.TenantName(t)
 	noisy := newToken(t, tenant, knowmind.ScopeRead)
@@ -309,6 +309,9 @@ func TestRateLimitPerToken(t *testing.T) {
 		t.Errorf("Retry-After %q", limited.Header.Get("Retry-After"))
 	}
 	wantRPCError(t, limited, 429, "")
+	if string(limited.ID) != "1" {
+		t.Errorf("429 echoes id %s, want the request's 1", limited.ID)
+	}
 	if r := send(t, url, quiet, ping); r.Status != http.StatusOK {
 		t.Errorf("another token while the first is limited: HTTP %d", r.Status)
 	}

@@ -33,6 +33,7 @@ type Metrics struct {
 	ingests       *prometheus.CounterVec
 	ingestChunks  *prometheus.CounterVec
 	authFailures  *prometheus.CounterVec
+	rateLimits    *prometheus.CounterVec
 	dgraphSeconds *prometheus.HistogramVec
 }
 
@@ -63,15 +64,19 @@ func NewMetrics(indexSizes func() []graph.IndexSize) *Metrics {
 		}, []string{"tool"}),
 		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "knowmind_auth_failures_total",
-			Help: "Requests refused before MCP: unauthorized (401), rate_limited (429), unavailable (503, token store or issuer down).",
+			Help: "Requests refused before MCP: unauthorized (401), unavailable (503, token store or issuer down).",
 		}, []string{"reason"}),
+		rateLimits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "knowmind_rate_limited_total",
+			Help: "Requests over a rate limit: refused with 429 (limit token, tenant or failed_auth) or slowed to the rate (token_delayed, tenant_delayed).",
+		}, []string{"limit"}),
 		dgraphSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "knowmind_dgraph_rpc_duration_seconds",
 			Help:    "Round trips to Dgraph by gRPC method (Query covers queries and mutations) and outcome.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
 		}, []string{"method", "outcome"}),
 	}
-	m.registry.MustRegister(m.toolCalls, m.toolSeconds, m.ingests, m.ingestChunks, m.authFailures, m.dgraphSeconds,
+	m.registry.MustRegister(m.toolCalls, m.toolSeconds, m.ingests, m.ingestChunks, m.authFailures, m.rateLimits, m.dgraphSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if indexSizes != nil {
 		m.registry.MustRegister(indexCollector{sizes: indexSizes})
@@ -112,6 +117,12 @@ func (m *Metrics) ObserveDgraph(method string, d time.Duration, err error) {
 		outcome = "error"
 	}
 	m.dgraphSeconds.WithLabelValues(method, outcome).Observe(d.Seconds())
+}
+
+func (m *Metrics) rateLimited(limit string) {
+	if m != nil {
+		m.rateLimits.WithLabelValues(limit).Inc()
+	}
 }
 
 func (m *Metrics) authFailed(reason string) {
@@ -158,7 +169,10 @@ func (s *service) observeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		if isResult && err == nil && r.IsError {
 			code = "tool_error"
 		}
-		s.log.DebugContext(ctx, "tool call", "tool", tool, "code", code, "ms", elapsed.Milliseconds())
+		// The access log: one line per call at info, with the token's id (never its secret).
+		p, _ := s.principal(call.GetExtra())
+		s.log.InfoContext(ctx, "tool call", "tool", tool, "code", code, "ms", elapsed.Milliseconds(),
+			"token", p.TokenID, "tenant", p.Tenant)
 		if s.metrics != nil {
 			s.metrics.toolSeconds.WithLabelValues(tool).Observe(elapsed.Seconds())
 			s.metrics.toolCalls.WithLabelValues(tool, code).Inc()

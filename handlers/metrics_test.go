@@ -1,10 +1,15 @@
 package handlers
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -126,4 +131,55 @@ func TestIndexGaugesBounded(t *testing.T) {
 		return
 	}
 	t.Fatal("knowmind_index_memories not gathered")
+}
+
+// TestAccessLogAtInfo: every tool call writes one info line with the tool, its outcome, the
+// duration in ms and the token's id, never the token itself.
+func TestAccessLogAtInfo(t *testing.T) {
+	var buf syncBuffer
+	srv := newTestServer(t, func(d *Deps) {
+		d.Logger = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	tenant := dgraphtest.TenantName(t)
+	secret, tok, err := dgraphtest.Shared(t).Client.CreateToken(context.Background(), tenant, []knowmind.Scope{knowmind.ScopeRead}, "log", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	structured(t, callTool(t, srv.URL+"/api/mcp/v1", secret, "knowmind_stats", map[string]any{}), new(StatsResult))
+	var found bool
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "tool call" {
+			continue
+		}
+		found = true
+		if rec["level"] != "INFO" || rec["tool"] != "knowmind_stats" || rec["code"] != "ok" || !strings.HasSuffix(fmt.Sprint(rec["token"]), tok.ID) ||
+			rec["tenant"] != tenant || rec["ms"] == nil {
+			t.Errorf("access log line %s", line)
+		}
+	}
+	if !found {
+		t.Fatalf("no access log line at info:\n%s", buf.String())
+	}
+	if strings.Contains(buf.String(), secret) {
+		t.Error("the log holds the token")
+	}
+}
+
+// syncBuffer is a bytes.Buffer the server's goroutines may log into.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -40,6 +40,16 @@ func newRateLimiter(rps float64, burst int) *rateLimiter {
 
 // allow takes one request from key's bucket, or says how long to wait.
 func (l *rateLimiter) allow(key string, now time.Time) (bool, time.Duration) {
+	return l.reserve(key, now, 0)
+}
+
+// reserve takes one request from key's bucket and says how long it waits for
+// its turn, up to maxWait; beyond that it is refused (false) with how long
+// until it would fit. Waiting instead of refusing slows a fleet of agents
+// sharing a token to the rate rather than answering it 429 (clients rarely
+// retry); a runaway is held to the rate, and more requests queued than
+// maxWait covers are refused.
+func (l *rateLimiter) reserve(key string, now time.Time, maxWait time.Duration) (bool, time.Duration) {
 	if l == nil {
 		return true, 0
 	}
@@ -56,9 +66,11 @@ func (l *rateLimiter) allow(key string, now time.Time) (bool, time.Duration) {
 	if !res.OK() {
 		return false, time.Second
 	}
-	if d := res.DelayFrom(now); d > 0 {
+	if d := res.DelayFrom(now); d > maxWait {
 		res.CancelAt(now) // a refused request must not use up future capacity
-		return false, d
+		return false, d - maxWait
+	} else if d > 0 {
+		return true, d
 	}
 	return true, 0
 }

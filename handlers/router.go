@@ -54,8 +54,14 @@ type Deps struct {
 	// more closes its least recently used; 0 = DefaultSessionsPerToken, negative = none.
 	SessionsPerToken int
 	// RateLimit requests per second per token, with RateBurst; 0 = unlimited.
-	RateLimit float64
-	RateBurst int
+	// TenantRateLimit and TenantRateBurst the same for all tokens of a tenant.
+	// A request over a rate waits for its turn up to RateWait (0 =
+	// DefaultRateWait, negative = not at all) before it is refused with 429.
+	RateLimit       float64
+	RateBurst       int
+	TenantRateLimit float64
+	TenantRateBurst int
+	RateWait        time.Duration
 	// MaxBodyBytes bounds a POST body; 0 = 16 MiB.
 	MaxBodyBytes int64
 	// BodyReadTimeout bounds the time to receive a POST body; 0 = 2 minutes.
@@ -126,6 +132,7 @@ func mountMCP(r *gin.Engine, d Deps) *endpoint {
 	a.oauth = d.OAuth
 	e := newEndpoint(newMCPServer(s), a, d, log)
 	e.metrics = d.Metrics
+	e.svc = s
 	h := gin.WrapH(e)
 	for _, p := range []string{mcpPath, mcpAltPath} {
 		r.Any(p, h)
@@ -144,6 +151,18 @@ func mountMCP(r *gin.Engine, d Deps) *endpoint {
 const (
 	DefaultCallTimeout    = 5 * time.Minute
 	DefaultTenantInFlight = 32
+)
+
+// Defaults of the rate limits (Deps.RateLimit and the others), sized so 20
+// sessions of one token calling as fast as they are answered are slowed, not
+// refused (TestFleetOfOneToken), while one runaway token is held to
+// DefaultRateLimit and a tenant's tokens together to DefaultTenantRateLimit.
+const (
+	DefaultRateLimit       = 100
+	DefaultRateBurst       = 200
+	DefaultTenantRateLimit = 400
+	DefaultTenantRateBurst = 800
+	DefaultRateWait        = 2 * time.Second
 )
 
 func newService(d Deps, log *slog.Logger) *service {

@@ -319,7 +319,7 @@ func (s *service) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 				p, _ := s.principal(req.GetExtra())
 				lr.Tools = slices.DeleteFunc(lr.Tools, func(mt *mcp.Tool) bool {
 					t := s.tools[mt.Name]
-					return t == nil || (t.Scope != "" && !p.Has(t.Scope)) || !s.reaches(p, mt.Name)
+					return t == nil || (t.Scope != "" && !p.Has(t.Scope)) || !s.lists(p, mt.Name)
 				})
 				s.describeEngineTools(lr.Tools) // engine_tools.go: the domain's vocabulary
 				if extra := req.GetExtra(); extra == nil || extra.TokenInfo == nil || extra.TokenInfo.Extra[extraOutputSchemas] != true {

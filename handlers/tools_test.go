@@ -46,9 +46,11 @@ func newServerWithWriteTools(t *testing.T) (*httptest.Server, *service) {
 	return hs, s
 }
 
+// listTools is what tools/list shows token of every toolset it reaches (tools.go: the default
+// list is TestToolDeclarations').
 func listTools(t *testing.T, url, token string) []string {
 	t.Helper()
-	r := send(t, url, token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	r := send(t, url, token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, toolsetsHeader, "all")
 	var res struct{ Tools []struct{ Name string } }
 	if err := json.Unmarshal(r.Result, &res); err != nil {
 		t.Fatalf("tools/list: HTTP %d %s", r.Status, r.Body)
@@ -119,6 +121,42 @@ func TestScopeErrors(t *testing.T) {
 	// A tenant in the arguments changes nothing: it is an unknown parameter.
 	wantRPCError(t, callTool(t, hs.URL, write, "test_write", map[string]any{"text": "hi", "tenant": "other"}), jsonrpc.CodeInvalidParams, "tenant")
 	wantRPCError(t, callTool(t, hs.URL, write, "test_write", map[string]any{"text": "  "}), jsonrpc.CodeInvalidParams, "text")
+}
+
+// TestInsufficientScopeStepUp: a call beyond the token's scope is HTTP 403 with the MCP
+// authorization spec's challenge naming the scope needed (a client can ask for a token that
+// holds it), and the JSON-RPC error in the body with the request's id.
+func TestInsufficientScopeStepUp(t *testing.T) {
+	srv := newTestServer(t, nil)
+	url := srv.URL + "/api/mcp/v1"
+	read := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeRead)
+	for _, tc := range []struct {
+		tool string
+		args string
+		code int64
+	}{
+		{"knowmind_store_memory", `{"content":"x"}`, codeScope},
+		{"knowmind_update_fact", `{"target_id":"0x1","new_content":"x"}`, codeForbidden},
+	} {
+		r := send(t, url, read, `{"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"name":"`+tc.tool+`","arguments":`+tc.args+`}}`)
+		if r.Status != http.StatusForbidden {
+			t.Errorf("%s with a read token: HTTP %d %s, want 403", tc.tool, r.Status, r.Body)
+			continue
+		}
+		challenge := r.Header.Get("WWW-Authenticate")
+		if !strings.HasPrefix(challenge, "Bearer ") || !strings.Contains(challenge, `error="insufficient_scope"`) ||
+			!strings.Contains(challenge, `scope="write"`) {
+			t.Errorf("%s: WWW-Authenticate %q", tc.tool, challenge)
+		}
+		wantRPCError(t, r, tc.code, "")
+		if string(r.ID) != `"call-7"` || r.Error.Message != "scope write missing" {
+			t.Errorf("%s: id %s message %q", tc.tool, r.ID, r.Error.Message)
+		}
+	}
+	// Within its scope the same token's calls are answered as before.
+	if r := callTool(t, url, read, "knowmind_stats", map[string]any{}); r.Status != http.StatusOK || r.Error != nil {
+		t.Errorf("knowmind_stats: HTTP %d %s", r.Status, r.Body)
+	}
 }
 
 func TestHealthTool(t *testing.T) {

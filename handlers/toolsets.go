@@ -9,12 +9,18 @@ import (
 	"github.com/knowmind/knowmind"
 )
 
-// reaches says whether p may see and call tool name: a token limited to some toolsets sees and
-// calls only their tools (tools/list shows scope ∩ toolsets); knowmind_health belongs to none
-// and is always there.
+// reaches says whether p may call tool name: a token limited to some toolsets calls only their
+// tools; knowmind_health belongs to none and is always there.
 func (s *service) reaches(p knowmind.Principal, name string) bool {
 	t := s.tools[name]
 	return t == nil || t.Toolset == "" || p.ReachesToolset(t.Toolset)
+}
+
+// lists says whether tools/list shows p tool name: the tools of its toolsets, or of
+// knowmind.DefaultToolsets for a principal without a list.
+func (s *service) lists(p knowmind.Principal, name string) bool {
+	t := s.tools[name]
+	return t == nil || t.Toolset == "" || p.ListsToolset(t.Toolset)
 }
 
 // toolsetTools are the names of the tools of toolset, in toolList order.
@@ -61,7 +67,7 @@ var instructionSteps = []struct {
 func (s *service) instructions(p knowmind.Principal) string {
 	var parts []string
 	for _, step := range instructionSteps {
-		if step.toolset != "" && !p.ReachesToolset(step.toolset) {
+		if step.toolset != "" && !p.ListsToolset(step.toolset) {
 			continue
 		}
 		if step.tools != nil && !slices.ContainsFunc(step.tools, func(name string) bool {

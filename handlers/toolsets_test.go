@@ -158,7 +158,7 @@ func TestToolListSize(t *testing.T) {
 }
 
 // TestToolDeclarations: every tool is declared once in its file, registered from toolList, and
-// belongs to a toolset (knowmind_health alone to none); a token without a toolset list sees
+// belongs to a toolset (knowmind_health alone to none); a token without a toolset list is shown
 // knowmind.DefaultToolsets and asks for more with the toolsets header or query parameter.
 func TestToolDeclarations(t *testing.T) {
 	seen := map[string]bool{}
@@ -183,7 +183,7 @@ func TestToolDeclarations(t *testing.T) {
 
 	c := newNotesClient(t)
 	admin := newDefaultToken(t, c.tenant, knowmind.ScopeAdmin)
-	all := listTools(t, c.url+"?toolsets=all", admin)
+	all := listTools(t, c.url, admin)
 	if len(all) != len(toolList) {
 		t.Errorf("an admin token asking for all toolsets lists %d tools, toolList declares %d", len(all), len(toolList))
 	}
@@ -194,13 +194,26 @@ func TestToolDeclarations(t *testing.T) {
 		}
 	}
 	slices.Sort(wantDefault)
-	if got := listTools(t, c.url, admin); !slices.Equal(got, wantDefault) {
+	var def struct{ Tools []struct{ Name string } }
+	if err := json.Unmarshal(send(t, c.url, admin, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`).Result, &def); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tl := range def.Tools {
+		got = append(got, tl.Name)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, wantDefault) {
 		t.Errorf("a token without toolsets lists %v, want the default toolsets' %v", got, wantDefault)
 	}
-	wantRPCError(t, callTool(t, c.url, admin, "knowmind_whoami", map[string]any{}), codeScope, "")
+	// The default list is a view: such a token still calls every tool, and a request that
+	// names its toolsets reaches only those.
+	structured(t, callTool(t, c.url, admin, "knowmind_whoami", map[string]any{}), new(WhoamiResult))
 	r := send(t, c.url, admin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"knowmind_whoami","arguments":{}}}`,
 		toolsetsHeader, "notes")
 	structured(t, r, new(WhoamiResult))
+	r = send(t, c.url+"?toolsets=notes", admin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"knowmind_recall","arguments":{"query":"x"}}}`)
+	wantRPCError(t, r, codeScope, "")
 
 	// A limited token cannot ask beyond its toolsets.
 	memoryOnly, _, err := dgraphtest.Shared(t).Client.CreateLimitedToken(context.Background(), c.tenant,

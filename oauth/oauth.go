@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,6 +130,19 @@ func New(cfg Config) (*Verifier, error) {
 
 // Issuer is the trusted issuer identifier, as configured.
 func (v *Verifier) Issuer() string { return v.cfg.Issuer }
+
+// IssuerScopes are the issuer's scope values that grant s, sorted: what a
+// client asks the issuer for when a call needs s (step-up authorization).
+func (v *Verifier) IssuerScopes(s knowmind.Scope) []string {
+	var out []string
+	for issuer, sc := range v.cfg.ScopeMap {
+		if sc == s {
+			out = append(out, issuer)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // Prefetch discovers the issuer's metadata and fetches its keys, e.g. at
 // start-up to report a misconfiguration early.

@@ -55,6 +55,8 @@ type Config struct {
 	MetricsToken     string         // bearer token for /metrics on the main address ("" = not served there)
 	RateLimit        float64        // requests per second per token
 	RateBurst        int            // burst per token
+	TenantRateLimit  float64        // requests per second per tenant
+	TenantRateBurst  int            // burst per tenant
 	CallTimeout      time.Duration  // deadline of one tool call
 	TenantInFlight   int            // tool calls one tenant may have running at once
 	ShutdownTimeout  time.Duration  // graceful HTTP shutdown
@@ -166,8 +168,10 @@ func (c *Config) register(fs *flag.FlagSet) (complete func() error) {
 	fs.StringVar(&c.LogFormat, "log-format", envOr("log-format", "text"), "log format: text or json (env KNOWMIND_LOG_FORMAT)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", envOr("metrics-addr", ""), "listen address for Prometheus /metrics, e.g. 127.0.0.1:9464; empty = none (env KNOWMIND_METRICS_ADDR)")
 	fs.StringVar(&c.MetricsToken, "metrics-token", envOr("metrics-token", ""), "bearer token that opens /metrics on the main address; empty = /metrics not served there (env KNOWMIND_METRICS_TOKEN)")
-	fs.Float64Var(&c.RateLimit, "rate-limit", atofOr(envOr("rate-limit", ""), 20), "requests per second per token (env KNOWMIND_RATE_LIMIT)")
-	fs.IntVar(&c.RateBurst, "rate-burst", atoiOr(envOr("rate-burst", ""), 40), "request burst per token (env KNOWMIND_RATE_BURST)")
+	fs.Float64Var(&c.RateLimit, "rate-limit", atofOr(envOr("rate-limit", ""), handlers.DefaultRateLimit), "requests per second per token; more wait their turn up to 2 s, then 429 (env KNOWMIND_RATE_LIMIT)")
+	fs.IntVar(&c.RateBurst, "rate-burst", atoiOr(envOr("rate-burst", ""), handlers.DefaultRateBurst), "request burst per token (env KNOWMIND_RATE_BURST)")
+	fs.Float64Var(&c.TenantRateLimit, "tenant-rate-limit", atofOr(envOr("tenant-rate-limit", ""), handlers.DefaultTenantRateLimit), "requests per second of all tokens of a tenant together (env KNOWMIND_TENANT_RATE_LIMIT)")
+	fs.IntVar(&c.TenantRateBurst, "tenant-rate-burst", atoiOr(envOr("tenant-rate-burst", ""), handlers.DefaultTenantRateBurst), "request burst per tenant (env KNOWMIND_TENANT_RATE_BURST)")
 	fs.DurationVar(&c.CallTimeout, "call-timeout", durationOr(envOr("call-timeout", ""), handlers.DefaultCallTimeout),
 		"deadline of one tool call, its Dgraph work and embedding included; negative = none (env KNOWMIND_CALL_TIMEOUT)")
 	fs.IntVar(&c.TenantInFlight, "tenant-in-flight", atoiOr(envOr("tenant-in-flight", ""), handlers.DefaultTenantInFlight),

@@ -30,11 +30,26 @@ func newServiceLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	case "", "text":
 		h = slog.NewTextHandler(w, opts)
 	case "json":
+		opts.ReplaceAttr = durationsInMs
 		h = slog.NewJSONHandler(w, opts)
 	default:
 		return nil, fmt.Errorf("--log-format %q: want text or json", format)
 	}
 	return slog.New(handlers.RequestIDLogHandler(h)), nil
+}
+
+// durationsInMs writes a duration as milliseconds in JSON logs (slog's JSON
+// handler writes nanoseconds, which log pipelines read as a bare number):
+// the key gains _ms unless it names the unit already.
+func durationsInMs(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	key := a.Key
+	if !strings.HasSuffix(key, "_ms") && key != "ms" {
+		key += "_ms"
+	}
+	return slog.Float64(key, float64(a.Value.Duration().Microseconds())/1000)
 }
 
 // serveMetrics serves /metrics on its own address (not the MCP one, so it

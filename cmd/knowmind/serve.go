@@ -79,8 +79,9 @@ func runServe(ctx context.Context, args []string) error {
 	router := handlers.NewRouter(handlers.Deps{
 		Ready: ready, Graph: b.client, Logger: log,
 		AllowedOrigins: cfg.AllowedOrigins, PublicURL: cfg.PublicURL, JWT: jwtCfg,
-		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, TrustedProxies: cfg.TrustedProxies,
-		CallTimeout: cfg.CallTimeout, TenantInFlight: cfg.TenantInFlight,
+		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, TenantRateLimit: cfg.TenantRateLimit, TenantRateBurst: cfg.TenantRateBurst,
+		TrustedProxies: cfg.TrustedProxies,
+		CallTimeout:    cfg.CallTimeout, TenantInFlight: cfg.TenantInFlight,
 		OAuth: issuer, Metrics: metrics, MetricsToken: cfg.MetricsToken,
 		Extractors: extractors, Vocabulary: shapesVocabulary(cfg.ShapesDir),
 	})
