@@ -738,7 +738,9 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, a Abl
 		if a.NoTextScore {
 			text = [2]textSide{}
 		}
-		in := fuseInput{text: text, analyze: t.text.tokens.analyze}
+		in := fuseInput{text: text, analyze: func(uid, lang, text string) ([]string, int) {
+			return t.text.tokens.analyze(uid, lang, text, t.analyzeDoc)
+		}}
 		if !a.NoSemantic {
 			in.words, in.wordsWeight = &t.text.words, semanticWeight
 			in.refTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
@@ -1010,7 +1012,7 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, a Ab
 			wg.Go(func() {
 				if m := t.semModel(!a.NoSemanticLinks); m != nil {
 					// The terms textSide analyses, in its order.
-					terms := slices.Concat(bm25.Analyze("de", query), bm25.Analyze("", query))
+					terms := slices.Concat(t.analyzeQuery("de", query), t.analyzeQuery("", query))
 					if qv := m.Query(terms); qv != nil {
 						req.sem, req.semQuery = m, qv
 						pool = m.TopN(qv, n, nil)
@@ -1119,7 +1121,7 @@ func textCandidates(k int) int { return vectorCandidates(k) }
 // holding the rarest query words (PrepareRecall adds the vector candidates' scores); otherwise
 // the words anyoftext should match.
 func (t *Tenant) textSide(lang, query string, k int, served bool) textSide {
-	side := textSide{lang: lang, terms: bm25.Analyze(lang, query)}
+	side := textSide{lang: lang, terms: t.analyzeQuery(lang, query)}
 	if len(side.terms) == 0 {
 		return side
 	}
@@ -1146,6 +1148,12 @@ func (t *Tenant) textSide(lang, query string, k int, served bool) textSide {
 	side.seed = matchTerms(lang, query, st, int64(graphSeeds(k)))
 	side.pool = matchTerms(lang, query, st, vectorPoolBudget)
 	return side
+}
+
+// analyzeQuery analyses a query as the tenant's text index analysed its documents
+// (analyzeText), splitting compounds against the index's own terms too.
+func (t *Tenant) analyzeQuery(lang, query string) []string {
+	return t.c.cfg.Analysis.Analyze(lang, query, func(term string) bool { return t.text.ix.Has(t.Name, lang, term) })
 }
 
 // matchTerms chooses which query words the full-text step matches. Dgraph returns matches
@@ -1246,7 +1254,7 @@ func parseHops(blocks map[string]json.RawMessage, hops, relations int, asOf *tim
 // fuseInput is what fuse needs besides the DQL answer.
 type fuseInput struct {
 	text    [2]textSide
-	analyze func(uid, lang, text string) []string // cached bm25.Analyze
+	analyze func(uid, lang, text string) ([]string, int) // cached Tenant.analyzeDoc: tokens, length
 	// stats looks up corpus statistics for more terms (the feedback's); nil turns feedback off.
 	stats func(lang string, terms []string) bm25.Stats
 	sig   rank.Signals
@@ -1350,7 +1358,8 @@ func fuse(out *recallResponse, in fuseInput) []rank.Hit {
 				continue
 			}
 			memoryOf[c.UID] = c.M[0].UID
-			docs = append(docs, bm25.Doc{ID: c.UID, Tokens: in.analyze(c.UID, side.lang, body)})
+			tokens, length := in.analyze(c.UID, side.lang, body)
+			docs = append(docs, bm25.Doc{ID: c.UID, Tokens: tokens, Length: length})
 		}
 		ideal := bm25.Ideal(side.terms, side.stats)
 		scored := bm25.Score(side.terms, docs, side.stats, bm25.Params{})
