@@ -1,9 +1,13 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -68,6 +72,7 @@ func TestPausedAlphaAnswers503AndRecovers(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, pid)
 	resumed := false
 	resume := func() {
 		if !resumed {
@@ -134,4 +139,33 @@ func TestPausedAlphaAnswers503AndRecovers(t *testing.T) {
 		t.Errorf("recall after SIGCONT: %+v", recalled)
 	}
 	structured(t, callTool(t, url, kmt, "knowmind_list_recent", map[string]any{}), &struct{}{})
+}
+
+// waitStopped waits until every thread of pid is stopped: a thread busy in
+// the kernel (a disk write) stops only when it leaves it, and until then the
+// alpha may still answer.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		running := 0
+		for _, task := range tasks {
+			stat, err := os.ReadFile(task)
+			if err != nil {
+				continue
+			}
+			// The state follows the command name in parentheses.
+			if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] != 'T' {
+				running++
+			}
+		}
+		if len(tasks) > 0 && running == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("alpha %d: %d of %d threads not stopped 10 s after SIGSTOP", pid, running, len(tasks))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
