@@ -80,9 +80,9 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		}
 		return c.Tenant(ctx, tenantName, false)
 	}
-	ranker := func(tn *graph.Tenant, hops int, minScore float64, sig graph.Ablation) german.Ranker {
+	ranker := func(tn *graph.Tenant, hops int, minScore float64, sig ablation) german.Ranker {
 		return func(ctx context.Context, q string) ([]string, error) {
-			res, err := tn.RecallAblated(ctx, knowmind.RecallQuery{Query: q, K: 10, Hops: hops, MinScore: minScore}, sig)
+			res, err := tn.RecallWith(ctx, knowmind.RecallQuery{Query: q, K: 10, Hops: hops, MinScore: minScore}, sig.options())
 			if err != nil {
 				return nil, err
 			}
@@ -93,15 +93,15 @@ func runBenchGerman(ctx context.Context, args []string) error {
 			return out, nil
 		}
 	}
-	textOnly := graph.Ablation{NoVector: true, NoRerank: true, NoSemantic: true}
-	full := graph.Ablation{NoRerank: true}
+	textOnly := ablation{NoVector: true, NoRerank: true, NoSemantic: true}
+	full := ablation{NoRerank: true}
 	noGerman := bm25.Analysis{NoCompounds: true, NoVerbs: true, NoSpellings: true}
 	runs := []struct {
 		name     string
 		analysis bm25.Analysis
 		hops     int
 		minScore float64
-		sig      graph.Ablation
+		sig      ablation
 	}{
 		{"text only (BM25)", bm25.Analysis{}, 0, knowmind.RecallMinScore, textOnly},
 		{"text only (BM25) without the German rules", noGerman, 0, knowmind.RecallMinScore, textOnly},
@@ -137,7 +137,7 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		fmt.Fprintln(w, "## Off-topic questions: the default ranking's best hits without a floor")
 		fmt.Fprintln(w)
 		for _, q := range corpus.OffTopic {
-			res, err := ten.RecallAblated(ctx, knowmind.RecallQuery{Query: q, K: 3, Hops: 2}, full)
+			res, err := ten.RecallWith(ctx, knowmind.RecallQuery{Query: q, K: 3, Hops: 2}, full.options())
 			if err != nil {
 				return err
 			}
