@@ -42,6 +42,9 @@ type Analysis struct {
 	NoCompounds bool // no compound parts (and no halves of hyphenated words joined)
 	NoVerbs     bool // no separable verbs
 	NoSpellings bool // no umlauts for ae/oe/ue, no ss for ß
+	// NoWordList checks words against the tenant's vocabulary only, as on a machine without a
+	// German word list installed.
+	NoWordList bool
 }
 
 // Analyze is AnalyzeForSearch with the rules a turns off.
@@ -57,7 +60,7 @@ func (a Analysis) Analyze(lang, text string, known func(term string) bool) []str
 func (a Analysis) AnalyzeDoc(lang, text string, known func(term string) bool) (tokens []string, length int) {
 	tokens = Analyze(lang, text)
 	length = len(tokens)
-	if AnalysisLang(lang) != "de" || text == "" || a == (Analysis{NoCompounds: true, NoVerbs: true, NoSpellings: true}) {
+	if AnalysisLang(lang) != "de" || text == "" || (a.NoCompounds && a.NoVerbs && a.NoSpellings) {
 		return tokens, length
 	}
 	if extra := a.germanWords(text, known); len(extra) > 0 {
@@ -79,7 +82,11 @@ func (a Analysis) germanWords(text string, known func(string) bool) []string {
 	if len(text) > maxGermanText {
 		return nil
 	}
-	lex := german.Lexicons{german.SystemWords()}
+	var lex german.Lexicons
+	wordList := !a.NoWordList && german.SystemWords().Len() > 0
+	if wordList {
+		lex = append(lex, german.SystemWords())
+	}
 	if known != nil {
 		lex = append(lex, knownTerms(known))
 	}
@@ -126,7 +133,7 @@ func (a Analysis) germanWords(text string, known func(string) bool) []string {
 			out = append(out, verb)
 		}
 		if german.Particles[w] && clauseEnds(text, stream, i) {
-			if v := separatedVerb(text, stream, i, w, lex); v != "" {
+			if v := separatedVerb(text, stream, i, w, lex, wordList); v != "" {
 				out = append(out, v)
 			}
 		}
@@ -179,8 +186,8 @@ func joinedCompounds(stream analysis.TokenStream, known func(string) bool) []str
 // separatedVerb finds the verb whose particle p is stream[i] at the end of its clause ("ruft
 // den Kunden an" → anrufen): the nearest word before it in the clause, written lowercase (so
 // no noun) and no stop word, whose guessed infinitive with the particle is a word of lex.
-// Without a system word list the nearest such word's first guess stands.
-func separatedVerb(text string, stream analysis.TokenStream, i int, p string, lex german.Lexicon) string {
+// Without a word list (wordList false) the nearest such word's first guess stands.
+func separatedVerb(text string, stream analysis.TokenStream, i int, p string, lex german.Lexicon, wordList bool) string {
 	var fallback string
 	for j := i - 1; j >= 0 && j >= i-clauseBack; j-- {
 		if strings.ContainsAny(between(text, stream[j], stream[j+1]), ".,;:!?") {
@@ -204,7 +211,7 @@ func separatedVerb(text string, stream analysis.TokenStream, i int, p string, le
 			fallback = p + guesses[0]
 		}
 	}
-	if german.SystemWords().Len() == 0 {
+	if !wordList {
 		return fallback
 	}
 	return ""

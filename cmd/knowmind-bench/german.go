@@ -110,6 +110,11 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		{"full fusion without compounds", bm25.Analysis{NoCompounds: true}, 2, knowmind.RecallMinScore, full},
 		{"full fusion without separable verbs", bm25.Analysis{NoVerbs: true}, 2, knowmind.RecallMinScore, full},
 		{"full fusion without umlaut/ß spellings", bm25.Analysis{NoSpellings: true}, 2, knowmind.RecallMinScore, full},
+		{"text only (BM25) without compounds", bm25.Analysis{NoCompounds: true}, 0, knowmind.RecallMinScore, textOnly},
+		{"text only (BM25) without separable verbs", bm25.Analysis{NoVerbs: true}, 0, knowmind.RecallMinScore, textOnly},
+		{"text only (BM25) without umlaut/ß spellings", bm25.Analysis{NoSpellings: true}, 0, knowmind.RecallMinScore, textOnly},
+		{"text only (BM25) without the word list (the tenant's vocabulary only)", bm25.Analysis{NoWordList: true}, 0, knowmind.RecallMinScore, textOnly},
+		{"full fusion without the word list (the tenant's vocabulary only)", bm25.Analysis{NoWordList: true}, 2, knowmind.RecallMinScore, full},
 		{"full fusion, min_score 0 (no floor)", bm25.Analysis{}, 2, 0, full},
 	}
 	w := os.Stdout
