@@ -157,7 +157,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, log: cfg.Logger, tenants: map[string]*Tenant{}, http: &http.Client{Timeout: 30 * time.Second}}
 	dialOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20))}
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20)), guardWrites()}
 	if cfg.ObserveRPC != nil {
 		dialOpts = append(dialOpts, observeRPCs(cfg.ObserveRPC))
 	}
