@@ -32,6 +32,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/schema"
+	"github.com/knowmind/knowmind/search"
 	"github.com/knowmind/knowmind/shapes"
 )
 
@@ -55,7 +56,7 @@ type Config struct {
 	Embedder Embedder
 	// Reranker reorders recall's best candidates (a cross-encoder, see embed.CrossEncoder); nil = none,
 	// and recall says "rerank": "none".
-	Reranker Reranker
+	Reranker search.Reranker
 	// NoExactVectors turns off the exact vector search in this process (vecindex.go): recall
 	// then finds vector candidates with Dgraph's HNSW and the full-text pools only, and the
 	// service holds no copy of the vectors (4·dim bytes a chunk).

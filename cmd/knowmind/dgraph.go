@@ -18,6 +18,7 @@ import (
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/localdgraph"
+	"github.com/knowmind/knowmind/search"
 	"github.com/knowmind/knowmind/shapes"
 )
 
@@ -94,7 +95,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 		}
 		log.Info("embedder", "id", b.embedder.ID(), "provider", b.embedder.Provider(), "dim", b.embedder.Dim())
 	}
-	var rr graph.Reranker
+	var rr search.Reranker
 	if o.reranker && cfg.RerankerDir != "" {
 		if b.reranker, err = embed.NewCrossEncoder(cfg.RerankerDir); err != nil {
 			return nil, err
