@@ -136,8 +136,11 @@ func (n dgNote) projectUID() string {
 }
 
 // visible says whether scope may see the note: shared notes of its projects, its own private
-// memory (of its projects, or without project).
+// memory (of its projects, or without project), and none without the notes toolset.
 func (n dgNote) visible(scope knowmind.NoteScope) bool {
+	if !scope.ReachesNotes() {
+		return false
+	}
 	if n.Class != knowmind.ClassUserDoc && n.Owner != scope.Principal {
 		return false
 	}
