@@ -66,6 +66,9 @@ type Config struct {
 	Logger *slog.Logger
 	// ObserveRPC, when set, is told of every round trip to Dgraph (metrics).
 	ObserveRPC func(method string, d time.Duration, err error)
+	// RPCTimeout is the deadline of one round trip to Dgraph other than a
+	// schema change (deadline.go); 0 = DefaultRPCTimeout, negative = none.
+	RPCTimeout time.Duration
 	// WatchIndexBuilds: a tenant opened while its vector index is recorded as building gets a
 	// watcher that records the build's end or asks again for a build the alpha lost
 	// (indexbuild.go). For the long-running process (serve); a short command (import, the
@@ -156,12 +159,17 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Relations == nil {
 		cfg.Relations = cfg.Shapes.Names()
 	}
+	if cfg.RPCTimeout == 0 {
+		cfg.RPCTimeout = DefaultRPCTimeout
+	}
 	c := &Client{cfg: cfg, log: cfg.Logger, tenants: map[string]*Tenant{}, http: &http.Client{Timeout: 30 * time.Second}}
 	dialOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20)), guardWrites()}
 	if cfg.ObserveRPC != nil {
 		dialOpts = append(dialOpts, observeRPCs(cfg.ObserveRPC))
 	}
+	// After observeRPCs: the observed duration includes a call cut off by its deadline.
+	dialOpts = append(dialOpts, rpcDeadlines(cfg.RPCTimeout))
 	for _, a := range cfg.Alphas {
 		conn, err := grpc.NewClient(a, dialOpts...)
 		if err != nil {
@@ -286,6 +294,16 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 		c.builds.watch(c, name, ns, dg) // indexbuild.go
 	}
 	t = &Tenant{Name: name, Namespace: ns, dg: dg, session: session, c: c}
+	if before < relationsSchemaVersion {
+		n, err := t.migrateVersionRelations(ctx)
+		if err != nil {
+			_ = recordSchema(ctx, dg, before, "") // the next open completes it
+			return nil, fmt.Errorf("tenant %q: %w", name, err)
+		}
+		if n > 0 {
+			c.log.Info("relations moved to the current versions of their memories", "tenant", name, "relations", n)
+		}
+	}
 	c.mu.Lock()
 	c.tenants[name] = t
 	c.mu.Unlock()

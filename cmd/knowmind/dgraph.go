@@ -48,6 +48,9 @@ func (b *backend) Close() {
 	}
 }
 
+// bulkRPCTimeout is the least deadline of a round trip to Dgraph in a bulk load.
+const bulkRPCTimeout = 10 * time.Minute
+
 // opening says what a command needs besides Dgraph.
 type opening struct {
 	// embedder: the configured embedder, for commands that write or search vectors (serve,
@@ -118,6 +121,12 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 		Secret: secret, Relations: set.Names(), Shapes: set, Logger: log,
 		Reranker: rr, NoExactVectors: !cfg.ExactVectors || o.noExactVectors,
 		ObserveRPC: o.observeRPC, WatchIndexBuilds: o.watchIndexBuilds,
+		RPCTimeout: cfg.DgraphTimeout,
+	}
+	if o.bulk && cfg.DgraphTimeout > 0 {
+		// An import's commit of --batch memories with their vectors can take
+		// minutes (docs/dgraph-notes.md); nobody waits on it interactively.
+		gcfg.RPCTimeout = max(cfg.DgraphTimeout, bulkRPCTimeout)
 	}
 	if b.embedder != nil {
 		gcfg.Embedder = b.embedder
