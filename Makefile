@@ -14,7 +14,7 @@ test: $(DGRAPH)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
 
-## attack: the full cross-tenant suite (issue 13): over 2,000 crafted attempts of tenant B on tenant A, counts printed
+## attack: the full cross-tenant suite (issue 13) and the scope table in every spelling (issue 34): crafted attempts on tenant A, counts printed
 attack: $(DGRAPH)
 	KNOWMIND_ATTACK=1 KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -count=1 -timeout 15m -v -run 'TestCrossTenant' ./handlers/
 

@@ -241,14 +241,6 @@ func SetSemanticRebuildEvery(d time.Duration) (restore func()) {
 	return func() { semRebuildEvery, semRebuildShare = old, share }
 }
 
-// SetScoringAhead turns recall's scoring while the first request is in flight on or off, until
-// restore is called.
-func SetScoringAhead(on bool) (restore func()) {
-	old := scoringAhead
-	scoringAhead = on
-	return func() { scoringAhead = old }
-}
-
 // SemanticLinks returns what a build of the semantic model reads as the chunks' context: for
 // each chunk, the chunks of the memories its memory links to.
 func (t *Tenant) SemanticLinks(ctx context.Context) (map[uint64][]uint64, error) {

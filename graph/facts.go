@@ -55,7 +55,7 @@ const currentVersionQuery = `query q($id: string) {
 
 // UpdateFact supersedes the memory TargetID with a new version holding the
 // new title and content and the target's memory_type, tags and source, in
-// one transaction (see above). Errors: EINVALID for a missing field,
+// one transaction (see above). Errors: EINVALID for a missing field or a note (refuseNote),
 // too_large for content over the limit, ENOTFOUND for an unknown target,
 // ECONFLICT (Data["current_version_id"]) when the target is already
 // superseded, also when a concurrent update of it won, and ingest_failed
@@ -82,6 +82,10 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 		return knowmind.UpdateFactResult{}, err
 	}
 
+	// A note's kind never changes, so this check outside the transaction holds inside it.
+	if err := t.refuseNote(ctx, "target_id", targetID); err != nil {
+		return knowmind.UpdateFactResult{}, err
+	}
 	// Checked before embedding, so a bad target costs no embedding; checked
 	// again inside the transaction, which decides.
 	target, err := currentTarget(ctx, t.dg.NewReadOnlyTxn(), targetID)

@@ -16,6 +16,7 @@ import (
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
 	"github.com/knowmind/knowmind/internal/runes"
+	"github.com/knowmind/knowmind/search"
 )
 
 // storedChunkChars sums the characters a tenant holds in chunk texts and headings.
@@ -131,7 +132,7 @@ func TestRecallDoesNotReadWholeContents(t *testing.T) {
 	dgraphtest.SetJSON(t, ten, nodes)
 
 	q := knowmind.RecallQuery{Query: "Zebraquark Wartungsvertrag", K: knowmind.RecallMaxK, Hops: 1}
-	req, err := ten.PrepareRecall(ctx, q, graph.Ablation{})
+	req, err := ten.PrepareRecall(ctx, q, search.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/search"
 )
 
 // SearchQuery is one knowmind_search.
@@ -42,7 +43,9 @@ func (t *Tenant) recallVisible(ctx context.Context, query string, hops int) ([]k
 	vector := true
 	if e := knowmind.AsError(err); e != nil && e.Code == knowmind.EPROVIDER {
 		vector = false
-		res, err = t.RecallAblated(ctx, q, Ablation{NoVector: true})
+		o := search.Default()
+		o.Plan.Vector = false
+		res, err = t.RecallWith(ctx, q, o)
 	}
 	if err != nil {
 		return nil, nil, false, err

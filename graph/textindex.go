@@ -79,7 +79,7 @@ type textIndex struct {
 	// Counted by the same scan, hooks and syncs as ix.
 	titles bm25.Index
 	// sem is the semantic model derived from ix and the tenant's links (graph/semantic.go), a
-	// cache; semPlain the same without the links, only for Ablation.NoSemanticLinks.
+	// cache; semPlain the same without the links, only for search.Plan.SemanticLinks off.
 	sem, semPlain semCache
 
 	// Reconcile with the store (textsync.go).

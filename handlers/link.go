@@ -57,9 +57,6 @@ func (s *service) link(ctx context.Context, p LinkParams) (LinkResult, error) {
 		}
 		return t.LinkTitle(ctx, scope, p.FromID, p.ToTitle, p.RelType)
 	}
-	if err := checkNoteLink(ctx, t, p.FromID, p.ToID); err != nil {
-		return LinkResult{}, err
-	}
 	meta := knowmind.EdgeMeta{Confidence: p.Confidence, CreatedBy: actor(ctx, "knowmind_link").Principal}
 	if p.Metadata != nil {
 		meta.Reason = p.Metadata.Reason

@@ -56,8 +56,12 @@ type Deps struct {
 	// RateLimit requests per second per token, with RateBurst; 0 = unlimited.
 	RateLimit float64
 	RateBurst int
-	// MaxBodyBytes bounds a POST body; 0 = 16 MiB.
+	// MaxBodyBytes bounds a POST body; 0 = the largest legal request (bodybudget.go).
 	MaxBodyBytes int64
+	// BodyBudgetBytes bounds the bytes of POST bodies being read and handled
+	// at once, across all tokens and tenants; more are refused with 503.
+	// 0 = DefaultBodyBudget, negative = none.
+	BodyBudgetBytes int64
 	// BodyReadTimeout bounds the time to receive a POST body; 0 = 2 minutes.
 	BodyReadTimeout time.Duration
 	// Extractors serve knowmind_capture; the zero value offers the offline rules extractor.

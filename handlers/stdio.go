@@ -31,6 +31,8 @@ func (c *LocalCaller) check(ctx context.Context) (knowmind.Principal, error) {
 	if c.Verify == nil {
 		return c.Principal, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, tokenLookupTimeout)
+	defer cancel()
 	return c.Verify(ctx)
 }
 

@@ -511,6 +511,8 @@ func (s *service) callContext(ctx context.Context, req *mcp.CallToolRequest, t t
 		return ctx, rpcError(ctx, s.log, knowmind.Errorf(knowmind.EUNAUTHORIZED, "bearer token missing or invalid"))
 	}
 	ctx = context.WithValue(ctx, callKey{}, ci)
+	// What the caller may see travels with every call into graph, which checks each id against it.
+	ctx = knowmind.WithNoteScope(ctx, scopeOf(ci.principal))
 	if !reaches(ci.principal, t.Name) {
 		e := rpcError(ctx, s.log, knowmind.Errorf(knowmind.ESCOPE, "tool %s is outside this token's toolsets", t.Name))
 		e.Code = codeScope

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/handlers"
 )
 
@@ -56,6 +57,7 @@ type Config struct {
 	RateLimit        float64        // requests per second per token
 	RateBurst        int            // burst per token
 	CallTimeout      time.Duration  // deadline of one tool call
+	DgraphTimeout    time.Duration  // deadline of one round trip to Dgraph
 	TenantInFlight   int            // tool calls one tenant may have running at once
 	ShutdownTimeout  time.Duration  // graceful HTTP shutdown
 	LogLevel         string
@@ -170,6 +172,8 @@ func (c *Config) register(fs *flag.FlagSet) (complete func() error) {
 	fs.IntVar(&c.RateBurst, "rate-burst", atoiOr(envOr("rate-burst", ""), 40), "request burst per token (env KNOWMIND_RATE_BURST)")
 	fs.DurationVar(&c.CallTimeout, "call-timeout", durationOr(envOr("call-timeout", ""), handlers.DefaultCallTimeout),
 		"deadline of one tool call, its Dgraph work and embedding included; negative = none (env KNOWMIND_CALL_TIMEOUT)")
+	fs.DurationVar(&c.DgraphTimeout, "dgraph-timeout", durationOr(envOr("dgraph-timeout", ""), graph.DefaultRPCTimeout),
+		"deadline of one query, mutation or commit sent to Dgraph (import: at least 10 minutes); a paused or unreachable alpha then answers 503; negative = none (env KNOWMIND_DGRAPH_TIMEOUT)")
 	fs.IntVar(&c.TenantInFlight, "tenant-in-flight", atoiOr(envOr("tenant-in-flight", ""), handlers.DefaultTenantInFlight),
 		"tool calls one tenant may have running at once, more are refused with 429; negative = unbounded (env KNOWMIND_TENANT_IN_FLIGHT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "graceful shutdown timeout")

@@ -18,6 +18,7 @@ import (
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/localdgraph"
+	"github.com/knowmind/knowmind/search"
 	"github.com/knowmind/knowmind/shapes"
 )
 
@@ -46,6 +47,9 @@ func (b *backend) Close() {
 		b.embedder.Close()
 	}
 }
+
+// bulkRPCTimeout is the least deadline of a round trip to Dgraph in a bulk load.
+const bulkRPCTimeout = 10 * time.Minute
 
 // opening says what a command needs besides Dgraph.
 type opening struct {
@@ -94,7 +98,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 		}
 		log.Info("embedder", "id", b.embedder.ID(), "provider", b.embedder.Provider(), "dim", b.embedder.Dim())
 	}
-	var rr graph.Reranker
+	var rr search.Reranker
 	if o.reranker && cfg.RerankerDir != "" {
 		if b.reranker, err = embed.NewCrossEncoder(cfg.RerankerDir); err != nil {
 			return nil, err
@@ -117,6 +121,12 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 		Secret: secret, Relations: set.Names(), Shapes: set, Logger: log,
 		Reranker: rr, NoExactVectors: !cfg.ExactVectors || o.noExactVectors,
 		ObserveRPC: o.observeRPC, WatchIndexBuilds: o.watchIndexBuilds,
+		RPCTimeout: cfg.DgraphTimeout,
+	}
+	if o.bulk && cfg.DgraphTimeout > 0 {
+		// An import's commit of --batch memories with their vectors can take
+		// minutes (docs/dgraph-notes.md); nobody waits on it interactively.
+		gcfg.RPCTimeout = max(cfg.DgraphTimeout, bulkRPCTimeout)
 	}
 	if b.embedder != nil {
 		gcfg.Embedder = b.embedder
