@@ -189,6 +189,19 @@ type NoteWriteResult struct {
 	// Unlinked are the [[titles]] an edit took out of the body whose edge it closed (valid_to;
 	// history keeps it) or whose forward reference it dropped.
 	Unlinked []string `json:"unlinked,omitempty"`
+	// LinksDropped are the links (given or [[in the body]]) that were not made, each with why:
+	// the note is written by then, so a link that fails is reported, not the write refused.
+	LinksDropped []DroppedLink `json:"linksDropped,omitempty"`
+	// LinksTruncated counts the body's [[links]] past MaxWikiLinksPerNote, which were not linked.
+	LinksTruncated int `json:"linksTruncated,omitempty"`
+}
+
+// DroppedLink is one link of a note write that was not made.
+type DroppedLink struct {
+	RelType string `json:"relType"`
+	To      string `json:"to,omitempty"`
+	ToTitle string `json:"toTitle,omitempty"`
+	Reason  string `json:"reason"`
 }
 
 // SearchHit is one ranked snippet of knowmind_search.

@@ -43,16 +43,19 @@ const pendingQuery = `query q($id: string) {
   }
 }`
 
-func wikiSpecs(body string) []knowmind.LinkSpec {
+// wikiSpecs are the links of a body's [[titles]], the first MaxWikiLinksPerNote of them, and
+// how many past those were left out.
+func wikiSpecs(body string) (specs []knowmind.LinkSpec, truncated int) {
 	titles := markdown.WikiLinks(body)
 	if len(titles) > knowmind.MaxWikiLinksPerNote {
+		truncated = len(titles) - knowmind.MaxWikiLinksPerNote
 		titles = titles[:knowmind.MaxWikiLinksPerNote]
 	}
-	specs := make([]knowmind.LinkSpec, len(titles))
+	specs = make([]knowmind.LinkSpec, len(titles))
 	for i, title := range titles {
 		specs[i] = knowmind.LinkSpec{RelType: WikiRelation, ToTitle: title}
 	}
-	return specs
+	return specs, truncated
 }
 
 // checkLinkSpec refuses a malformed link before anything is written.
@@ -153,12 +156,25 @@ func (t *Tenant) LinkTitle(ctx context.Context, scope knowmind.NoteScope, fromID
 }
 
 // applyLinks adds links after a note was written. The note is committed by then, so a failing
-// link is logged and reported as not made rather than failing the write.
+// link is reported in res.LinksDropped with its reason rather than failing the write.
 func (t *Tenant) applyLinks(ctx context.Context, fromID, projectUID string, specs []knowmind.LinkSpec, res *knowmind.NoteWriteResult) {
 	for _, l := range specs {
-		if err := t.linkOne(ctx, fromID, projectUID, l, res); err != nil {
+		err := t.linkOne(ctx, fromID, projectUID, l, res)
+		if err == nil {
+			continue
+		}
+		reason := "the link could not be written"
+		if e := knowmind.AsError(err); e != nil && e.Code != knowmind.EINTERNAL {
+			reason = e.Message
+		} else {
 			t.c.log.Warn("note link not made", "tenant", t.Name, "from", fromID, "to", l.To, "title", l.ToTitle, "err", err)
 		}
+		rel := l.RelType
+		if rel == "" {
+			rel = WikiRelation
+		}
+		res.LinksDropped = append(res.LinksDropped, knowmind.DroppedLink{RelType: rel, To: l.To,
+			ToTitle: runes.Truncate(l.ToTitle, knowmind.MaxTitleChars), Reason: reason})
 	}
 }
 
@@ -286,11 +302,13 @@ const linkKeysQuery = `query q($project: string) {
 // the dropped titles whose edge or forward reference it removed.
 func (t *Tenant) closeDroppedLinks(ctx context.Context, fromID, projectUID, oldBody, newBody string) []string {
 	keep := map[string]bool{}
-	for _, s := range wikiSpecs(newBody) {
+	newSpecs, _ := wikiSpecs(newBody)
+	for _, s := range newSpecs {
 		keep[linkKey(s.ToTitle)] = true
 	}
 	var dropped []string // titles as the former body wrote them
-	for _, s := range wikiSpecs(oldBody) {
+	oldSpecs, _ := wikiSpecs(oldBody)
+	for _, s := range oldSpecs {
 		if !keep[linkKey(s.ToTitle)] {
 			dropped = append(dropped, s.ToTitle)
 		}
