@@ -68,7 +68,7 @@ func runServe(ctx context.Context, args []string) error {
 		if c := b.managed(); c != nil && !c.Healthy() {
 			ok = false
 			detail["managed_dgraph"] = "restarting"
-			if reason := b.cluster.CrashLoop(); reason != "" {
+			if reason := c.CrashLoop(); reason != "" {
 				detail["managed_dgraph"] = "crash_loop: " + reason
 			}
 		}
