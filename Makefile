@@ -3,7 +3,7 @@ DGRAPH_VERSION := v25.2.0
 DGRAPH := bin/dgraph
 GO ?= go
 
-.PHONY: run test test-docker docker-compose bench bench-locomo bench-speed dgraph build build-bench clean-data lint ui-vendor fuzz attack kill9
+.PHONY: run test test-docker docker-compose bench bench-locomo bench-speed dgraph build build-bench clean-data lint ui-vendor fuzz attack kill9 crashloop
 
 ## run: build what is missing and start the service with its own local Dgraph
 run: $(DGRAPH) build
@@ -23,10 +23,16 @@ KILL9_ROUNDS ?= 5
 kill9: $(DGRAPH)
 	KNOWMIND_KILL9_ROUNDS=$(KILL9_ROUNDS) KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -count=1 -timeout 30m -v -run 'TestKill9' ./cmd/knowmind/
 
-## fuzz: every Go fuzz target for FUZZTIME each (their seed corpora run in `make test`)
+## crashloop: a poisoned commit crash-loops a throwaway alpha for real; the supervisor stops it and the documented recovery brings it back
+crashloop: $(DGRAPH)
+	KNOWMIND_CRASHLOOP=1 KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -count=1 -timeout 15m -v -run 'TestPoisonedWriteRecovery' ./graph/localdgraph/
+
+## fuzz: every Go fuzz target for FUZZTIME each (their seed corpora run in `make test`); FuzzWritePath writes into a real Dgraph
 FUZZTIME ?= 1m
-fuzz:
+fuzz: $(DGRAPH)
 	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME) ./chunk/
+	$(GO) test -run '^$$' -fuzz '^FuzzGuardBound$$' -fuzztime $(FUZZTIME) ./graph/
+	KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -run '^$$' -fuzz '^FuzzWritePath$$' -fuzztime $(FUZZTIME) -parallel 1 ./graph/
 	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./bm25/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./shapes/
 	$(GO) test -run '^$$' -fuzz '^FuzzToolParams$$' -fuzztime $(FUZZTIME) ./handlers/

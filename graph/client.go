@@ -164,7 +164,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, log: cfg.Logger, tenants: map[string]*Tenant{}, http: &http.Client{Timeout: 30 * time.Second}}
 	dialOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20))}
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20)), guardWrites()}
 	if cfg.ObserveRPC != nil {
 		dialOpts = append(dialOpts, observeRPCs(cfg.ObserveRPC))
 	}
@@ -294,6 +294,16 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 		c.builds.watch(c, name, ns, dg) // indexbuild.go
 	}
 	t = &Tenant{Name: name, Namespace: ns, dg: dg, session: session, c: c}
+	if before < relationsSchemaVersion {
+		n, err := t.migrateVersionRelations(ctx)
+		if err != nil {
+			_ = recordSchema(ctx, dg, before, "") // the next open completes it
+			return nil, fmt.Errorf("tenant %q: %w", name, err)
+		}
+		if n > 0 {
+			c.log.Info("relations moved to the current versions of their memories", "tenant", name, "relations", n)
+		}
+	}
 	c.mu.Lock()
 	c.tenants[name] = t
 	c.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dgraph-io/dgo/v240"
 	"github.com/dgraph-io/dgo/v240/protos/api"
@@ -22,8 +23,10 @@ import (
 // (valid_from = now, the same instant) with an edge new -SUPERSEDES-> old
 // and its inverse old -SUPERSEDED_BY-> new, each with the facets id
 // (EdgeID), created_at, valid_from and inverse (false on SUPERSEDES, true on
-// the materialised SUPERSEDED_BY, as link writes them). Nothing is deleted. Only the current version
-// (no valid_to) can be updated, so history is a chain, never a tree.
+// the materialised SUPERSEDED_BY, as link writes them). The target's open
+// relations move to the new version at the same instant (versions.go).
+// Nothing is deleted. Only the current version (no valid_to) can be updated,
+// so history is a chain, never a tree.
 
 // Relation types written by UpdateFact (declared in shapes/default.yaml).
 const (
@@ -118,7 +121,8 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 		if err != nil {
 			return err
 		}
-		stamp := nowString()
+		now := time.Now().UTC()
+		stamp := now.Format(time.RFC3339Nano)
 		// Re-setting the target's Memory.id (@upsert) makes this write
 		// conflict with any concurrent update, link or unlink of the target
 		// (see relations.go, "Concurrency"); valid_to alone would only
@@ -149,7 +153,10 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 			"<%[1]s> <%[3]s> <%[2]s> (id=%[5]q, created_at=%[7]s, valid_from=%[7]s, inverse=false) .\n"+
 				"<%[2]s> <%[4]s> <%[1]s> (id=%[6]q, created_at=%[7]s, valid_from=%[7]s, inverse=true) .\n",
 			newUID, target.UID, RelSupersedes, RelSupersededBy, res.SupersedesEdge, inverseEdge, stamp)
-		_, err = txn.Mutate(ctx, &api.Mutation{SetNquads: []byte(edges)})
+		if _, err = txn.Mutate(ctx, &api.Mutation{SetNquads: []byte(edges)}); err != nil {
+			return err
+		}
+		_, err = t.moveRelations(ctx, txn, []versionRef{{UID: target.UID, ID: targetID}}, versionRef{UID: newUID, ID: e.id}, true, now, now)
 		return err
 	})
 	if err != nil {

@@ -80,6 +80,14 @@ type RecallTrace struct {
 
 // RecallTraced is RecallWith recording into tr (nil: nothing recorded).
 func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, o search.Options, tr *RecallTrace) (knowmind.RecallResult, error) {
+	res, _, err := t.recall(ctx, q, o, tr, nil)
+	return res, err
+}
+
+// recall runs one recall: the hits keep accepts (nil: all), best first, at most q.K, none below
+// q.MinScore, and the metadata of the notes among them by memory id. keep applies before k:
+// a hit it refuses makes room for the next one.
+func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Options, tr *RecallTrace, keep hitFilter) (knowmind.RecallResult, map[string]dgNote, error) {
 	start := time.Now()
 	if tr == nil {
 		tr = &RecallTrace{} // the few clock reads cost nothing next to a recall
@@ -92,13 +100,13 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, o sea
 	}
 	req, err := t.PrepareRecall(ctx, q, o)
 	if err != nil {
-		return knowmind.RecallResult{}, err
+		return knowmind.RecallResult{}, nil, err
 	}
 	phase(&tr.Prepare)
 	res := knowmind.RecallResult{Hits: []knowmind.RecallHit{}, Rerank: "none"}
 	if req.DQL == "" {
 		res.ElapsedMS = time.Since(start).Milliseconds()
-		return res, nil
+		return res, nil, nil
 	}
 	in := t.fuseInput(req, o)
 	// What the service scores from its own indexes over all the candidates it proposed does
@@ -114,19 +122,19 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, o sea
 	tr.Requests = append(tr.Requests, RecallRequest{DQL: req.DQL, Vars: req.Vars})
 	resp, err := txn.QueryWithVars(ctx, req.DQL, req.Vars)
 	if err != nil {
-		return knowmind.RecallResult{}, fmt.Errorf("recall query: %w", err)
+		return knowmind.RecallResult{}, nil, fmt.Errorf("recall query: %w", err)
 	}
 	phase(&tr.Query)
 	// The response is parsed once into its blocks: the candidates and the hops read theirs.
 	var blocks map[string]json.RawMessage
 	if err := json.Unmarshal(resp.Json, &blocks); err != nil {
-		return knowmind.RecallResult{}, fmt.Errorf("decode recall response: %w", err)
+		return knowmind.RecallResult{}, nil, fmt.Errorf("decode recall response: %w", err)
 	}
 	var out recallResponse
 	for name, into := range map[string]any{"vec": &out.Vec, "txt": &out.Txt} {
 		if data, found := blocks[name]; found {
 			if err := json.Unmarshal(data, into); err != nil {
-				return knowmind.RecallResult{}, fmt.Errorf("decode recall %s: %w", name, err)
+				return knowmind.RecallResult{}, nil, fmt.Errorf("decode recall %s: %w", name, err)
 			}
 		}
 	}
@@ -136,7 +144,7 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, o sea
 	}
 	adjacent, err := parseHops(blocks, q.Hops, req.relations, q.AsOf)
 	if err != nil {
-		return knowmind.RecallResult{}, err
+		return knowmind.RecallResult{}, nil, err
 	}
 	phase(&tr.Decode)
 	w := o.Weights
@@ -162,15 +170,25 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, o sea
 	if rr != nil {
 		depth = search.RerankDepth
 	}
-	// The hits are chosen first (every fused entry passed the memory filter), then only
-	// their details are read.
-	chosen := fused[:min(depth, len(fused))]
 	phase(&tr.Fuse)
-	if err := readDetails(ctx, txn, &out, chosen, tr); err != nil {
-		return knowmind.RecallResult{}, err
+	// The hits are chosen first (every fused entry passed the memory filter), then only their
+	// details are read: the first depth entries, and while keep refused some, the next ones in
+	// windows doubling in size (a few reads even when the caller sees little of the tenant).
+	// Without a reranker the scores are final, so the entries below the floor are never read.
+	hits, from := []knowmind.RecallHit{}, []rank.Hit{}
+	for next, window := 0, depth; len(hits) < depth && next < len(fused); window *= 2 {
+		if rr == nil && search.RoundScore(fused[next].Score) < q.MinScore {
+			break // scores fall down the list: the rest is below the floor too
+		}
+		chosen := fused[next:min(next+window, len(fused))]
+		next += len(chosen)
+		if err := readDetails(ctx, txn, &out, chosen, tr); err != nil {
+			return knowmind.RecallResult{}, nil, err
+		}
+		h, f := out.hits(chosen, depth-len(hits), q.AsOf != nil, keep)
+		hits, from = append(hits, h...), append(from, f...)
 	}
 	phase(&tr.Details)
-	hits, from := out.hits(chosen, depth, q.AsOf != nil)
 	res.Hits = hits[:min(q.K, len(hits))]
 	if rr != nil {
 		if reranked, err := search.Rerank(ctx, rr, strings.TrimSpace(q.Query), hits, from); err != nil {
@@ -181,8 +199,12 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, o sea
 		}
 	}
 	res.Hits = search.AboveFloor(res.Hits, q.MinScore)
+	notes := map[string]dgNote{}
+	for _, n := range out.Notes {
+		notes[n.ID] = n
+	}
 	res.ElapsedMS = time.Since(start).Milliseconds()
-	return res, nil
+	return res, notes, nil
 }
 
 // fuseInput gathers what package search scores the candidates with: the text sides, the

@@ -56,6 +56,18 @@ type recallResponse struct {
 		Head []dgChunkText `json:"head"`
 	} `json:"docs"`
 	Chunks []dgChunkText `json:"chunks"`
+	// Notes: what the caller's visibility depends on, for the hits that are notes.
+	Notes []dgNote `json:"notes"`
+}
+
+// note returns the metadata of the note with uid, or nil.
+func (out *recallResponse) note(uid string) *dgNote {
+	for i := range out.Notes {
+		if out.Notes[i].UID == uid {
+			return &out.Notes[i]
+		}
+	}
+	return nil
 }
 
 // dgMem is a candidate chunk's memory with what the time signal needs.
@@ -243,21 +255,28 @@ func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen 
 	if err := json.Unmarshal(resp.Json, &content); err != nil {
 		return fmt.Errorf("decode recall details: %w", err)
 	}
-	out.Mem, out.Docs, out.Chunks = content.Mem, content.Docs, content.Chunks
-	out.Content = content.Content
 	for _, l := range content.Legacy {
-		for i := range out.Content {
-			if out.Content[i].UID == l.UID {
-				out.Content[i].Preview = l.Content
+		for i := range content.Content {
+			if content.Content[i].UID == l.UID {
+				content.Content[i].Preview = l.Content
 			}
 		}
 	}
+	// A recall may read details more than once (hits the caller may not see make room for the
+	// next ones): each read adds to what the earlier ones found.
+	out.Mem, out.Docs = append(out.Mem, content.Mem...), append(out.Docs, content.Docs...)
+	out.Chunks, out.Content = append(out.Chunks, content.Chunks...), append(out.Content, content.Content...)
+	out.Notes = append(out.Notes, content.Notes...)
 	return nil
 }
 
-// hits turns the first k fused memories into the tool's result; from[i] is the fused entry
-// of hit i.
-func (out *recallResponse) hits(fused []rank.Hit, k int, atTime bool) (hits []knowmind.RecallHit, from []rank.Hit) {
+// hitFilter tells whether a recall may return a hit; note is the hit's note metadata (nil for
+// memories and documents, and for a note whose metadata was not read).
+type hitFilter func(h knowmind.RecallHit, note *dgNote) bool
+
+// hits turns the first k fused memories that keep accepts (nil: all) into the tool's result;
+// from[i] is the fused entry of hit i.
+func (out *recallResponse) hits(fused []rank.Hit, k int, atTime bool, keep hitFilter) (hits []knowmind.RecallHit, from []rank.Hit) {
 	type memInfo struct {
 		id, kind, title, source string
 		validFrom, validTo      *time.Time
@@ -307,6 +326,9 @@ func (out *recallResponse) hits(fused []rank.Hit, k int, atTime bool) (hits []kn
 		hit.Content = runes.Truncate(hit.Content, knowmind.RecallMaxContentChars)
 		if atTime {
 			hit.ValidFrom, hit.ValidTo = m.validFrom, m.validTo
+		}
+		if keep != nil && !keep(hit, out.note(h.ID)) {
+			continue
 		}
 		res = append(res, hit)
 		from = append(from, h)

@@ -12,6 +12,8 @@ type ContextParams struct {
 	Query        string `json:"query" jsonschema:"the topic" validate:"required,notblank,max=4000"`
 	BudgetTokens *int   `json:"budgetTokens,omitempty" jsonschema:"token budget of the bundle, 100 to 50000 (default 4000)" validate:"omitnil,min=100,max=50000"`
 	Project      string `json:"project,omitempty" jsonschema:"only this project's notes (memories and documents, which belong to no project, are left out)" validate:"max=64"`
+	// MinScore is recall's floor.
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out items scoring below this, 0 to 1 (default 0.1; 0 keeps every item)" validate:"omitnil,min=0,max=1"`
 }
 
 // ContextResult is the bundle: items best first, tokensUsed ≤ budgetTokens.
@@ -26,5 +28,6 @@ func (s *service) context(ctx context.Context, p ContextParams) (ContextResult, 
 	if err != nil {
 		return ContextResult{}, err
 	}
-	return t.Context(ctx, scope, p.Query, p.Project, intOr(p.BudgetTokens, knowmind.DefaultBudgetTokens))
+	return t.Context(ctx, scope, p.Query, p.Project, intOr(p.BudgetTokens, knowmind.DefaultBudgetTokens),
+		floatOr(p.MinScore, knowmind.RecallMinScore))
 }

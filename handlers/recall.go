@@ -38,20 +38,23 @@ type RecallHit struct {
 	EntityID   string               `json:"entity_id,omitempty"`
 }
 
-// recall searches the caller's tenant by full text (BM25), vectors and graph hops
-// (graph.Tenant.Recall). Superseded versions and failed ingests never appear.
+// recall searches what the caller may see of its tenant by full text (BM25), vectors and graph
+// hops (graph.Tenant.RecallVisible). Superseded versions and failed ingests never appear.
 func (s *service) recall(ctx context.Context, p RecallParams) (RecallResult, error) {
 	t, err := s.tenant(ctx)
 	if err != nil {
 		return RecallResult{}, err
 	}
-	r, err := t.Recall(ctx, knowmind.RecallQuery{
+	scope, err := noteScope(ctx)
+	if err != nil {
+		return RecallResult{}, err
+	}
+	r, err := t.RecallVisible(ctx, scope, knowmind.RecallQuery{
 		Query:    p.Query,
 		K:        intOr(p.K, knowmind.RecallDefaultK),
 		Hops:     intOr(p.Hops, knowmind.RecallDefaultHops),
 		MinScore: floatOr(p.MinScore, knowmind.RecallMinScore),
 	})
-	r, err = hideNotes(ctx, t, r, err)
 	if err == nil {
 		err = t.AttachEntities(ctx, r.Hits)
 	}

@@ -14,6 +14,8 @@ type SearchParams struct {
 	Path    string `json:"path,omitempty" jsonschema:"only this folder and its subfolders" validate:"max=300"`
 	Tag     string `json:"tag,omitempty" jsonschema:"only notes with this tag" validate:"max=100"`
 	Limit   *int   `json:"limit,omitempty" jsonschema:"number of hits, 1 to 25 (default 10)" validate:"omitnil,min=1,max=25"`
+	// MinScore is recall's floor.
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out hits scoring below this, 0 to 1 (default 0.1; 0 keeps every hit)" validate:"omitnil,min=0,max=1"`
 }
 
 // SearchResult holds the ranked snippets; vector is false when the search fell back to full text.
@@ -32,6 +34,6 @@ func (s *service) search(ctx context.Context, p SearchParams) (SearchResult, err
 		return SearchResult{}, err
 	}
 	hits, vector, err := t.SearchNotes(ctx, scope, graph.SearchQuery{Query: p.Query, Project: p.Project, Path: p.Path,
-		Tag: p.Tag, Limit: intOr(p.Limit, knowmind.DefaultSearchLimit)})
+		Tag: p.Tag, Limit: intOr(p.Limit, knowmind.DefaultSearchLimit), MinScore: floatOr(p.MinScore, knowmind.RecallMinScore)})
 	return SearchResult{Hits: hits, Vector: vector}, err
 }

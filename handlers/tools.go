@@ -138,11 +138,12 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Title: "Upload a document",
 		Description: "Ingests a longer text as a document: split into sections (Markdown headings, paragraphs, then a size " +
 			"limit with overlap), one vector per section, one graph node. Upsert per title: an existing document of the same " +
-			"title is replaced by the new version, deleted only after the new one is ingested; its ids are in replaced_document_ids. " +
-			"A replaced document that is a version written by knowmind_update_fact is closed and superseded by the new one, never deleted.",
+			"title is replaced by the new version once it is ingested; its ids are in replaced_document_ids. A replaced document is " +
+			"closed (valid_to) and superseded by the new one, never erased: it leaves recall, search and list_recent, its relations " +
+			"move to the new version, and knowmind_replay, knowmind_recall_at_time and knowmind_explore with as_of still read it.",
 		Scope: knowmind.ScopeWrite,
-		// Replaces (deletes) the previous document of the same title; the
-		// same title and content again is recognised (unchanged).
+		// Replaces the previous document of the same title (closed, not
+		// erased); the same title and content again is recognised (unchanged).
 		Idempotent:  true,
 		Destructive: true,
 	}, s.uploadDocument)
@@ -150,7 +151,8 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Name:  "knowmind_update_fact",
 		Title: "Update a fact (bi-temporal)",
 		Description: "Bi-temporal update of a memory: the target gets valid_to = now, a new version with valid_from = now is " +
-			"created and linked new --SUPERSEDES--> old. Nothing is deleted, so history stays auditable. Only the current " +
+			"created and linked new --SUPERSEDES--> old, and the target's relations move to the new version at that instant " +
+			"(as_of before it still shows them on the old one). Nothing is deleted, so history stays auditable. Only the current " +
 			"version can be updated; updating an older one is refused naming the current version.",
 		Scope:      knowmind.ScopeWrite,
 		ScopeError: codeForbidden,

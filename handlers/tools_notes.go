@@ -7,7 +7,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/graph"
 )
 
 // registerNoteTools is the notes toolset (seed 004, docs/notes.md): its list, scopes and static
@@ -61,9 +60,12 @@ func (s *service) registerNoteTools(srv *mcp.Server) {
 	addTool(s, srv, tool{
 		Name:  "knowmind_search",
 		Title: "Search notes",
-		Description: "Hybrid search (full text in German and English plus vectors, ranked) over the notes you may see and your " +
-			"own memory (knowmind_remember_*); never the trash. Returns ranked snippets with score and path, not whole notes " +
-			"(use knowmind_get_note). Falls back to full text when vectors are unavailable. Search before you write.",
+		Description: "Hybrid search (full text in German and English plus vectors, ranked) over everything you may see: the " +
+			"notes of your projects, your own memory (knowmind_remember_*) and the workspace's memories and documents " +
+			"(knowmind_store_memory, capture, uploads; left out when you name a project, path or tag, or your token is " +
+			"limited to projects), each with its kind; never the trash. Returns ranked snippets with score and path, not " +
+			"whole notes (use knowmind_get_note). Hits scoring below min_score (default 0.1) are left out: an empty list " +
+			"means nothing known. Falls back to full text when vectors are unavailable. Search before you write.",
 		Scope: knowmind.ScopeRead, ReadOnly: true,
 	}, s.search)
 	addTool(s, srv, tool{
@@ -71,7 +73,8 @@ func (s *service) registerNoteTools(srv *mcp.Server) {
 		Title: "Context bundle",
 		Description: "Gathers context around a topic within a token budget: the most relevant notes, memories and documents " +
 			"plus their neighbours in the graph (two hops), best first, cut to budgetTokens (about 4 characters a token). " +
-			"Richer than knowmind_search: it returns contents, not snippets, and reports the tokens used.",
+			"Richer than knowmind_search: it returns contents, not snippets, and reports the tokens used. Items scoring " +
+			"below min_score (default 0.1) are left out: an empty bundle means nothing known.",
 		Scope: knowmind.ScopeRead, ReadOnly: true,
 	}, s.context)
 	addTool(s, srv, tool{
@@ -183,20 +186,6 @@ func noteScope(ctx context.Context) (knowmind.NoteScope, error) {
 
 func scopeOf(p knowmind.Principal) knowmind.NoteScope {
 	return knowmind.NoteScope{Projects: p.Projects, Principal: p.TokenID, Toolsets: p.Toolsets}
-}
-
-// hideNotes keeps recall's results to the notes the caller may see (knowmind_recall and
-// knowmind_recall_at_time search the whole tenant, notes included).
-func hideNotes(ctx context.Context, t *graph.Tenant, res knowmind.RecallResult, err error) (knowmind.RecallResult, error) {
-	if err != nil {
-		return res, err
-	}
-	scope, err := noteScope(ctx)
-	if err != nil {
-		return res, err
-	}
-	res.Hits, err = t.HideNotes(ctx, scope, res.Hits)
-	return res, err
 }
 
 // actor is who writes through tool: the agent holding the token.

@@ -21,8 +21,8 @@ type UploadDocumentParams struct {
 type UploadDocumentResult = knowmind.StoreResult
 
 // uploadDocument ingests a document in the caller's tenant, upserted per
-// title: the old versions are deleted only after the new one is ingested
-// (see graph.Tenant.UploadDocument).
+// title: the old versions are closed and superseded once the new one is
+// ingested (see graph.Tenant.UploadDocument).
 func (s *service) uploadDocument(ctx context.Context, p UploadDocumentParams) (UploadDocumentResult, error) {
 	if err := p.precheck(); err != nil {
 		return UploadDocumentResult{}, err

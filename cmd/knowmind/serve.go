@@ -68,6 +68,9 @@ func runServe(ctx context.Context, args []string) error {
 		if b.cluster != nil && !b.cluster.Healthy() {
 			ok = false
 			detail["managed_dgraph"] = "restarting"
+			if reason := b.cluster.CrashLoop(); reason != "" {
+				detail["managed_dgraph"] = "crash_loop: " + reason
+			}
 		}
 		return ok, detail
 	}
