@@ -3,7 +3,7 @@ DGRAPH_VERSION := v25.2.0
 DGRAPH := bin/dgraph
 GO ?= go
 
-.PHONY: run test test-docker docker-compose bench bench-locomo bench-speed dgraph build build-bench clean-data lint ui-vendor fuzz attack kill9
+.PHONY: bench-conflicts run test test-docker docker-compose bench bench-locomo bench-german bench-speed dgraph build build-bench clean-data lint ui-vendor fuzz attack kill9 crashloop
 
 ## run: build what is missing and start the service with its own local Dgraph
 run: $(DGRAPH) build
@@ -14,7 +14,7 @@ test: $(DGRAPH)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
 
-## attack: the full cross-tenant suite (issue 13): over 2,000 crafted attempts of tenant B on tenant A, counts printed
+## attack: the full cross-tenant suite (issue 13) and the scope table in every spelling (issue 34): crafted attempts on tenant A, counts printed
 attack: $(DGRAPH)
 	KNOWMIND_ATTACK=1 KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -count=1 -timeout 15m -v -run 'TestCrossTenant' ./handlers/
 
@@ -23,10 +23,16 @@ KILL9_ROUNDS ?= 5
 kill9: $(DGRAPH)
 	KNOWMIND_KILL9_ROUNDS=$(KILL9_ROUNDS) KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -count=1 -timeout 30m -v -run 'TestKill9' ./cmd/knowmind/
 
-## fuzz: every Go fuzz target for FUZZTIME each (their seed corpora run in `make test`)
+## crashloop: a poisoned commit crash-loops a throwaway alpha for real; the supervisor stops it and the documented recovery brings it back
+crashloop: $(DGRAPH)
+	KNOWMIND_CRASHLOOP=1 KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -count=1 -timeout 15m -v -run 'TestPoisonedWriteRecovery' ./graph/localdgraph/
+
+## fuzz: every Go fuzz target for FUZZTIME each (their seed corpora run in `make test`); FuzzWritePath writes into a real Dgraph
 FUZZTIME ?= 1m
-fuzz:
+fuzz: $(DGRAPH)
 	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME) ./chunk/
+	$(GO) test -run '^$$' -fuzz '^FuzzGuardBound$$' -fuzztime $(FUZZTIME) ./graph/
+	KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -run '^$$' -fuzz '^FuzzWritePath$$' -fuzztime $(FUZZTIME) -parallel 1 ./graph/
 	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./bm25/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./shapes/
 	$(GO) test -run '^$$' -fuzz '^FuzzToolParams$$' -fuzztime $(FUZZTIME) ./handlers/
@@ -46,6 +52,16 @@ bench: $(DGRAPH)
 LOCOMO ?= ../shared/data/locomo/locomo-dev.json
 bench-locomo: $(DGRAPH) build-bench
 	bin/knowmind-bench locomo --data $(LOCOMO)
+
+## bench-german: retrieval quality on the German check (bench/german; recall@k, MRR, ablations, off-topic)
+bench-german: $(DGRAPH) build-bench
+	bin/knowmind-bench german
+
+## bench-conflicts: conflict pairs through the service on a real Dgraph (old fact by store_memory,
+## new one by capture and by store_memory), the comparator and the entity sets alone; tables per kind and language
+bench-conflicts: $(DGRAPH)
+	@bash -o pipefail -c "KNOWMIND_EVAL_PRINT=1 $(GO) test -count=1 -v -run 'TestEval|TestEntitySet' ./conflict/ ./extract/ | grep -v '^    \|^=== RUN'"
+	@bash -o pipefail -c "KNOWMIND_BENCH_CONFLICTS=1 KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -count=1 -v -run 'TestBenchConflicts' ./handlers/ | grep -v '^    \|^=== RUN'"
 
 ## bench-speed: recall latency/throughput at N synthetic memories, vs the same DQL sent directly
 N ?= 10000

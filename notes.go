@@ -1,6 +1,7 @@
 package knowmind
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"time"
@@ -188,6 +189,19 @@ type NoteWriteResult struct {
 	// Unlinked are the [[titles]] an edit took out of the body whose edge it closed (valid_to;
 	// history keeps it) or whose forward reference it dropped.
 	Unlinked []string `json:"unlinked,omitempty"`
+	// LinksDropped are the links (given or [[in the body]]) that were not made, each with why:
+	// the note is written by then, so a link that fails is reported, not the write refused.
+	LinksDropped []DroppedLink `json:"linksDropped,omitempty"`
+	// LinksTruncated counts the body's [[links]] past MaxWikiLinksPerNote, which were not linked.
+	LinksTruncated int `json:"linksTruncated,omitempty"`
+}
+
+// DroppedLink is one link of a note write that was not made.
+type DroppedLink struct {
+	RelType string `json:"relType"`
+	To      string `json:"to,omitempty"`
+	ToTitle string `json:"toTitle,omitempty"`
+	Reason  string `json:"reason"`
 }
 
 // SearchHit is one ranked snippet of knowmind_search.
@@ -203,11 +217,35 @@ type SearchHit struct {
 	Score   float64  `json:"score"`
 }
 
-// NoteScope is what a caller may see of notes: the projects of its token (nil = all) and its
-// own principal (for private memory).
+// NoteScope is what a caller may see of notes: the projects of its token (nil = all), its
+// own principal (for private memory) and its toolsets (nil = all): notes belong to the notes
+// toolset, so a token without it sees none, whichever tool it calls. Memories, documents,
+// goals and drafts belong to no project; a tenant's namespace bounds them.
 type NoteScope struct {
 	Projects  []string
 	Principal string
+	Toolsets  []string
+}
+
+// ReachesNotes reports whether the scope's toolsets include the notes.
+func (s NoteScope) ReachesNotes() bool {
+	return s.Toolsets == nil || slices.Contains(s.Toolsets, ToolsetNotes)
+}
+
+type noteScopeKey struct{}
+
+// WithNoteScope returns ctx carrying the caller's scope. The transport sets it once per call,
+// before any tool runs, so every service method that takes an id can check the node it
+// reads against the caller, whichever handler called it.
+func WithNoteScope(ctx context.Context, s NoteScope) context.Context {
+	return context.WithValue(ctx, noteScopeKey{}, s)
+}
+
+// NoteScopeFrom is the scope ctx carries; ok is false for calls from inside the service
+// (commands, imports, tests), which see the whole tenant.
+func NoteScopeFrom(ctx context.Context) (s NoteScope, ok bool) {
+	s, ok = ctx.Value(noteScopeKey{}).(NoteScope)
+	return s, ok
 }
 
 // AllowsProject reports whether the scope reaches project handle.

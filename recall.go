@@ -1,6 +1,10 @@
 package knowmind
 
-import "time"
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
 
 // Bounds and defaults of knowmind_recall and knowmind_recall_at_time (spec: k 1..25 default 5,
 // hops 0..3 default 2).
@@ -32,6 +36,27 @@ type RecallQuery struct {
 	// MinScore leaves out hits scoring below it (0..1; 0 keeps every hit). The tools pass
 	// RecallMinScore unless the caller asks for another.
 	MinScore float64
+}
+
+// Validate checks a recall's parameters, naming the one at fault (EINVALID, -32602).
+func (q RecallQuery) Validate() error {
+	query := strings.TrimSpace(q.Query)
+	if query == "" {
+		return InvalidParam("query", "query is required and must not be empty")
+	}
+	if utf8.RuneCountInString(query) > RecallMaxQueryChars {
+		return InvalidParam("query", "query exceeds %d characters", RecallMaxQueryChars)
+	}
+	if q.K < 1 || q.K > RecallMaxK {
+		return InvalidParam("k", "k must be between 1 and %d", RecallMaxK)
+	}
+	if q.Hops < 0 || q.Hops > RecallMaxHops {
+		return InvalidParam("hops", "hops must be between 0 and %d", RecallMaxHops)
+	}
+	if !(q.MinScore >= 0 && q.MinScore <= RecallMaxScore) {
+		return InvalidParam("min_score", "min_score must be between 0 and %d", RecallMaxScore)
+	}
+	return nil
 }
 
 // RecallHit is one memory or document a recall returns.

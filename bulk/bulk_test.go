@@ -269,3 +269,51 @@ broken
 		t.Errorf("oversized batch: %v", err)
 	}
 }
+
+// A vault's file that is a symbolic link out of the folder is refused without being read, and
+// the import's summary counts it; a link to a note inside the folder imports as that note.
+func TestMarkdownRefusesSymlinksOut(t *testing.T) {
+	outside := writeFiles(t, map[string]string{"secret.txt": "Streng geheim: kontonummer", "Fremd/x.md": "# Fremd"})
+	dir := writeFiles(t, map[string]string{"Inside.md": "Innen. [[leak]]"})
+	for link, target := range map[string]string{
+		"leak.md":        filepath.Join(outside, "secret.txt"),
+		"Nah.md":         filepath.Join(dir, "Inside.md"),
+		"relative.md":    "../" + filepath.Base(outside) + "/secret.txt",
+		"Fremd":          filepath.Join(outside, "Fremd"), // a folder link: never walked into
+		"Sub/chained.md": filepath.Join(dir, "leak.md"),
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(link))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := OpenMarkdown(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := items(t, src)
+	refused := map[string]bool{}
+	for _, e := range entries {
+		if strings.Contains(e.Record.Content, "geheim") {
+			t.Errorf("%s imported the content of a file outside the folder", e.Where)
+		}
+		if errors.Is(e.Err, errOutside) {
+			refused[e.Where] = true
+		} else if e.Err != nil {
+			t.Errorf("%s: %v", e.Where, e.Err)
+		}
+	}
+	if len(refused) != 3 || !refused["leak.md"] || !refused["relative.md"] || !refused["Sub/chained.md"] {
+		t.Errorf("refused %v, want leak.md, relative.md, Sub/chained.md", refused)
+	}
+	sum, err := Import(context.Background(), src, &fakeTarget{cursor: map[string]int{}}, Options{Batch: 10})
+	if err != nil || sum.Failed != 3 || len(sum.Failures) != 3 || sum.Failures[0].Err != errOutside {
+		t.Fatalf("summary %+v, %v: want the 3 links out counted as refused", sum, err)
+	}
+	if len(entries) != 5 {
+		t.Errorf("%d notes, want Inside, Nah and the 3 refused (Fremd/ is not walked)", len(entries))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -25,7 +26,8 @@ import (
 // import of the same folder finds its notes). Each [[wiki link]] to another
 // note of the folder becomes a REFERENCES relation; links to notes that do
 // not exist are counted, not imported. Hidden folders (.obsidian, .git,
-// .trash) are skipped.
+// .trash) are skipped; a file that is a symbolic link out of the folder is
+// refused (its item carries the error, so the import's summary counts it).
 
 // WikiLinkRelation is the relation a [[wiki link]] becomes.
 const WikiLinkRelation = "REFERENCES"
@@ -81,6 +83,10 @@ func OpenMarkdown(dir string) (*Markdown, error) {
 		root, files = filepath.Dir(dir), []string{dir}
 	}
 	slices.Sort(files)
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
 	h := sha256.New()
 	for _, f := range files {
 		rel, err := filepath.Rel(root, f)
@@ -88,7 +94,7 @@ func OpenMarkdown(dir string) (*Markdown, error) {
 			return nil, err
 		}
 		n := note{rel: filepath.ToSlash(rel)}
-		if err := readNote(f, &n); err != nil {
+		if err := readNote(realRoot, f, &n); err != nil {
 			n.err = err
 		}
 		fmt.Fprintf(h, "%s\x00%d\x00%s\x00", n.rel, len(n.rec.Content), n.rec.Content)
@@ -99,7 +105,20 @@ func OpenMarkdown(dir string) (*Markdown, error) {
 	return s, nil
 }
 
-func readNote(file string, n *note) error {
+// errOutside refuses a file that is a symbolic link out of the folder: an import reads what
+// the folder holds, never what a link in it points at elsewhere on the machine.
+var errOutside = errors.New("a symbolic link out of the folder: not imported")
+
+// readNote reads file, refusing it when its real path lies outside realRoot (the folder's).
+func readNote(realRoot, file string, n *note) error {
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return err
+	}
+	if r, err := filepath.Rel(realRoot, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return errOutside
+	}
+	file = real
 	info, err := os.Stat(file)
 	if err != nil {
 		return err

@@ -28,6 +28,15 @@ const (
 	DefaultOverlap = 150
 )
 
+// MaxChunkBytes bounds a chunk's text in bytes, whatever Options say and
+// whatever the text (runs without spaces, CJK, combining characters, a text
+// of headings only). Dgraph's full-text index stores every word of a chunk
+// as a key, and a key over 65,000 bytes panics the alpha at commit; a word
+// is at most its chunk, and Dgraph's lowercasing and NFKC can grow it at
+// most elevenfold, so 4,800 bytes (1,200 runes of 4 bytes) keeps every key
+// under that limit (graph/guard.go checks the same bound on every write).
+const MaxChunkBytes = 4800
+
 // Heading bounds, in characters. Every chunk of a section carries its heading
 // path, so an unbounded heading would be stored once per chunk: one heading of
 // 20,000 characters over 500 short sections made 20 MB of chunks from 24 KB of
@@ -74,8 +83,10 @@ func Split(text string, opt Options) []Chunk {
 		}
 	}
 	if len(out) == 0 {
-		if t := strings.TrimSpace(text); t != "" {
-			out = append(out, Chunk{Text: t})
+		// Nothing but headings: the text itself is the body, split like any
+		// other, so a heading of 70,000 characters still makes bounded chunks.
+		for _, body := range splitSection(text, opt) {
+			out = append(out, Chunk{Position: len(out), Text: body})
 		}
 	}
 	return out
@@ -163,13 +174,20 @@ func headingPath(path []string) string {
 	return runes.Truncate(strings.Join(parts, " > "), MaxHeadingPathChars)
 }
 
-// splitSection packs paragraphs into chunks of at most opt.Target runes.
+// fits reports whether s may be one chunk: at most opt.Target runes and
+// MaxChunkBytes bytes.
+func fits(s string, opt Options) bool {
+	return len(s) <= MaxChunkBytes && utf8.RuneCountInString(s) <= opt.Target
+}
+
+// splitSection packs paragraphs into chunks of at most opt.Target runes and
+// MaxChunkBytes bytes.
 func splitSection(body string, opt Options) []string {
 	body = strings.TrimSpace(body)
 	if body == "" {
 		return nil
 	}
-	if utf8.RuneCountInString(body) <= opt.Target {
+	if fits(body, opt) {
 		return []string{body}
 	}
 	var (
@@ -186,12 +204,12 @@ func splitSection(body string, opt Options) []string {
 	)
 	for _, para := range paragraphs(body) {
 		n := utf8.RuneCountInString(para)
-		if n > opt.Target {
+		if !fits(para, opt) {
 			flushed()
 			out = append(out, windows(para, opt)...)
 			continue
 		}
-		if curLen > 0 && curLen+2+n > opt.Target {
+		if curLen > 0 && (curLen+2+n > opt.Target || cur.Len()+2+len(para) > MaxChunkBytes) {
 			flushed()
 		}
 		if curLen > 0 {
@@ -226,13 +244,17 @@ func paragraphs(body string) []string {
 }
 
 // windows cuts one long paragraph into overlapping pieces of at most
-// opt.Target runes.
+// opt.Target runes and MaxChunkBytes bytes.
 func windows(para string, opt Options) []string {
 	r := []rune(para)
 	var out []string
 	start := 0
 	for start < len(r) {
-		end := start + opt.Target
+		end, size := start, 0
+		for end < len(r) && end-start < opt.Target && size+utf8.RuneLen(r[end]) <= MaxChunkBytes {
+			size += utf8.RuneLen(r[end])
+			end++
+		}
 		if end >= len(r) {
 			out = append(out, strings.TrimSpace(string(r[start:])))
 			break

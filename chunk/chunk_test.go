@@ -165,3 +165,30 @@ func TestSplitHeadingsBounded(t *testing.T) {
 		t.Fatalf("first level has %d runes, want %d", n, chunk.MaxHeadingChars)
 	}
 }
+
+// Every run is cut to MaxChunkBytes, whatever it is made of: the full-text
+// index sees no word longer than a chunk (graph/guard.go).
+func TestSplitBoundsEveryRunInBytes(t *testing.T) {
+	for name, text := range map[string]string{
+		"headings only":  "# " + strings.Repeat("b", 70_000),
+		"heading levels": "# T\n## " + strings.Repeat("c", 70_000),
+		"one token":      strings.Repeat("x", 200_000),
+		"url":            "https://example.org/" + strings.Repeat("a/b?c=d&", 20_000),
+		"base64":         strings.Repeat("QUJDRA+/", 20_000),
+		"cjk":            strings.Repeat("知識", 30_000),
+		"emoji":          strings.Repeat("\U0001F600", 30_000),
+		"combining":      "a" + strings.Repeat("\u0301", 40_000),
+		"invalid utf-8":  strings.Repeat("\xff", 30_000),
+		"wide target":    strings.Repeat("\U0001F600", 3_000),
+	} {
+		got := chunk.Split(text, chunk.Options{Target: 2900})
+		if len(got) < 2 {
+			t.Errorf("%s: %d chunks", name, len(got))
+		}
+		for i, c := range got {
+			if len(c.Text) > chunk.MaxChunkBytes {
+				t.Errorf("%s: chunk %d has %d bytes", name, i, len(c.Text))
+			}
+		}
+	}
+}

@@ -17,6 +17,9 @@ func FuzzSplit(f *testing.F) {
 	f.Add(strings.Repeat("ä", 3000), 100, 99)
 	f.Add("# "+strings.Repeat("h", 500)+"\n"+strings.Repeat("## b\nx\n\n", 20), 0, 0)
 	f.Add("\r\n\r\n#\r\n", 1, 1)
+	f.Add("# "+strings.Repeat("b", 70_000), 0, 0)
+	f.Add(strings.Repeat("\U0001F600", 5000), 2999, 0)
+	f.Add("a"+strings.Repeat("\u0301", 20_000), 0, 0)
 	f.Fuzz(func(t *testing.T, text string, target, overlap int) {
 		target, overlap = target%3000, overlap%3000
 		opt := chunk.Options{Target: target, Overlap: overlap}
@@ -35,9 +38,11 @@ func FuzzSplit(f *testing.F) {
 			if n := utf8.RuneCountInString(c.Heading); n > chunk.MaxHeadingPathChars {
 				t.Fatalf("chunk %d heading has %d runes", i, n)
 			}
-			// Only a text of nothing but headings is one chunk of its own length.
-			if n := utf8.RuneCountInString(c.Text); n > limit && len(got) > 1 {
+			if n := utf8.RuneCountInString(c.Text); n > limit {
 				t.Fatalf("chunk %d has %d runes > %d", i, n, limit)
+			}
+			if len(c.Text) > chunk.MaxChunkBytes {
+				t.Fatalf("chunk %d has %d bytes > %d", i, len(c.Text), chunk.MaxChunkBytes)
 			}
 		}
 	})

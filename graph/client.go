@@ -31,7 +31,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/bm25"
 	"github.com/knowmind/knowmind/schema"
+	"github.com/knowmind/knowmind/search"
 	"github.com/knowmind/knowmind/shapes"
 )
 
@@ -55,7 +57,10 @@ type Config struct {
 	Embedder Embedder
 	// Reranker reorders recall's best candidates (a cross-encoder, see embed.CrossEncoder); nil = none,
 	// and recall says "rerank": "none".
-	Reranker Reranker
+	Reranker search.Reranker
+	// Analysis turns German rules of the text index's analysis off (bm25.Analysis), for the
+	// benchmarks' ablations; the zero value keeps them all.
+	Analysis bm25.Analysis
 	// NoExactVectors turns off the exact vector search in this process (vecindex.go): recall
 	// then finds vector candidates with Dgraph's HNSW and the full-text pools only, and the
 	// service holds no copy of the vectors (4·dim bytes a chunk).
@@ -65,6 +70,9 @@ type Config struct {
 	Logger *slog.Logger
 	// ObserveRPC, when set, is told of every round trip to Dgraph (metrics).
 	ObserveRPC func(method string, d time.Duration, err error)
+	// RPCTimeout is the deadline of one round trip to Dgraph other than a
+	// schema change (deadline.go); 0 = DefaultRPCTimeout, negative = none.
+	RPCTimeout time.Duration
 	// WatchIndexBuilds: a tenant opened while its vector index is recorded as building gets a
 	// watcher that records the build's end or asks again for a build the alpha lost
 	// (indexbuild.go). For the long-running process (serve); a short command (import, the
@@ -155,12 +163,17 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Relations == nil {
 		cfg.Relations = cfg.Shapes.Names()
 	}
+	if cfg.RPCTimeout == 0 {
+		cfg.RPCTimeout = DefaultRPCTimeout
+	}
 	c := &Client{cfg: cfg, log: cfg.Logger, tenants: map[string]*Tenant{}, http: &http.Client{Timeout: 30 * time.Second}}
 	dialOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20))}
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20)), guardWrites()}
 	if cfg.ObserveRPC != nil {
 		dialOpts = append(dialOpts, observeRPCs(cfg.ObserveRPC))
 	}
+	// After observeRPCs: the observed duration includes a call cut off by its deadline.
+	dialOpts = append(dialOpts, rpcDeadlines(cfg.RPCTimeout))
 	for _, a := range cfg.Alphas {
 		conn, err := grpc.NewClient(a, dialOpts...)
 		if err != nil {
@@ -285,6 +298,16 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 		c.builds.watch(c, name, ns, dg) // indexbuild.go
 	}
 	t = &Tenant{Name: name, Namespace: ns, dg: dg, session: session, c: c}
+	if before < relationsSchemaVersion {
+		n, err := t.migrateVersionRelations(ctx)
+		if err != nil {
+			_ = recordSchema(ctx, dg, before, "") // the next open completes it
+			return nil, fmt.Errorf("tenant %q: %w", name, err)
+		}
+		if n > 0 {
+			c.log.Info("relations moved to the current versions of their memories", "tenant", name, "relations", n)
+		}
+	}
 	c.mu.Lock()
 	c.tenants[name] = t
 	c.mu.Unlock()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,12 +19,13 @@ import (
 // upserted per title: a new upload of a title replaces the current
 // documents of that title.
 //
-// The new document and the deletion of the old ones are one transaction, so
-// the old version is replaced only by a completely ingested new one, and
-// readers never see both or neither. A replaced document that is a version
-// in a history (knowmind_update_fact wrote or superseded it) is not deleted:
-// it is closed and superseded by the new one, so history stays append-only
-// and its chain leads to the new document. If the new one cannot be embedded or
+// Replacing never erases: the replaced documents are closed (valid_to = the
+// instant of the upload) and superseded by the new one (new -SUPERSEDES->
+// old, as knowmind_update_fact writes it), and their open relations move to
+// the new document at that instant (versions.go), all in the transaction
+// that writes the new document. So the replaced version leaves every current
+// view and stays readable as of its time (replay, recall_at_time, explore
+// with as_of), its chunks included. If the new one cannot be embedded or
 // written, nothing of the old one is touched and the new one is kept with
 // status failed (a later successful upload of the title replaces it too).
 
@@ -53,51 +53,31 @@ const uploadUntitledDocumentUpsert = `query q($sha: string) {
 }`
 
 // uploadDocumentUpsert is the upsert for a titled document: "same" decides
-// whether anything is written, "o" are the current documents of the title
-// (failed ones included). Of these, "p" are plain documents: they are
-// deleted with their chunks "c" and, per relation predicate R_i, the edges
-// of the nodes "in_i" that point at them (relation predicates are not in the
-// Memory type, so "uid(p) * *" would leave them: they are deleted one by one,
-// outgoing and incoming, leaving no edge into nothing). "hist" are versions
-// in a history (update_fact wrote them or superseded them): history is
-// append-only, so they are closed and superseded by the new document instead
-// (see UploadDocument), never deleted.
-func uploadDocumentUpsert(relations []string) (query, deletions string) {
-	var q, del strings.Builder
-	q.WriteString(`query q($title: string, $sha: string) {
+// whether anything is written, "old" are the current documents of the title
+// (failed ones included), which the new one supersedes.
+const uploadDocumentUpsert = `query q($title: string, $sha: string) {
   same(func: eq(Memory.content_sha, $sha)) @filter(eq(Memory.kind, "document") AND eq(Memory.title, $title) AND eq(Memory.status, "indexed") AND NOT has(Memory.valid_to)) {
     s as uid Memory.id Memory.title Memory.status
   }
-  o as var(func: eq(Memory.title, $title)) @filter(eq(Memory.kind, "document") AND NOT has(Memory.valid_to))
-  p as var(func: uid(o)) @filter(NOT has(` + RelSupersedes + `) AND NOT has(` + RelSupersededBy + `)) {
-    c as Memory.chunks
-  }
-  hist(func: uid(o)) @filter(has(` + RelSupersedes + `) OR has(` + RelSupersededBy + `)) { uid Memory.id }
-`)
-	del.WriteString("uid(c) * * .\nuid(p) * * .\n")
-	// Dgraph allows one reverse edge per block, hence a block per predicate.
-	// (Written <~R>: Dgraph reads ~<R> without complaint but finds nothing.)
-	for i, r := range relations {
-		fmt.Fprintf(&q, "  var(func: uid(p)) { in_%d as <~%s> }\n", i, r)
-		fmt.Fprintf(&del, "uid(p) <%s> * .\nuid(in_%d) <%s> uid(p) .\n", r, i, r)
-	}
-	q.WriteString(`  old(func: uid(o)) { Memory.id }
-}`)
-	return q.String(), del.String()
-}
+  old(func: eq(Memory.title, $title)) @filter(eq(Memory.kind, "document") AND NOT has(Memory.valid_to)) { uid Memory.id }
+}`
 
-// supersedeVersions closes the replaced documents that are versions in a
-// history (valid_to = now, as update_fact closes its target) and links the
-// new document to each: new -SUPERSEDES-> old and its inverse, with the
-// facets update_fact writes. Re-setting Memory.id (@upsert) makes the write
-// conflict with a concurrent update_fact of the same version.
-func supersedeVersions(ctx context.Context, txn *dgo.Txn, newID, newUID string, versions []dgMemory) error {
+// supersedeVersions closes the replaced documents (valid_to = now, as
+// update_fact closes its target), links the new document to each: new
+// -SUPERSEDES-> old and its inverse, with the facets update_fact writes, and
+// moves their open relations to the new document. Re-setting Memory.id
+// (@upsert) makes the write conflict with a concurrent update_fact or link of
+// the same version.
+func (t *Tenant) supersedeVersions(ctx context.Context, txn *dgo.Txn, newID, newUID string, versions []dgMemory) error {
 	if len(versions) == 0 {
 		return nil
 	}
-	stamp := nowString()
+	now := time.Now().UTC()
+	stamp := now.Format(time.RFC3339Nano)
 	var nq strings.Builder
+	refs := make([]versionRef, 0, len(versions))
 	for _, v := range versions {
+		refs = append(refs, versionRef{UID: v.UID, ID: v.ID})
 		fmt.Fprintf(&nq, "<%s> <Memory.id> %q .\n<%s> <Memory.valid_to> %q .\n<%s> <Memory.updated_at> %q .\n",
 			v.UID, v.ID, v.UID, stamp, v.UID, stamp)
 		fmt.Fprintf(&nq, "<%[1]s> <%[3]s> <%[2]s> (id=%[5]q, created_at=%[7]s, valid_from=%[7]s, inverse=false) .\n"+
@@ -105,7 +85,10 @@ func supersedeVersions(ctx context.Context, txn *dgo.Txn, newID, newUID string, 
 			newUID, v.UID, RelSupersedes, RelSupersededBy,
 			EdgeID(newID, RelSupersedes, v.ID), EdgeID(v.ID, RelSupersededBy, newID), stamp)
 	}
-	_, err := txn.Mutate(ctx, &api.Mutation{SetNquads: []byte(nq.String())})
+	if _, err := txn.Mutate(ctx, &api.Mutation{SetNquads: []byte(nq.String())}); err != nil {
+		return err
+	}
+	_, err := t.moveRelations(ctx, txn, refs, versionRef{UID: newUID, ID: newID}, true, now, now)
 	return err
 }
 
@@ -211,13 +194,8 @@ func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentI
 		req.Query = uploadUntitledDocumentUpsert
 		req.Vars = map[string]string{"$sha": e.sha}
 	} else {
-		query, deletions := uploadDocumentUpsert(t.c.cfg.Relations)
-		req.Query = query
+		req.Query = uploadDocumentUpsert
 		req.Vars = map[string]string{"$title": title, "$sha": e.sha}
-		req.Mutations = append(req.Mutations, &api.Mutation{
-			Cond:      `@if(eq(len(s), 0) AND gt(len(p), 0))`,
-			DelNquads: []byte(deletions),
-		})
 		unlock, err := t.c.titleLocks.lock(ctx, t.Namespace, title)
 		if err != nil {
 			return knowmind.StoreResult{}, fmt.Errorf("upload document: wait for the title's other upload: %w", err)
@@ -227,10 +205,9 @@ func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentI
 	var out struct {
 		Same []dgMemory
 		Old  []dgMemory
-		Hist []dgMemory
 	}
 	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
-		out.Same, out.Old, out.Hist = nil, nil, nil
+		out.Same, out.Old = nil, nil
 		resp, err := txn.Do(ctx, req)
 		if err != nil {
 			return err
@@ -242,7 +219,7 @@ func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentI
 		if len(out.Same) > 0 {
 			return nil
 		}
-		return supersedeVersions(ctx, txn, e.id, resp.Uids["m"], out.Hist)
+		return t.supersedeVersions(ctx, txn, e.id, resp.Uids["m"], out.Old)
 	})
 	if err != nil {
 		return t.recordFailedDocument(ctx, e, fmt.Errorf("write document: %w", err))
@@ -253,16 +230,11 @@ func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentI
 		return res, nil
 	}
 	replaced := make([]string, 0, len(out.Old))
-	var deleted []string
 	for _, o := range out.Old {
 		replaced = append(replaced, o.ID)
-		if !slices.ContainsFunc(out.Hist, func(h dgMemory) bool { return h.ID == o.ID }) {
-			deleted = append(deleted, o.ID)
-		}
 	}
+	// Closed versions stay in the text index for recall_at_time, as update_fact leaves them.
 	t.indexed(e)
-	// Closed versions stay searchable for recall_at_time, as update_fact leaves them.
-	t.unindexText(deleted...)
 	t.c.log.Info("document ingested", "tenant", t.Name, "id", e.id, "title", title,
 		"chunks", len(e.chunks), "replaced", replaced, "took", time.Since(started).Round(time.Millisecond))
 	return knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: title, Status: knowmind.StatusIndexed,

@@ -142,8 +142,9 @@ func TestUploadDocumentValidation(t *testing.T) {
 }
 
 // A new upload of a title replaces the old document only once it is fully
-// ingested: old document, chunks and vectors are gone, its id is returned.
-// Uploading the same content again changes nothing.
+// ingested: the old one is closed (valid_to) and superseded by the new one,
+// never erased; its id is returned. Uploading the same content again changes
+// nothing.
 func TestUploadDocumentReplacesSameTitle(t *testing.T) {
 	ctx := context.Background()
 	ten := dgraphtest.NewTenant(t)
@@ -170,33 +171,32 @@ func TestUploadDocumentReplacesSameTitle(t *testing.T) {
 	if v2.Unchanged || v2.ID == v1.ID || !slices.Equal(v2.ReplacedDocumentIDs, []string{v1.ID}) || v2.ChunksWritten != 4 {
 		t.Fatalf("v2 = %+v", v2)
 	}
-	if _, err := ten.GetMemory(ctx, v1.ID); knowmind.ErrorCode(err) != knowmind.ENOTFOUND {
-		t.Fatalf("old version after replacement: err = %v, want not found", err)
+	old, err := ten.GetMemory(ctx, v1.ID)
+	if err != nil || old.ValidTo == nil || old.Chunks != 3 {
+		t.Fatalf("old version after replacement: %+v, %v; want it closed with its 3 chunks", old, err)
 	}
 	if _, err := ten.GetMemory(ctx, mem.ID); err != nil {
 		t.Fatalf("memory of the same title: %v", err)
 	}
-	if n := countChunks(t, ten); n != 4+1 {
-		t.Fatalf("%d chunks, want v2's 4 + the memory's 1 (old chunks deleted)", n)
+	if n := countChunks(t, ten); n != 4+1+3 {
+		t.Fatalf("%d chunks, want v2's 4 + the memory's 1 + the closed version's 3", n)
 	}
-	if n := queryCount(t, ten, `{ q(func: has(Chunk.embedding)) { count(uid) } }`, nil); n != 5 {
-		t.Fatalf("%d vectors, want 5", n)
+	if n := queryCount(t, ten, fmt.Sprintf(`{ var(func: eq(Memory.id, %q)) { s as SUPERSEDES @filter(eq(Memory.id, %q)) }  q(func: uid(s)) { count(uid) } }`, v2.ID, v1.ID), nil); n != 1 {
+		t.Fatalf("v2 -SUPERSEDES-> v1: %d edges", n)
 	}
-	if n := queryCount(t, ten, `{ q(func: anyoftext(Chunk.text@de, "vier")) { count(uid) } }`, nil); n != 0 {
-		t.Fatalf("old text still searchable in %d chunks", n)
-	}
-	if hit := vectorHit(t, ten, "QM-Schulung innerhalb von sechs Wochen"); hit != v2.ID {
-		t.Errorf("vector search hit %q, want v2 %q", hit, v2.ID)
-	}
+	// It left the current views: list_recent and stats.
 	recent, err := ten.ListRecent(ctx, 10)
-	if err != nil || len(recent) != 2 || recent[0].ID != v2.ID || recent[0].IndexedChunks != 4 || recent[0].Kind != knowmind.KindDocument {
+	if err != nil || len(recent) != 2 || recent[0].ID != v2.ID || recent[0].IndexedChunks != 4 || recent[0].Kind != knowmind.KindDocument || recent[0].ValidTo != nil {
 		t.Fatalf("list_recent = %+v, %v", recent, err)
+	}
+	if s, err := ten.Stats(ctx); err != nil || s.Memories != 2 || s.Chunks != 5 {
+		t.Fatalf("stats = %+v, %v; want v2 and the memory, 5 chunks", s, err)
 	}
 }
 
-// Incoming and outgoing relation edges of a replaced document go with it:
-// no edge points into nothing.
-func TestUploadDocumentReplacementRemovesEdges(t *testing.T) {
+// The relations of a replaced document move to the new one at the instant of
+// the upload, outgoing and incoming; the old edges are closed, not erased.
+func TestUploadDocumentReplacementMovesEdges(t *testing.T) {
 	ctx := context.Background()
 	ten := dgraphtest.NewTenant(t)
 	v1, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Protokoll", Content: "Version eins des Protokolls."})
@@ -207,27 +207,27 @@ func TestUploadDocumentReplacementRemovesEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: mem.ID, NewTitle: "Notiz", NewContent: "Die Notiz, neu."}); err != nil {
+	if _, err := ten.Link(ctx, mem.ID, v1.ID, "REFERENCES"); err != nil {
 		t.Fatal(err)
 	}
-	// Hand-written edges both ways between the memory and v1.
-	dgraphtest.Upsert(t, ten, fmt.Sprintf(`{ m as var(func: eq(Memory.id, %q))  d as var(func: eq(Memory.id, %q)) }`, mem.ID, v1.ID), nil,
-		"uid(m) <REFERENCES> uid(d) .\nuid(d) <REFERENCED_BY> uid(m) .")
+	v2, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Protokoll", Content: "Version zwei des Protokolls."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rels, err := ten.ListRelations(ctx, mem.ID)
+	if err != nil || len(rels.Outgoing) != 1 || rels.Outgoing[0].To != v2.ID || rels.Outgoing[0].RelType != "REFERENCES" {
+		t.Fatalf("the memory's relations after the upload = %+v, %v; want REFERENCES to v2", rels, err)
+	}
+	rels, err = ten.ListRelations(ctx, v1.ID)
+	if err != nil || len(rels.Outgoing) != 0 || len(rels.Incoming) != 1 || rels.Incoming[0].RelType != graph.RelSupersedes {
+		t.Fatalf("the old version's open relations = %+v, %v; want only v2's SUPERSEDES", rels, err)
+	}
+	// Closed, not erased: the old edges are still stored with valid_to.
 	if n := queryCount(t, ten, `{ q(func: has(REFERENCES)) { count(uid) } }`, nil); n != 1 {
-		t.Fatalf("setup: %d REFERENCES sources", n)
+		t.Errorf("%d REFERENCES sources, want the memory", n)
 	}
-	if _, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Protokoll", Content: "Version zwei des Protokolls."}); err != nil {
-		t.Fatal(err)
-	}
-	if n := queryCount(t, ten, `{ q(func: has(REFERENCES)) { count(uid) } }`, nil); n != 0 {
-		t.Errorf("%d REFERENCES edges into the deleted document remain", n)
-	}
-	if n := queryCount(t, ten, `{ q(func: has(REFERENCED_BY)) { count(uid) } }`, nil); n != 0 {
-		t.Errorf("%d REFERENCED_BY edges of the deleted document remain", n)
-	}
-	// update_fact's history of the memory is untouched.
-	if n := queryCount(t, ten, `{ q(func: has(SUPERSEDES)) { count(uid) } }`, nil); n != 1 {
-		t.Errorf("%d SUPERSEDES edges, want 1", n)
+	if n := queryCount(t, ten, fmt.Sprintf(`{ var(func: eq(Memory.id, %q)) { r as REFERENCED_BY @facets(le(valid_to, "9999-12-31T23:59:59Z")) }  q(func: uid(r)) { count(uid) } }`, v1.ID), nil); n != 1 {
+		t.Errorf("the old version keeps %d closed REFERENCED_BY edges, want 1", n)
 	}
 }
 
@@ -276,8 +276,11 @@ func TestUploadDocumentFailedReuploadKeepsOld(t *testing.T) {
 	if !slices.Equal(v3.ReplacedDocumentIDs, want) {
 		t.Fatalf("replaced = %v, want %v", v3.ReplacedDocumentIDs, want)
 	}
-	if n := countMemories(t, ten); n != 1 {
-		t.Fatalf("%d memories after the successful upload, want 1", n)
+	if n := countMemories(t, ten); n != 3 {
+		t.Fatalf("%d memories after the successful upload, want 3 (two closed)", n)
+	}
+	if n := queryCount(t, ten, `{ q(func: has(Memory.id)) @filter(NOT has(Memory.valid_to)) { count(uid) } }`, nil); n != 1 {
+		t.Fatalf("%d current memories after the successful upload, want 1", n)
 	}
 }
 

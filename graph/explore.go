@@ -72,7 +72,8 @@ var uidPattern = regexp.MustCompile(`^0x[0-9a-f]+$`)
 
 // Explore returns the memory q.MemoryID (or, with q.AsOf, the version of its
 // chain valid then) with its chunks, version chain and the memories within
-// q.Hops relations. ENOTFOUND for an unknown memory.
+// q.Hops relations. ENOTFOUND for an unknown memory or a note the caller may
+// not see; such notes leave the neighbourhood (visibility.go).
 func (t *Tenant) Explore(ctx context.Context, q knowmind.ExploreQuery) (knowmind.ExploreResult, error) {
 	if strings.TrimSpace(q.MemoryID) == "" {
 		return knowmind.ExploreResult{}, knowmind.InvalidParam("memory_id", "memory_id is required")
@@ -110,7 +111,7 @@ func (t *Tenant) Explore(ctx context.Context, q knowmind.ExploreQuery) (knowmind
 	if err := t.neighbourhood(ctx, uid, q, &res); err != nil {
 		return knowmind.ExploreResult{}, err
 	}
-	return res, nil
+	return t.hideExplored(ctx, q.MemoryID, res)
 }
 
 // validAt: valid_from ≤ at < valid_to (valid_to absent = still valid).

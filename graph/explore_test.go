@@ -104,12 +104,12 @@ func TestExplore(t *testing.T) {
 		if r.Memory.ID != g.client || r.Memory.Title != "Müller GmbH" || !strings.Contains(r.Memory.Content, "Göttingen") {
 			t.Fatalf("centre = %+v", r.Memory)
 		}
-		if got := nodeIDs(r); len(got) != 3 || got[0] != g.client || !slices.Contains(got, g.workshop) || !slices.Contains(got, g.address) {
-			t.Fatalf("nodes = %v, want the client, the workshop and the address (its link stays on the old version)", got)
+		if got := nodeIDs(r); len(got) != 3 || got[0] != g.client || !slices.Contains(got, g.workshop) || !slices.Contains(got, g.newAddress) {
+			t.Fatalf("nodes = %v, want the client, the workshop and the current address (its link moved with the update)", got)
 		}
 		for _, n := range r.Nodes {
-			if (n.ValidTo != nil) != (n.ID == g.address) || (n.Hop == 0) != (n.ID == g.client) {
-				t.Fatalf("node %+v: only the old address is closed, only the centre is hop 0", n)
+			if n.ValidTo != nil || (n.Hop == 0) != (n.ID == g.client) {
+				t.Fatalf("node %+v: nothing closed now, only the centre is hop 0", n)
 			}
 		}
 		if len(r.Edges) != 2 || !hasEdge(r, g.workshop, "FOR_CLIENT", g.client) || r.Edges[0].InverseType != "HAS_WORKSHOP" {
@@ -134,11 +134,11 @@ func TestExplore(t *testing.T) {
 		if slices.Contains(ids, g.contract) {
 			t.Fatalf("nodes %v hold the contract, whose link was closed", ids)
 		}
-		if !slices.Contains(ids, g.address) || !hasEdge(r, g.address, "PART_OF", g.client) {
-			t.Fatalf("nodes %v / edges %+v: want the old address over PART_OF at hop 1", ids, r.Edges)
+		if !slices.Contains(ids, g.newAddress) || !hasEdge(r, g.newAddress, "PART_OF", g.client) || hasEdge(r, g.address, "PART_OF", g.client) {
+			t.Fatalf("nodes %v / edges %+v: want the current address over PART_OF at hop 1", ids, r.Edges)
 		}
-		if !slices.Contains(ids, g.newAddress) || !hasEdge(r, g.newAddress, "SUPERSEDES", g.address) {
-			t.Fatalf("nodes %v: want the new address at hop 2 over SUPERSEDES", ids)
+		if !slices.Contains(ids, g.address) || !hasEdge(r, g.newAddress, "SUPERSEDES", g.address) {
+			t.Fatalf("nodes %v: want the old address at hop 2 over SUPERSEDES", ids)
 		}
 	})
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dgraph-io/dgo/v240"
 	"github.com/dgraph-io/dgo/v240/protos/api"
@@ -22,8 +23,10 @@ import (
 // (valid_from = now, the same instant) with an edge new -SUPERSEDES-> old
 // and its inverse old -SUPERSEDED_BY-> new, each with the facets id
 // (EdgeID), created_at, valid_from and inverse (false on SUPERSEDES, true on
-// the materialised SUPERSEDED_BY, as link writes them). Nothing is deleted. Only the current version
-// (no valid_to) can be updated, so history is a chain, never a tree.
+// the materialised SUPERSEDED_BY, as link writes them). The target's open
+// relations move to the new version at the same instant (versions.go).
+// Nothing is deleted. Only the current version (no valid_to) can be updated,
+// so history is a chain, never a tree.
 
 // Relation types written by UpdateFact (declared in shapes/default.yaml).
 const (
@@ -55,7 +58,7 @@ const currentVersionQuery = `query q($id: string) {
 
 // UpdateFact supersedes the memory TargetID with a new version holding the
 // new title and content and the target's memory_type, tags and source, in
-// one transaction (see above). Errors: EINVALID for a missing field,
+// one transaction (see above). Errors: EINVALID for a missing field or a note (refuseNote),
 // too_large for content over the limit, ENOTFOUND for an unknown target,
 // ECONFLICT (Data["current_version_id"]) when the target is already
 // superseded, also when a concurrent update of it won, and ingest_failed
@@ -82,6 +85,10 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 		return knowmind.UpdateFactResult{}, err
 	}
 
+	// A note's kind never changes, so this check outside the transaction holds inside it.
+	if err := t.refuseNote(ctx, "target_id", targetID); err != nil {
+		return knowmind.UpdateFactResult{}, err
+	}
 	// Checked before embedding, so a bad target costs no embedding; checked
 	// again inside the transaction, which decides.
 	target, err := currentTarget(ctx, t.dg.NewReadOnlyTxn(), targetID)
@@ -114,7 +121,8 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 		if err != nil {
 			return err
 		}
-		stamp := nowString()
+		now := time.Now().UTC()
+		stamp := now.Format(time.RFC3339Nano)
 		// Re-setting the target's Memory.id (@upsert) makes this write
 		// conflict with any concurrent update, link or unlink of the target
 		// (see relations.go, "Concurrency"); valid_to alone would only
@@ -145,7 +153,10 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 			"<%[1]s> <%[3]s> <%[2]s> (id=%[5]q, created_at=%[7]s, valid_from=%[7]s, inverse=false) .\n"+
 				"<%[2]s> <%[4]s> <%[1]s> (id=%[6]q, created_at=%[7]s, valid_from=%[7]s, inverse=true) .\n",
 			newUID, target.UID, RelSupersedes, RelSupersededBy, res.SupersedesEdge, inverseEdge, stamp)
-		_, err = txn.Mutate(ctx, &api.Mutation{SetNquads: []byte(edges)})
+		if _, err = txn.Mutate(ctx, &api.Mutation{SetNquads: []byte(edges)}); err != nil {
+			return err
+		}
+		_, err = t.moveRelations(ctx, txn, []versionRef{{UID: target.UID, ID: targetID}}, versionRef{UID: newUID, ID: e.id}, true, now, now)
 		return err
 	})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
 	"github.com/knowmind/knowmind/internal/runes"
+	"github.com/knowmind/knowmind/search"
 )
 
 // storedChunkChars sums the characters a tenant holds in chunk texts and headings.
@@ -131,7 +132,7 @@ func TestRecallDoesNotReadWholeContents(t *testing.T) {
 	dgraphtest.SetJSON(t, ten, nodes)
 
 	q := knowmind.RecallQuery{Query: "Zebraquark Wartungsvertrag", K: knowmind.RecallMaxK, Hops: 1}
-	req, err := ten.PrepareRecall(ctx, q, graph.Ablation{})
+	req, err := ten.PrepareRecall(ctx, q, search.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestReplacingAVersionedDocumentKeepsItsHistory(t *testing.T) {
 	if len(d3.ReplacedDocumentIDs) != 1 || d3.ReplacedDocumentIDs[0] != d2 {
 		t.Fatalf("replaced %v, want [%s]", d3.ReplacedDocumentIDs, d2)
 	}
-	// A plain document of the title is still replaced by deletion.
+	// A plain document of the title is closed too, never erased.
 	plain, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Checkliste", Content: "Schlüssel abholen."})
 	if err != nil {
 		t.Fatal(err)
@@ -192,8 +193,8 @@ func TestReplacingAVersionedDocumentKeepsItsHistory(t *testing.T) {
 	if _, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Checkliste", Content: "Schlüssel und Laptop abholen."}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ten.GetMemory(ctx, plain.ID); knowmind.ErrorCode(err) != knowmind.ENOTFOUND {
-		t.Fatalf("plain replaced document: %v, want not found", err)
+	if m, err := ten.GetMemory(ctx, plain.ID); err != nil || m.ValidTo == nil {
+		t.Fatalf("plain replaced document: %+v, %v; want it closed", m, err)
 	}
 	// Replacing the newest version again extends the chain.
 	d4, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Handbuch 2026", Content: "# Urlaub\n\nAntrag per App."})

@@ -118,9 +118,7 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 	t.indexed(e)
 	res := knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusIndexed,
 		ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider()}
-	if len(ents) > 0 {
-		res.Entities, res.Conflicts = t.storedConflicts(ctx, e, ents)
-	}
+	res.Entities, res.Conflicts = t.storedConflicts(ctx, e, ents)
 	return res, nil
 }
 

@@ -43,21 +43,19 @@ const pendingQuery = `query q($id: string) {
   }
 }`
 
-// noteProjectQuery reads the project and status of link targets given by id.
-const noteProjectQuery = `query q($id: string) {
-  n(func: eq(Memory.id, $id), first: 1) { uid Memory.kind Memory.status Note.project { uid } }
-}`
-
-func wikiSpecs(body string) []knowmind.LinkSpec {
+// wikiSpecs are the links of a body's [[titles]], the first MaxWikiLinksPerNote of them, and
+// how many past those were left out.
+func wikiSpecs(body string) (specs []knowmind.LinkSpec, truncated int) {
 	titles := markdown.WikiLinks(body)
 	if len(titles) > knowmind.MaxWikiLinksPerNote {
+		truncated = len(titles) - knowmind.MaxWikiLinksPerNote
 		titles = titles[:knowmind.MaxWikiLinksPerNote]
 	}
-	specs := make([]knowmind.LinkSpec, len(titles))
+	specs = make([]knowmind.LinkSpec, len(titles))
 	for i, title := range titles {
 		specs[i] = knowmind.LinkSpec{RelType: WikiRelation, ToTitle: title}
 	}
-	return specs
+	return specs, truncated
 }
 
 // checkLinkSpec refuses a malformed link before anything is written.
@@ -158,12 +156,25 @@ func (t *Tenant) LinkTitle(ctx context.Context, scope knowmind.NoteScope, fromID
 }
 
 // applyLinks adds links after a note was written. The note is committed by then, so a failing
-// link is logged and reported as not made rather than failing the write.
+// link is reported in res.LinksDropped with its reason rather than failing the write.
 func (t *Tenant) applyLinks(ctx context.Context, fromID, projectUID string, specs []knowmind.LinkSpec, res *knowmind.NoteWriteResult) {
 	for _, l := range specs {
-		if err := t.linkOne(ctx, fromID, projectUID, l, res); err != nil {
+		err := t.linkOne(ctx, fromID, projectUID, l, res)
+		if err == nil {
+			continue
+		}
+		reason := "the link could not be written"
+		if e := knowmind.AsError(err); e != nil && e.Code != knowmind.EINTERNAL {
+			reason = e.Message
+		} else {
 			t.c.log.Warn("note link not made", "tenant", t.Name, "from", fromID, "to", l.To, "title", l.ToTitle, "err", err)
 		}
+		rel := l.RelType
+		if rel == "" {
+			rel = WikiRelation
+		}
+		res.LinksDropped = append(res.LinksDropped, knowmind.DroppedLink{RelType: rel, To: l.To,
+			ToTitle: runes.Truncate(l.ToTitle, knowmind.MaxTitleChars), Reason: reason})
 	}
 }
 
@@ -172,20 +183,13 @@ func (t *Tenant) linkOne(ctx context.Context, fromID, projectUID string, l knowm
 	if rel == "" {
 		rel = WikiRelation
 	}
+	scope := callerScope(ctx)
 	if l.To != "" {
-		var out struct {
-			N []struct {
-				Kind    string `json:"Memory.kind"`
-				Status  string `json:"Memory.status"`
-				Project *struct {
-					UID string `json:"uid"`
-				} `json:"Note.project"`
-			}
-		}
-		if err := t.queryVars(ctx, noteProjectQuery, map[string]string{"$id": l.To}, &out); err != nil {
+		var out struct{ N []dgNote }
+		if err := t.queryVars(ctx, noteMetaQuery, map[string]string{"$id": l.To}, &out); err != nil {
 			return err
 		}
-		if len(out.N) == 0 || out.N[0].Kind != knowmind.KindNote || out.N[0].Status != knowmind.StatusIndexed {
+		if len(out.N) == 0 || out.N[0].Status != knowmind.StatusIndexed || out.N[0].hiddenFrom(scope) {
 			return &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "to", Message: fmt.Sprintf("note %q (to) not found", runes.Truncate(l.To, 80))}
 		}
 		if out.N[0].Project == nil || out.N[0].Project.UID != projectUID {
@@ -201,7 +205,7 @@ func (t *Tenant) linkOne(ctx context.Context, fromID, projectUID string, l knowm
 	if err := t.queryVars(ctx, noteByTitleQuery, map[string]string{"$key": linkKey(l.ToTitle), "$project": projectUID}, &found); err != nil {
 		return err
 	}
-	found.N = slices.DeleteFunc(found.N, func(n dgNote) bool { return n.ID == fromID })
+	found.N = slices.DeleteFunc(found.N, func(n dgNote) bool { return n.ID == fromID || n.hiddenFrom(scope) })
 	if len(found.N) > 0 {
 		if _, err := t.Link(ctx, fromID, found.N[0].ID, rel); err != nil {
 			return err
@@ -270,7 +274,7 @@ func (t *Tenant) resolveForward(ctx context.Context, toID, projectUID string, ti
 		}
 		for _, f := range out.F {
 			if f.From != nil && f.From.ID != toID {
-				if _, err := t.Link(ctx, f.From.ID, toID, f.Rel); err != nil {
+				if _, err := t.link(ctx, nil, f.From.ID, toID, f.Rel, knowmind.EdgeMeta{}); err != nil {
 					t.c.log.Warn("forward link not made", "tenant", t.Name, "from", f.From.ID, "to", toID, "err", err)
 					continue
 				}
@@ -298,11 +302,13 @@ const linkKeysQuery = `query q($project: string) {
 // the dropped titles whose edge or forward reference it removed.
 func (t *Tenant) closeDroppedLinks(ctx context.Context, fromID, projectUID, oldBody, newBody string) []string {
 	keep := map[string]bool{}
-	for _, s := range wikiSpecs(newBody) {
+	newSpecs, _ := wikiSpecs(newBody)
+	for _, s := range newSpecs {
 		keep[linkKey(s.ToTitle)] = true
 	}
 	var dropped []string // titles as the former body wrote them
-	for _, s := range wikiSpecs(oldBody) {
+	oldSpecs, _ := wikiSpecs(oldBody)
+	for _, s := range oldSpecs {
 		if !keep[linkKey(s.ToTitle)] {
 			dropped = append(dropped, s.ToTitle)
 		}
@@ -340,7 +346,7 @@ func (t *Tenant) closeDroppedLinks(ctx context.Context, fromID, projectUID, oldB
 			if stillLinked[n.ID] || !slices.Contains(n.Keys, linkKey(title)) {
 				continue
 			}
-			_, err := t.Unlink(ctx, fromID, n.ID, WikiRelation)
+			_, err := t.unlink(ctx, nil, fromID, n.ID, WikiRelation)
 			var kerr *knowmind.Error
 			switch {
 			case err == nil:
@@ -420,89 +426,4 @@ func (t *Tenant) noteLinks(ctx context.Context, n dgNote) (knowmind.NoteLinks, e
 		}
 	}
 	return links, nil
-}
-
-// CheckNoteLink is knowmind_link's rule for notes: an end that is a note must be one the
-// caller may see (404 otherwise, as for a missing id), and two notes must share their project.
-func (t *Tenant) CheckNoteLink(ctx context.Context, scope knowmind.NoteScope, fromID, toID string) error {
-	var ends [2]*dgNote
-	for i, id := range []string{fromID, toID} {
-		var out struct{ N []dgNote }
-		if err := t.queryVars(ctx, getNoteQuery, map[string]string{"$id": id}, &out); err != nil {
-			return fmt.Errorf("link: read note: %w", err)
-		}
-		if len(out.N) == 0 {
-			continue // not a note: Link's own checks apply
-		}
-		param := [2]string{"from_id", "to_id"}[i]
-		if out.N[0].Status != knowmind.StatusIndexed || !out.N[0].visible(scope) {
-			return &knowmind.Error{Code: knowmind.ENOTFOUND, Param: param, Message: fmt.Sprintf("memory %q (%s) not found", id, param)}
-		}
-		ends[i] = &out.N[0]
-	}
-	if ends[0] != nil && ends[1] != nil && ends[0].projectUID() != ends[1].projectUID() {
-		return knowmind.InvalidParam("to_id", "to_id is a note of another project: links never cross projects")
-	}
-	return nil
-}
-
-// HideNoteRelations applies the notes' visibility to knowmind_list_relations: a note the caller
-// may not see is 404 (as a missing id), and edges to such notes are left out.
-func (t *Tenant) HideNoteRelations(ctx context.Context, scope knowmind.NoteScope, id string, rels knowmind.RelationsResult) (knowmind.RelationsResult, error) {
-	ids := []string{id}
-	for _, e := range rels.Outgoing {
-		ids = append(ids, e.To)
-	}
-	for _, e := range rels.Incoming {
-		ids = append(ids, e.From)
-	}
-	hidden, err := t.hiddenNotes(ctx, scope, ids)
-	if err != nil {
-		return rels, err
-	}
-	if hidden[id] {
-		return rels, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "memory_id", Message: fmt.Sprintf("memory %q not found", id)}
-	}
-	rels.Outgoing = slices.DeleteFunc(rels.Outgoing, func(e knowmind.OutEdge) bool { return hidden[e.To] })
-	rels.Incoming = slices.DeleteFunc(rels.Incoming, func(e knowmind.InEdge) bool { return hidden[e.From] })
-	return rels, nil
-}
-
-// hiddenNotes says which of ids are notes the caller may not see, or notes in the trash.
-func (t *Tenant) hiddenNotes(ctx context.Context, scope knowmind.NoteScope, ids []string) (map[string]bool, error) {
-	quoted := make([]string, len(ids))
-	for i, id := range ids {
-		quoted[i] = strconv.Quote(id)
-	}
-	hidden := map[string]bool{}
-	if len(ids) == 0 {
-		return hidden, nil
-	}
-	var out struct{ N []dgNote }
-	if err := t.queryVars(ctx, fmt.Sprintf(notesMetaQuery, strings.Join(quoted, ", ")), nil, &out); err != nil {
-		return nil, fmt.Errorf("note details: %w", err)
-	}
-	for _, n := range out.N {
-		hidden[n.ID] = !n.visible(scope) || n.Status == knowmind.StatusTrashed
-	}
-	return hidden, nil
-}
-
-// HideNotesInExplore applies the notes' visibility to knowmind_explore: a hidden centre is 404,
-// hidden neighbours leave with their edges.
-func (t *Tenant) HideNotesInExplore(ctx context.Context, scope knowmind.NoteScope, res knowmind.ExploreResult) (knowmind.ExploreResult, error) {
-	ids := []string{res.Memory.ID}
-	for _, n := range res.Nodes {
-		ids = append(ids, n.ID)
-	}
-	hidden, err := t.hiddenNotes(ctx, scope, ids)
-	if err != nil {
-		return res, err
-	}
-	if hidden[res.Memory.ID] {
-		return knowmind.ExploreResult{}, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "memory_id", Message: fmt.Sprintf("memory %q not found", res.Memory.ID)}
-	}
-	res.Nodes = slices.DeleteFunc(res.Nodes, func(n knowmind.ExploreNode) bool { return hidden[n.ID] })
-	res.Edges = slices.DeleteFunc(res.Edges, func(e knowmind.ExploreEdge) bool { return hidden[e.From] || hidden[e.To] })
-	return res, nil
 }

@@ -136,8 +136,11 @@ func (n dgNote) projectUID() string {
 }
 
 // visible says whether scope may see the note: shared notes of its projects, its own private
-// memory (of its projects, or without project).
+// memory (of its projects, or without project), and none without the notes toolset.
 func (n dgNote) visible(scope knowmind.NoteScope) bool {
+	if !scope.ReachesNotes() {
+		return false
+	}
 	if n.Class != knowmind.ClassUserDoc && n.Owner != scope.Principal {
 		return false
 	}
@@ -336,8 +339,9 @@ func (t *Tenant) CreateNote(ctx context.Context, scope knowmind.NoteScope, in kn
 		Links: []string{}, PendingLinks: []string{}}
 	if projectUID != "" {
 		res.Project = projectHandle
-		specs := append(slices.Clone(in.Links), wikiSpecs(body)...)
-		t.applyLinks(ctx, e.id, projectUID, specs, &res)
+		wiki, truncated := wikiSpecs(body)
+		res.LinksTruncated = truncated
+		t.applyLinks(ctx, e.id, projectUID, append(slices.Clone(in.Links), wiki...), &res)
 		t.resolveForward(ctx, e.id, projectUID, []string{title})
 	}
 	return res, nil
@@ -528,7 +532,9 @@ func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in know
 	res := knowmind.NoteWriteResult{ID: n.ID, Title: title, Project: n.projectHandle(), Path: n.Path, Class: n.Class,
 		VersionToken: version, Revision: revision, Links: []string{}, PendingLinks: []string{}}
 	if puid := n.projectUID(); puid != "" {
-		t.applyLinks(ctx, n.ID, puid, wikiSpecs(body), &res)
+		wiki, truncated := wikiSpecs(body)
+		res.LinksTruncated = truncated
+		t.applyLinks(ctx, n.ID, puid, wiki, &res)
 		res.Unlinked = t.closeDroppedLinks(ctx, n.ID, puid, n.Content, body)
 		if title != n.Title {
 			t.resolveForward(ctx, n.ID, puid, []string{title})

@@ -10,12 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/search"
 )
 
 // SearchQuery is one knowmind_search.
@@ -25,74 +25,53 @@ type SearchQuery struct {
 	Path    string // folder; its subfolders included
 	Tag     string
 	Limit   int
+	// MinScore leaves out hits scoring below it (knowmind.RecallMinScore unless the caller
+	// asks for another).
+	MinScore float64
 }
 
-// notesMetaQuery reads what search and context show of the hits' notes.
+// notesMetaQuery reads what the notes tools show of notes by id.
 const notesMetaQuery = `{
   n(func: eq(Memory.id, [%s])) @filter(eq(Memory.kind, "note")) {
     Memory.id Memory.status Memory.tags Note.path Note.class Note.owner Note.project { uid Project.handle Project.aliases }
   }
 }`
 
-// recallVisible runs recall and returns its hits with each note's metadata (nil for memories
-// and documents). Full text only when the embedder is missing or fails.
-func (t *Tenant) recallVisible(ctx context.Context, query string, hops int) ([]knowmind.RecallHit, map[string]dgNote, bool, error) {
-	q := knowmind.RecallQuery{Query: query, K: knowmind.RecallMaxK, Hops: hops}
-	res, err := t.Recall(ctx, q)
-	vector := true
-	if e := knowmind.AsError(err); e != nil && e.Code == knowmind.EPROVIDER {
-		vector = false
-		res, err = t.RecallAblated(ctx, q, Ablation{NoVector: true})
-	}
-	if err != nil {
-		return nil, nil, false, err
-	}
-	var ids []string
-	for _, h := range res.Hits {
-		if h.Kind == knowmind.KindNote {
-			ids = append(ids, strconv.Quote(h.MemoryID))
+// visibleTo is the rule every ranked tool applies to a hit for scope: a note is visible when
+// it is shared (or the caller's own private memory) in a project the scope reaches; memories
+// and documents belong to the tenant. extra (nil: none) narrows it further.
+func visibleTo(scope knowmind.NoteScope, extra hitFilter) hitFilter {
+	return func(h knowmind.RecallHit, n *dgNote) bool {
+		if h.Kind == knowmind.KindNote && (n == nil || !n.visible(scope)) {
+			return false
 		}
+		return extra == nil || extra(h, n)
 	}
-	meta := map[string]dgNote{}
-	if len(ids) > 0 {
-		var out struct{ N []dgNote }
-		if err := t.queryVars(ctx, fmt.Sprintf(notesMetaQuery, strings.Join(ids, ", ")), nil, &out); err != nil {
-			return nil, nil, false, fmt.Errorf("note details: %w", err)
-		}
-		for _, n := range out.N {
-			meta[n.ID] = n
-		}
-	}
-	return res.Hits, meta, vector, nil
 }
 
-// HideNotes drops from recall's hits the notes scope may not see (other principals' private
-// memory, projects outside the token), so knowmind_recall shows notes as the notes tools do.
-func (t *Tenant) HideNotes(ctx context.Context, scope knowmind.NoteScope, hits []knowmind.RecallHit) ([]knowmind.RecallHit, error) {
-	var ids []string
-	for _, h := range hits {
-		if h.Kind == knowmind.KindNote {
-			ids = append(ids, strconv.Quote(h.MemoryID))
-		}
+// RecallVisible is knowmind_recall, knowmind_recall_at_time and retrieve's relevance mode for
+// scope: the hits it may see, k of them when k pass the floor. A failing embedder is the
+// caller's error (EPROVIDER), as the spec asks of recall.
+func (t *Tenant) RecallVisible(ctx context.Context, scope knowmind.NoteScope, q knowmind.RecallQuery) (knowmind.RecallResult, error) {
+	res, _, err := t.recall(ctx, q, search.Default(), nil, visibleTo(scope, nil))
+	return res, err
+}
+
+// recallVisible runs recall for scope with keep applied before k, and returns the hits with each
+// note's metadata by memory id. Full text only when the embedder is missing or fails (vector
+// false): the notes tools answer without vectors rather than not at all.
+func (t *Tenant) recallVisible(ctx context.Context, scope knowmind.NoteScope, q knowmind.RecallQuery, keep hitFilter) (knowmind.RecallResult, map[string]dgNote, bool, error) {
+	o := search.Default()
+	res, notes, err := t.recall(ctx, q, o, nil, visibleTo(scope, keep))
+	vector := true
+	if e := knowmind.AsError(err); e != nil && e.Code == knowmind.EPROVIDER {
+		vector, o.Plan.Vector = false, false
+		res, notes, err = t.recall(ctx, q, o, nil, visibleTo(scope, keep))
 	}
-	if len(ids) == 0 {
-		return hits, nil
+	if err != nil {
+		return knowmind.RecallResult{}, nil, false, err
 	}
-	var out struct{ N []dgNote }
-	if err := t.queryVars(ctx, fmt.Sprintf(notesMetaQuery, strings.Join(ids, ", ")), nil, &out); err != nil {
-		return nil, fmt.Errorf("note details: %w", err)
-	}
-	visible := map[string]bool{}
-	for _, n := range out.N {
-		visible[n.ID] = n.visible(scope)
-	}
-	kept := hits[:0:0]
-	for _, h := range hits {
-		if h.Kind != knowmind.KindNote || visible[h.MemoryID] {
-			kept = append(kept, h)
-		}
-	}
-	return kept, nil
+	return res, notes, vector, nil
 }
 
 // SearchNotes is knowmind_search: ranked snippets of visible notes (shared and the caller's
@@ -109,30 +88,30 @@ func (t *Tenant) SearchNotes(ctx context.Context, scope knowmind.NoteScope, q Se
 	if err != nil {
 		return nil, false, err
 	}
-	hits, meta, vector, err := t.recallVisible(ctx, q.Query, 0)
+	// Notes match the filters; memories and documents hold no project, folder or note tag, so
+	// a search naming one finds notes only, as does a project-limited token.
+	filtered := puid != "" || path != "" || q.Tag != "" || scope.Projects != nil
+	keep := func(h knowmind.RecallHit, n *dgNote) bool {
+		if h.Kind != knowmind.KindNote {
+			return !filtered
+		}
+		return (puid == "" || n.projectUID() == puid) &&
+			(path == "" || n.Path == path || strings.HasPrefix(n.Path, path+"/")) &&
+			(q.Tag == "" || containsFold(n.Tags, q.Tag))
+	}
+	res, meta, vector, err := t.recallVisible(ctx, scope,
+		knowmind.RecallQuery{Query: q.Query, K: q.Limit, Hops: 0, MinScore: q.MinScore}, keep)
 	if err != nil {
 		return nil, false, err
 	}
-	out := []knowmind.SearchHit{}
-	for _, h := range hits {
-		n, ok := meta[h.MemoryID]
-		if !ok || !n.visible(scope) {
-			continue
+	out := make([]knowmind.SearchHit, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		hit := knowmind.SearchHit{ID: h.MemoryID, Title: h.Title, Kind: h.Kind, Tags: []string{},
+			Snippet: Snippet(h.Content, q.Query, 280), Score: h.Score}
+		if n, ok := meta[h.MemoryID]; ok {
+			hit.Project, hit.Path, hit.Class, hit.Tags = n.projectHandle(), n.Path, n.Class, nonNil(n.Tags)
 		}
-		if puid != "" && n.projectUID() != puid {
-			continue
-		}
-		if path != "" && n.Path != path && !strings.HasPrefix(n.Path, path+"/") {
-			continue
-		}
-		if q.Tag != "" && !containsFold(n.Tags, q.Tag) {
-			continue
-		}
-		out = append(out, knowmind.SearchHit{ID: h.MemoryID, Title: h.Title, Project: n.projectHandle(), Path: n.Path,
-			Class: n.Class, Kind: h.Kind, Tags: nonNil(n.Tags), Snippet: Snippet(h.Content, q.Query, 280), Score: h.Score})
-		if len(out) == q.Limit {
-			break
-		}
+		out = append(out, hit)
 	}
 	return out, vector, nil
 }
@@ -218,7 +197,7 @@ const minTruncatedTokens = 40
 // Context is the seed's recall: the visible notes, memories and documents recall ranks for
 // query, with their graph neighbours (two hops), best first, fitted into budget tokens
 // (knowmind.ApproxTokens of title and content).
-func (t *Tenant) Context(ctx context.Context, scope knowmind.NoteScope, query, project string, budget int) (ContextBundle, error) {
+func (t *Tenant) Context(ctx context.Context, scope knowmind.NoteScope, query, project string, budget int, minScore float64) (ContextBundle, error) {
 	var puid string
 	if project != "" {
 		var err error
@@ -226,22 +205,23 @@ func (t *Tenant) Context(ctx context.Context, scope knowmind.NoteScope, query, p
 			return ContextBundle{}, err
 		}
 	}
-	hits, meta, vector, err := t.recallVisible(ctx, query, knowmind.RecallDefaultHops)
+	// Memories and documents belong to no project: a project-limited call leaves them out.
+	keep := func(h knowmind.RecallHit, n *dgNote) bool {
+		if h.Kind != knowmind.KindNote {
+			return project == "" && scope.Projects == nil
+		}
+		return puid == "" || n.projectUID() == puid
+	}
+	res, meta, vector, err := t.recallVisible(ctx, scope,
+		knowmind.RecallQuery{Query: query, K: knowmind.RecallMaxK, Hops: knowmind.RecallDefaultHops, MinScore: minScore}, keep)
 	if err != nil {
 		return ContextBundle{}, err
 	}
 	b := ContextBundle{Items: []ContextItem{}, BudgetTokens: budget, Vector: vector}
-	for _, h := range hits {
+	for _, h := range res.Hits {
 		item := ContextItem{ID: h.MemoryID, Kind: h.Kind, Title: h.Title, Score: h.Score, Content: h.Content}
-		if h.Kind == knowmind.KindNote {
-			n, ok := meta[h.MemoryID]
-			if !ok || !n.visible(scope) || (puid != "" && n.projectUID() != puid) {
-				continue
-			}
+		if n, ok := meta[h.MemoryID]; ok {
 			item.Class, item.Project, item.Path = n.Class, n.projectHandle(), n.Path
-		} else if project != "" || scope.Projects != nil {
-			// Memories and documents belong to no project: a project-limited call skips them.
-			continue
 		}
 		item.Tokens = knowmind.ApproxTokens(item.Title) + knowmind.ApproxTokens(item.Content)
 		left := budget - b.TokensUsed

@@ -12,7 +12,7 @@ import (
 func TestRecallQueryShape(t *testing.T) {
 	rels := []string{"RELATES_TO", "SUPERSEDES"}
 	q, err := buildRecallQuery(recallPlan{vector: true, textDE: true, textEN: true, seedDE: true, seedEN: true,
-		k: 5, hops: 2, relations: rels})
+		hops: 2, relations: rels})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +20,7 @@ func TestRecallQueryShape(t *testing.T) {
 	for _, want := range []string{
 		"similar_to(Chunk.embedding, 100, $vec, ef: 2000)", "math(emb dot $vec)",
 		"anyoftext(Chunk.text@de, $de)", "anyoftext(Chunk.text, $en)",
-		"SV as var(func: uid(VC), orderdesc: val(vs), first: 10)",
+		"SV as var(func: uid(VC), orderdesc: val(vs), first: 20)",
 		"h1r0 as e: <RELATES_TO> (first: 25) @facets(" + edgeOpenFilter + ") { uid }", "h2r1 as e: <SUPERSEDES>",
 		"hop1e0(func: uid(S0))", "hop1e1(func: uid(S0))", "hop2e0(func: uid(F1))",
 		// One memory filter per hop over what it reached, the frontier the new ones.
@@ -40,15 +40,15 @@ func TestRecallQueryShape(t *testing.T) {
 	}
 
 	asOf := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
-	q, err = buildRecallQuery(recallPlan{vector: true, textEN: true, k: 25, hops: 0, asOf: &asOf, relations: rels})
+	q, err = buildRecallQuery(recallPlan{vector: true, textEN: true, hops: 0, asOf: &asOf, relations: rels})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(q, "similar_to(Chunk.embedding, 250,") || strings.Contains(q, "hop1") || strings.Contains(q, "TD as") ||
+	if !strings.Contains(q, "similar_to(Chunk.embedding, 100,") || strings.Contains(q, "hop1") || strings.Contains(q, "TD as") ||
 		!strings.Contains(q, memoryAtTimeFilter) {
-		t.Errorf("k=25, hops=0, at time, English only:\n%s", q)
+		t.Errorf("hops=0, at time, English only:\n%s", q)
 	}
-	q, _ = buildRecallQuery(recallPlan{vector: true, k: 5, hops: 1, asOf: &asOf, relations: rels})
+	q, _ = buildRecallQuery(recallPlan{vector: true, hops: 1, asOf: &asOf, relations: rels})
 	if !strings.Contains(q, `@facets(le(valid_from, "2026-03-14T00:00:00Z") AND NOT le(valid_to, "2026-03-14T00:00:00Z"))`) {
 		t.Errorf("edges at as_of:\n%s", q)
 	}
@@ -71,13 +71,13 @@ func TestRecallQueryServedVectors(t *testing.T) {
 		exact[i] = uint64(0x100 + i)
 	}
 	q, err := buildRecallQuery(recallPlan{vector: true, textDE: true, seedDE: true, poolDE: true,
-		exact: exact, served: true, k: 5, hops: 2, relations: rels})
+		exact: exact, served: true, hops: 2, relations: rels})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
 		"VX as var(func: uid(0x100, 0x101,", "vec(func: uid(VX))",
-		"SV as var(func: uid(0x100, 0x101, 0x102, 0x103, 0x104, 0x105, 0x106, 0x107, 0x108, 0x109))",
+		"SV as var(func: uid(0x100, 0x101, 0x102, 0x103, 0x104, 0x105, 0x106, 0x107, 0x108, 0x109, 0x10a, 0x10b, 0x10c, 0x10d, 0x10e, 0x10f, 0x110, 0x111, 0x112, 0x113))",
 		"var(func: uid(SV, SD))", "hop2e0(func: uid(F1))",
 	} {
 		if !strings.Contains(q, want) {
@@ -89,8 +89,8 @@ func TestRecallQueryServedVectors(t *testing.T) {
 			t.Errorf("query holds %q:\n%s", not, q)
 		}
 	}
-	// Not served (the ablation, or nothing held): Dgraph re-scores as before.
-	q, _ = buildRecallQuery(recallPlan{vector: true, textDE: true, exact: exact, k: 5, hops: 0, relations: rels})
+	// Not served (Plan.DgraphVectorScores, or nothing held): Dgraph re-scores as before.
+	q, _ = buildRecallQuery(recallPlan{vector: true, textDE: true, exact: exact, hops: 0, relations: rels})
 	if !strings.Contains(q, "math(emb dot $vec)") || !strings.Contains(q, "ef: 200)") {
 		t.Errorf("re-scored in Dgraph:\n%s", q)
 	}
@@ -107,7 +107,7 @@ func TestScoreVectors(t *testing.T) {
 		Score float64 `json:"s"`
 		M     []dgMem `json:"m"`
 	}{UID: "0x7"})
-	RecallRequest{vecScore: map[uint64]float64{0x2a: 0.5}}.scoreVectors(&out)
+	out.scoreVectors(map[uint64]float64{0x2a: 0.5})
 	if len(out.Vec) != 1 || out.Vec[0].UID != "0x2a" || out.Vec[0].Score != 0.5 {
 		t.Fatalf("scored: %+v", out.Vec)
 	}

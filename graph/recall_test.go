@@ -13,6 +13,7 @@ import (
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/search"
 )
 
 // recallFixture stores memories in a fresh tenant and recalls from it.
@@ -55,12 +56,19 @@ func (f *recallFixture) link(from, to, rel string) {
 
 func (f *recallFixture) recall(q knowmind.RecallQuery) knowmind.RecallResult {
 	f.t.Helper()
-	return f.recallAblated(q, graph.Ablation{})
+	return f.recallWith(q, search.Default())
 }
 
-func (f *recallFixture) recallAblated(q knowmind.RecallQuery, a graph.Ablation) knowmind.RecallResult {
+// with returns the tools' search options changed by set.
+func with(set func(p *search.Plan, w *search.Weights)) search.Options {
+	o := search.Default()
+	set(&o.Plan, &o.Weights)
+	return o
+}
+
+func (f *recallFixture) recallWith(q knowmind.RecallQuery, o search.Options) knowmind.RecallResult {
 	f.t.Helper()
-	res, err := f.ten.RecallAblated(f.ctx, q, a)
+	res, err := f.ten.RecallWith(f.ctx, q, o)
 	if err != nil {
 		f.t.Fatalf("recall %+v: %v", q, err)
 	}
@@ -89,7 +97,7 @@ func TestRecallGermanStemming(t *testing.T) {
 
 	// Text alone: only Dgraph's German analyser (and BM25 with the same stems) can match the
 	// plural against the singular.
-	res := f.recallAblated(knowmind.RecallQuery{Query: "Einarbeitungen", K: 5}, graph.Ablation{NoVector: true})
+	res := f.recallWith(knowmind.RecallQuery{Query: "Einarbeitungen", K: 5}, with(func(p *search.Plan, _ *search.Weights) { p.Vector = false }))
 	if ids := hitIDs(res); !slices.Equal(ids, []string{want}) {
 		t.Fatalf("text-only recall of 'Einarbeitungen' = %v, want only %s", res.Hits, want)
 	}
@@ -151,7 +159,7 @@ func TestRecallHopsFollowOnlyLinkedRelations(t *testing.T) {
 	q := knowmind.RecallQuery{Query: sc.Query, K: 3, Hops: 2}
 	asks := func() string {
 		t.Helper()
-		req, err := f.ten.PrepareRecall(f.ctx, q, graph.Ablation{})
+		req, err := f.ten.PrepareRecall(f.ctx, q, search.Default())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,8 +320,8 @@ func TestRecallTextStatsFollowIngest(t *testing.T) {
 	}
 	scanned := f.ten.TextStats("de", "lieferung", "rechnung", "zahlung")
 	// The exact vector search's copy too: four memories (one superseded version among them) of
-	// one chunk and a document of one, the replaced document's two chunks gone.
-	if rescanned := f.ten.HeldVectors(); len(heldVectors) != 5 || !maps.EqualFunc(heldVectors, rescanned, slices.Equal) {
+	// one chunk, a document of one and the replaced document's two chunks (closed, kept).
+	if rescanned := f.ten.HeldVectors(); len(heldVectors) != 7 || !maps.EqualFunc(heldVectors, rescanned, slices.Equal) {
 		t.Fatalf("vectors kept by the hooks: %d chunks; a rescan: %d chunks (or other vectors)", len(heldVectors), len(rescanned))
 	}
 	t.Logf("incremental %+v, rescanned %+v", incremental, scanned)
@@ -322,9 +330,8 @@ func TestRecallTextStatsFollowIngest(t *testing.T) {
 		incremental.DF["zahlung"] != scanned.DF["zahlung"] {
 		t.Fatalf("statistics kept by the hooks differ from a rescan:\n%+v\n%+v", incremental, scanned)
 	}
-	// Superseded versions stay in the corpus (recall_at_time searches them), the replaced
-	// document does not.
-	if scanned.DF["rechnung"] != 1 || scanned.DF["zahlung"] != 0 {
+	// Superseded versions and replaced documents stay in the corpus (recall_at_time searches them).
+	if scanned.DF["rechnung"] != 1 || scanned.DF["zahlung"] != 1 {
 		t.Fatalf("rescanned DF: %+v", scanned.DF)
 	}
 }
@@ -341,7 +348,7 @@ func TestRecallUsesExactVectorSearch(t *testing.T) {
 	if len(held) != 2 {
 		t.Fatalf("held %d chunk vectors, want 2", len(held))
 	}
-	req, err := f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1}, graph.Ablation{})
+	req, err := f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1}, search.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,24 +363,24 @@ func TestRecallUsesExactVectorSearch(t *testing.T) {
 			t.Errorf("chunk %#x (one of two, k=1 over-fetches 100) is not among the exact candidates", uid)
 		}
 	}
-	res := f.recallAblated(knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1}, graph.Ablation{NoText: true})
+	res := f.recallWith(knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1}, with(func(p *search.Plan, _ *search.Weights) { p.Text = false }))
 	if len(res.Hits) != 1 || res.Hits[0].Title != "Rampe" {
 		t.Fatalf("vector-only recall: %+v", res.Hits)
 	}
 	req, err = f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1},
-		graph.Ablation{DgraphVectorScores: true})
+		with(func(p *search.Plan, _ *search.Weights) { p.DgraphVectorScores = true }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(req.DQL, "VX as var(func: uid(0x") || !strings.Contains(req.DQL, "ef: 200)") {
 		t.Fatalf("recall DQL re-scoring in Dgraph:\n%s", req.DQL)
 	}
-	if res := f.recallAblated(knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1},
-		graph.Ablation{NoText: true, DgraphVectorScores: true}); len(res.Hits) != 1 || res.Hits[0].Title != "Rampe" {
+	if res := f.recallWith(knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1},
+		with(func(p *search.Plan, _ *search.Weights) { p.Text, p.DgraphVectorScores = false, true })); len(res.Hits) != 1 || res.Hits[0].Title != "Rampe" {
 		t.Fatalf("vector-only recall re-scored in Dgraph: %+v", res.Hits)
 	}
 	req, err = f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Wann öffnet das Lager an der Rampe?", K: 1},
-		graph.Ablation{NoExactVectors: true})
+		with(func(p *search.Plan, _ *search.Weights) { p.ExactVectors = false }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,12 +439,12 @@ func TestRecallFollowsOnlyEdgesValidThen(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := knowmind.RecallQuery{Query: "Projekt Atlas Lager", K: 2, Hops: 1}
-	textOnly := graph.Ablation{NoVector: true}
-	if ids := hitIDs(f.recallAblated(q, textOnly)); slices.Contains(ids, peer) {
+	textOnly := with(func(p *search.Plan, _ *search.Weights) { p.Vector = false })
+	if ids := hitIDs(f.recallWith(q, textOnly)); slices.Contains(ids, peer) {
 		t.Fatalf("recall followed an unlinked edge: %v", ids)
 	}
 	q.AsOf = &linked
-	if ids := hitIDs(f.recallAblated(q, textOnly)); !slices.Equal(ids, []string{hub, peer}) {
+	if ids := hitIDs(f.recallWith(q, textOnly)); !slices.Equal(ids, []string{hub, peer}) {
 		t.Fatalf("recall_at_time while linked = %v, want hub then its neighbour", ids)
 	}
 }
@@ -491,7 +498,7 @@ func TestRecallRerank(t *testing.T) {
 		}
 	}
 	// Switched off, the fused order stands and the answer says so.
-	if res := f.recallAblated(q, graph.Ablation{NoRerank: true}); res.Rerank != "none" || res.Hits[0].MemoryID != strong {
+	if res := f.recallWith(q, with(func(p *search.Plan, _ *search.Weights) { p.Rerank = false })); res.Rerank != "none" || res.Hits[0].MemoryID != strong {
 		t.Fatalf("not reranked = %+v, want the fused order (%s first) and rerank none", res, strong)
 	}
 }
@@ -594,7 +601,7 @@ func TestRecallServedTextMatchesDgraphText(t *testing.T) {
 	}
 	late := f.store("Nachtrag", "Die Zahlung der Lieferung erfolgt per Lastschrift.") // after the load: the hooks add it
 
-	req, err := f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Lieferung Rampe", K: 5, Hops: 2}, graph.Ablation{})
+	req, err := f.ten.PrepareRecall(f.ctx, knowmind.RecallQuery{Query: "Lieferung Rampe", K: 5, Hops: 2}, search.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -612,14 +619,15 @@ func TestRecallServedTextMatchesDgraphText(t *testing.T) {
 	} {
 		// The PPMI+SVD model's pool and concept signal belong to the served plan only; this
 		// tenant is below semMinDocs anyway.
-		for _, a := range []graph.Ablation{{}, {NoVector: true}} {
-			served := f.recallAblated(q, a)
-			a.DgraphText = true
-			dgraph := f.recallAblated(q, a)
+		for _, vector := range []bool{true, false} {
+			a := with(func(p *search.Plan, _ *search.Weights) { p.Vector = vector })
+			served := f.recallWith(q, a)
+			a.Plan.DgraphText = true
+			dgraph := f.recallWith(q, a)
 			if len(served.Hits) == 0 || !slices.EqualFunc(served.Hits, dgraph.Hits, func(x, y knowmind.RecallHit) bool {
 				return x.MemoryID == y.MemoryID && x.Score == y.Score && x.Content == y.Content
 			}) {
-				t.Errorf("%q (novector %v): served %+v\nDgraph's text step %+v", q.Query, a.NoVector, served.Hits, dgraph.Hits)
+				t.Errorf("%q (vector %v): served %+v\nDgraph's text step %+v", q.Query, vector, served.Hits, dgraph.Hits)
 			}
 		}
 	}
@@ -627,14 +635,12 @@ func TestRecallServedTextMatchesDgraphText(t *testing.T) {
 	// computed after it.
 	for _, q := range []knowmind.RecallQuery{{Query: "Wann kommt die Lieferung an die Rampe?", K: 10, Hops: 2}, {Query: "Lieferbedingungen Zahlung", K: 10}} {
 		ahead := f.recall(q)
-		restore := graph.SetScoringAhead(false)
-		after := f.recall(q)
-		restore()
+		after := f.recallWith(q, with(func(p *search.Plan, _ *search.Weights) { p.ScoreAfter = true }))
 		if len(ahead.Hits) < 3 || !reflect.DeepEqual(ahead.Hits, after.Hits) {
 			t.Errorf("%q: scored ahead %+v\nscored after the answer %+v", q.Query, ahead.Hits, after.Hits)
 		}
 	}
-	if res := f.recallAblated(knowmind.RecallQuery{Query: "Lastschrift", K: 3}, graph.Ablation{NoVector: true}); len(res.Hits) != 1 || res.Hits[0].MemoryID != late {
+	if res := f.recallWith(knowmind.RecallQuery{Query: "Lastschrift", K: 3}, with(func(p *search.Plan, _ *search.Weights) { p.Vector = false })); len(res.Hits) != 1 || res.Hits[0].MemoryID != late {
 		t.Fatalf("a memory stored after the load: %+v", res.Hits)
 	}
 }
@@ -647,7 +653,7 @@ func TestRecallTitleField(t *testing.T) {
 	named := f.store("Werkstatt", "Das Getriebe wurde gestern Nachmittag gründlich geprüft, die Kupplung ebenfalls.")
 	other := f.store("Lager", "Werkstatt: das Getriebe wurde geprüft, die Kupplung auch.")
 	q := knowmind.RecallQuery{Query: "Werkstatt Getriebe Kupplung", K: 2}
-	if ids := hitIDs(f.recallAblated(q, graph.Ablation{NoTitle: true})); len(ids) != 2 || ids[0] != other {
+	if ids := hitIDs(f.recallWith(q, with(func(_ *search.Plan, w *search.Weights) { w.Title = 0 }))); len(ids) != 2 || ids[0] != other {
 		t.Fatalf("without the title field: %v, want %s (the shorter text) first", ids, other)
 	}
 	res := f.recall(q)
@@ -684,7 +690,7 @@ func TestRecallTitleNeighbours(t *testing.T) {
 		}
 		return out
 	}
-	off := score(f.recallAblated(q, graph.Ablation{NoTitleNeighbours: true}))
+	off := score(f.recallWith(q, with(func(_ *search.Plan, w *search.Weights) { w.TitleNeighbours = false })))
 	if off[ask] == 0 || off[reply] == 0 || off[reply] != off[aside] {
 		t.Fatalf("factor on direct hits only: ask %v, reply %v, aside %v; want both replies alike", off[ask], off[reply], off[aside])
 	}

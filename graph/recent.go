@@ -17,18 +17,23 @@ const MaxRecent = 50
 // listRecentQuery lists the newest memories and documents by creation
 // (transaction) time: every version and status, failed ones included, so a
 // failed ingest is visible where the client looks for what it stored, and
-// superseded versions with their valid_to. total counts them all.
+// superseded versions with their valid_to. total counts them all. A document
+// replaced by a new upload of its title is not listed: for the client it is
+// gone (upload_document), though replay and the time-travel tools still read it.
 // (Not func: has(Memory.created_at): on Dgraph v25.2.0 that root, ordered by
 // the same predicate, returned only the newest node.)
 // A page after a cursor starts at the cursor's created_at (le) and skips the
 // entries of that instant the previous pages returned.
 const listRecentQuery = `query q($k: int, $before: string) {
-  items(func: eq(Memory.kind, ["memory", "document"]), orderdesc: Memory.created_at, first: $k) @filter(has(Memory.created_at){{.After}}) {
+  items(func: eq(Memory.kind, ["memory", "document"]), orderdesc: Memory.created_at, first: $k) @filter(has(Memory.created_at) AND NOT ` + replacedDocument + `{{.After}}) {
     uid Memory.id Memory.title Memory.status Memory.kind Memory.created_at Memory.updated_at Memory.valid_to
     chunks: count(Memory.chunks)
   }
-  total(func: eq(Memory.kind, ["memory", "document"])) @filter(has(Memory.created_at)) { count(uid) }
+  total(func: eq(Memory.kind, ["memory", "document"])) @filter(has(Memory.created_at) AND NOT ` + replacedDocument + `) { count(uid) }
 }`
+
+// replacedDocument matches a document a new upload of its title closed (documents.go).
+const replacedDocument = `(eq(Memory.kind, "document") AND has(Memory.valid_to))`
 
 // ListRecent returns the k most recently created memories and documents,
 // newest first; k outside 1..MaxRecent is EINVALID.

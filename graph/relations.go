@@ -96,6 +96,7 @@ var edgePairQuery = template.Must(template.New("edgePair").Parse(`query edgePair
     Memory.kind
     Memory.memory_type
     Memory.tags
+    Memory.status Note.class Note.owner Note.project { uid Project.handle Project.aliases }
     edge: <{{.Rel}}> @filter(eq(Memory.id, $to)) @facets(id: id, created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse, confidence: confidence, created_by: created_by, reason: reason) { uid }
 {{- if .CountRel}}
     open: count(<{{.Rel}}> @facets({{.Open}}))
@@ -106,6 +107,7 @@ var edgePairQuery = template.Must(template.New("edgePair").Parse(`query edgePair
     Memory.kind
     Memory.memory_type
     Memory.tags
+    Memory.status Note.class Note.owner Note.project { uid Project.handle Project.aliases }
     edge: <{{.Inverse}}> @filter(eq(Memory.id, $from)) @facets(id: id, created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse, confidence: confidence, created_by: created_by, reason: reason) { uid }
 {{- if .CountInverse}}
     open: count(<{{.Inverse}}> @facets({{.Open}}))
@@ -146,8 +148,9 @@ func (e *edgeFacets) meta() knowmind.EdgeMeta {
 
 func (e *edgeFacets) isOpen() bool { return e != nil && e.ValidTo == nil }
 
-// linkEnd is one end of a link as edgePairQuery returns it.
+// linkEnd is one end of a link as edgePairQuery returns it; a note's fields say who sees it.
 type linkEnd struct {
+	dgNote
 	UID        string       `json:"uid"`
 	Kind       string       `json:"Memory.kind"`
 	MemoryType string       `json:"Memory.memory_type"`
@@ -163,12 +166,17 @@ func (n *linkEnd) edge() *edgeFacets {
 	return &n.Edge[0]
 }
 
+func (n *linkEnd) hidden(scope *knowmind.NoteScope) bool {
+	return n.Kind == knowmind.KindNote && n.hiddenFrom(scope)
+}
+
 func (n *linkEnd) classes() []string { return shapes.NodeClasses(n.Kind, n.MemoryType, n.Tags) }
 
 // Link writes fromID --relType--> toID and its inverse in one transaction
 // after checking the shapes (classes of both ends, max_count both ways).
 // Linking an open edge again writes nothing and returns the same ids;
-// linking a closed (unlinked) edge reopens it.
+// linking a closed (unlinked) edge reopens it. An end the caller may not
+// see is not found (visibility.go); two notes must share their project.
 func (t *Tenant) Link(ctx context.Context, fromID, toID, relType string) (knowmind.LinkResult, error) {
 	return t.LinkWith(ctx, fromID, toID, relType, knowmind.EdgeMeta{})
 }
@@ -176,6 +184,12 @@ func (t *Tenant) Link(ctx context.Context, fromID, toID, relType string) (knowmi
 // LinkWith is Link recording meta on both edges (facets confidence, created_by, reason).
 // Linking an open edge again with other meta rewrites it.
 func (t *Tenant) LinkWith(ctx context.Context, fromID, toID, relType string, meta knowmind.EdgeMeta) (knowmind.LinkResult, error) {
+	return t.link(ctx, callerScope(ctx), fromID, toID, relType, meta)
+}
+
+// link is LinkWith for scope; nil links for the service itself (a forward reference
+// resolving, whoever created its target).
+func (t *Tenant) link(ctx context.Context, scope *knowmind.NoteScope, fromID, toID, relType string, meta knowmind.EdgeMeta) (knowmind.LinkResult, error) {
 	defer t.relationsWritten() // it may write a relation's first edge: recall asks again (linkedrelations.go)
 	if c := meta.Confidence; c != nil && (*c < 0 || *c > 1) {
 		return knowmind.LinkResult{}, knowmind.InvalidParam("confidence", "confidence must lie in 0..1")
@@ -201,9 +215,12 @@ func (t *Tenant) LinkWith(ctx context.Context, fromID, toID, relType string, met
 	set := t.c.cfg.Shapes
 	var res knowmind.LinkResult
 	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
-		src, dst, err := readPair(ctx, txn, q, fromID, toID)
+		src, dst, err := readPair(ctx, txn, q, scope, fromID, toID)
 		if err != nil {
 			return err
+		}
+		if src.Kind == knowmind.KindNote && dst.Kind == knowmind.KindNote && src.projectUID() != dst.projectUID() {
+			return knowmind.InvalidParam("to_id", "to_id is a note of another project: links never cross projects")
 		}
 		now := time.Now().UTC()
 		fwd, bwd := src.edge(), dst.edge()
@@ -250,8 +267,15 @@ func (t *Tenant) LinkWith(ctx context.Context, fromID, toID, relType string, met
 
 // Unlink closes fromID --relType--> toID and its inverse (valid_to = now)
 // in one transaction. There must be an open edge in that direction
-// (ENOTFOUND otherwise); version-history edges are refused.
+// (ENOTFOUND otherwise), between ends the caller may see; version-history
+// edges are refused.
 func (t *Tenant) Unlink(ctx context.Context, fromID, toID, relType string) (knowmind.UnlinkResult, error) {
+	return t.unlink(ctx, callerScope(ctx), fromID, toID, relType)
+}
+
+// unlink is Unlink for scope; nil unlinks for the service itself (an edit closing the links
+// its body dropped, whoever sees their targets).
+func (t *Tenant) unlink(ctx context.Context, scope *knowmind.NoteScope, fromID, toID, relType string) (knowmind.UnlinkResult, error) {
 	rel, err := t.relationFor(fromID, toID, relType)
 	if err != nil {
 		return knowmind.UnlinkResult{}, err
@@ -264,7 +288,7 @@ func (t *Tenant) Unlink(ctx context.Context, fromID, toID, relType string) (know
 		return knowmind.UnlinkResult{}, err
 	}
 	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
-		src, dst, err := readPair(ctx, txn, q, fromID, toID)
+		src, dst, err := readPair(ctx, txn, q, scope, fromID, toID)
 		if err != nil {
 			return err
 		}
@@ -293,7 +317,8 @@ func (t *Tenant) Unlink(ctx context.Context, fromID, toID, relType string) (know
 // predicate, read in one query through the materialised edges: an edge
 // written as asked (inverse=false) is outgoing; a materialised inverse
 // B --HAS_WORKSHOP--> A is shown as the link it stands for, incoming
-// FOR_CLIENT from A, with that edge's id.
+// FOR_CLIENT from A, with that edge's id. A note the caller may not see is
+// not found, and edges to such notes are left out (visibility.go).
 func (t *Tenant) ListRelations(ctx context.Context, memoryID string) (knowmind.RelationsResult, error) {
 	if strings.TrimSpace(memoryID) == "" {
 		return knowmind.RelationsResult{}, knowmind.InvalidParam("memory_id", "memory_id is required")
@@ -375,7 +400,7 @@ func (t *Tenant) ListRelations(ctx context.Context, memoryID string) (knowmind.R
 		a, b := res.Incoming[i], res.Incoming[j]
 		return edgeLess(a.CreatedAt, b.CreatedAt, a.RelType, b.RelType, a.From, b.From)
 	})
-	return res, nil
+	return t.hideRelations(ctx, memoryID, res)
 }
 
 // edgeLess orders edges oldest first, then by type and peer, so the list is
@@ -449,8 +474,8 @@ func pairQuery(set *shapes.Set, rel shapes.Relation, withCounts bool) (string, e
 }
 
 // readPair runs the edge-pair query in txn and returns both ends, or
-// ENOTFOUND naming the missing id.
-func readPair(ctx context.Context, txn *dgo.Txn, q, fromID, toID string) (*linkEnd, *linkEnd, error) {
+// ENOTFOUND naming the missing id or one scope may not see.
+func readPair(ctx context.Context, txn *dgo.Txn, q string, scope *knowmind.NoteScope, fromID, toID string) (*linkEnd, *linkEnd, error) {
 	resp, err := txn.QueryWithVars(ctx, q, map[string]string{"$from": fromID, "$to": toID})
 	if err != nil {
 		return nil, nil, err
@@ -462,10 +487,10 @@ func readPair(ctx context.Context, txn *dgo.Txn, q, fromID, toID string) (*linkE
 	if err := json.Unmarshal(resp.Json, &out); err != nil {
 		return nil, nil, fmt.Errorf("decode: %w", err)
 	}
-	if len(out.From) == 0 {
+	if len(out.From) == 0 || out.From[0].hidden(scope) {
 		return nil, nil, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "from_id", Message: fmt.Sprintf("memory %q (from_id) not found", fromID)}
 	}
-	if len(out.To) == 0 {
+	if len(out.To) == 0 || out.To[0].hidden(scope) {
 		return nil, nil, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "to_id", Message: fmt.Sprintf("memory %q (to_id) not found", toID)}
 	}
 	return &out.From[0], &out.To[0], nil

@@ -36,13 +36,13 @@ var semRebuildEvery = 30 * time.Second
 
 var semRebuildShare time.Duration = 10
 
-// semOptions bound the model: 2048 terms of 64 dimensions (docs/recall.md, fifth session).
+// semOptions bound the model: 2048 terms of 64 dimensions (docs/recall.md).
 var semOptions = semvec.Options{Vocab: 2048, Dims: 64, MinDF: 1, ContextWeight: 0.5}
 
 // A chunk's context in the model (semvec.Doc.Near) are the chunks of the memories its memory is
 // linked to by an open relation edge (at most edgeFanout per relation, semvec's MaxNear in all):
 // their words co-occur with the chunk's at semOptions.ContextWeight. Measured on LoCoMo
-// (docs/recall.md, fifth session); Ablation.NoSemanticLinks builds a second model without.
+// (docs/recall.md); search.Plan.SemanticLinks off builds a second model without.
 
 // semMinDocs is how many chunks a tenant needs before its semantic model holds anything: below,
 // the co-occurrences of a handful of texts are noise (two texts made the concept signal overrule

@@ -8,6 +8,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/search"
 )
 
 // The semantic model (graph/semantic.go) is a cache derived from the text index: after every
@@ -16,18 +17,18 @@ import (
 func TestSemanticModelFollowsWrites(t *testing.T) {
 	defer graph.SetSemanticRebuildEvery(0)()
 	f := newRecallFixture(t)
-	pool := graph.Ablation{SemanticPool: 5}
+	pool := with(func(_ *search.Plan, w *search.Weights) { w.SemanticPool = 5 })
 	for i := range 12 { // distinct texts (the same content twice is one memory), ≥ semMinDocs chunks
 		f.store(fmt.Sprintf("Pottery %d", i), fmt.Sprintf("Pottery class %d fired clay bowls in the kiln and glazed the vases.", i))
 		f.store(fmt.Sprintf("Hiking %d", i), fmt.Sprintf("Hike %d climbed the mountain ridge above the forest lake.", i))
 	}
 	check := func(when string) []uint64 {
 		t.Helper()
-		f.recallAblated(knowmind.RecallQuery{Query: "kiln and glaze", K: 5}, pool)
+		f.recallWith(knowmind.RecallQuery{Query: "kiln and glaze", K: 5}, pool)
 		refs, current := f.ten.SemanticState()
 		if !current {
 			// The recall that saw the change started the rebuild; the state waits for it.
-			f.recallAblated(knowmind.RecallQuery{Query: "kiln and glaze", K: 5}, pool)
+			f.recallWith(knowmind.RecallQuery{Query: "kiln and glaze", K: 5}, pool)
 			refs, current = f.ten.SemanticState()
 		}
 		if !current {
@@ -48,13 +49,13 @@ func TestSemanticModelFollowsWrites(t *testing.T) {
 	if len(added) != len(first)+1 {
 		t.Fatalf("after adding one chunk: %d chunks, before %d", len(added), len(first))
 	}
-	// The same source again replaces the document: its old chunk is removed, a new one added.
+	// The same source again replaces the document: its old chunk stays (closed), a new one is added.
 	if _, err := f.ten.UploadDocument(f.ctx, knowmind.UploadDocumentInput{Title: "Garden",
 		Content: "The orchard trees carry apples and pears picked in autumn.", Source: "garden.md"}); err != nil {
 		t.Fatal(err)
 	}
 	replaced := check("after the document was replaced")
-	if len(replaced) != len(added) || slices.Equal(replaced, added) {
+	if len(replaced) != len(added)+1 {
 		t.Fatalf("after replacing the document: %v, before %v", replaced, added)
 	}
 }
@@ -110,9 +111,9 @@ func TestRecallSemanticPoolFindsWithoutSharedWords(t *testing.T) {
 	target := f.store("Weekend", "Throwing pottery on the wheel all Saturday.")
 	q := knowmind.RecallQuery{Query: "kiln glaze", K: knowmind.RecallMaxK}
 	// score is the target's score and how many unrelated memories rank above it (-1: not a hit).
-	score := func(a graph.Ablation) (float64, int) {
+	score := func(o search.Options) (float64, int) {
 		unrelated := 0
-		for _, h := range f.recallAblated(q, a).Hits {
+		for _, h := range f.recallWith(q, o).Hits {
 			if h.MemoryID == target {
 				return h.Score, unrelated
 			}
@@ -122,17 +123,17 @@ func TestRecallSemanticPoolFindsWithoutSharedWords(t *testing.T) {
 		}
 		return -1, unrelated
 	}
-	if s, _ := score(graph.Ablation{SemanticPool: -1}); s > 0 {
+	if s, _ := score(with(func(_ *search.Plan, w *search.Weights) { w.SemanticPool = 0 })); s > 0 {
 		t.Fatalf("without the semantic pool the memory scores %.3f: the test does not test the pool", s)
 	}
-	s, above := score(graph.Ablation{})
+	s, above := score(search.Default())
 	if s <= 0 || above > 0 {
 		t.Fatalf("with the semantic pool: score %.3f, %d unrelated memories above it; want a score and none above", s, above)
 	}
 	// The pool is text candidates: without the text signal (the speed benchmark's vector
 	// recall@10 row) the hits are the vector signal's alone, as without the model.
-	vectorOnly := f.recallAblated(q, graph.Ablation{NoTextScore: true})
-	noModel := f.recallAblated(q, graph.Ablation{NoTextScore: true, SemanticPool: -1, ConceptWeight: -1})
+	vectorOnly := f.recallWith(q, with(func(p *search.Plan, _ *search.Weights) { p.TextScore = false }))
+	noModel := f.recallWith(q, with(func(p *search.Plan, w *search.Weights) { p.TextScore, w.SemanticPool, w.Concept = false, 0, 0 }))
 	if !slices.EqualFunc(vectorOnly.Hits, noModel.Hits, func(a, b knowmind.RecallHit) bool { return a.MemoryID == b.MemoryID && a.Score == b.Score }) {
 		t.Fatalf("without the text signal the pool still counts:\n%+v\nwithout the model:\n%+v", vectorOnly.Hits, noModel.Hits)
 	}

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dgraph-io/dgo/v240"
 	"github.com/dgraph-io/dgo/v240/protos/api"
@@ -337,7 +338,8 @@ func (t *Tenant) ListNotes(ctx context.Context, scope knowmind.NoteScope, q List
 	after := ""
 	if q.Cursor != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-		if err != nil || len(raw) == 0 || len(raw) > 4*knowmind.MaxTitleChars {
+		// A title is UTF-8: other bytes would reach Dgraph's gRPC as an invalid string.
+		if err != nil || len(raw) == 0 || len(raw) > 4*knowmind.MaxTitleChars || !utf8.Valid(raw) {
 			return knowmind.NoteListing{}, knowmind.InvalidParam("cursor", "cursor is not one list_notes returned")
 		}
 		after = string(raw)

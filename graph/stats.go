@@ -10,7 +10,9 @@ import (
 )
 
 // statsQuery counts in one request. memories: every Memory node (memories
-// and documents, every version, any status). chunks: chunks with a vector.
+// and documents, every version, any status) but documents a new upload of
+// their title replaced (for the client they are gone; replay still reads
+// them). chunks: chunks with a vector, but those of replaced documents.
 // edges: per relation predicate, the sum of per-node counts of current
 // relations: open edges (no valid_to) in the direction they were linked, so
 // the materialised inverse (inverse=true) is not counted a second time. A
@@ -18,7 +20,9 @@ import (
 // edges written without the facet.
 func statsQuery(relations []string) string {
 	var b strings.Builder
-	b.WriteString("{\n  memories(func: has(Memory.id)) { count(uid) }\n  chunks(func: has(Chunk.embedding)) { count(uid) }\n")
+	b.WriteString("{\n  memories(func: has(Memory.id)) @filter(NOT " + replacedDocument + ") { count(uid) }\n" +
+		"  var(func: eq(Memory.kind, \"document\")) @filter(has(Memory.valid_to)) { replaced as Memory.chunks }\n" +
+		"  chunks(func: has(Chunk.embedding)) @filter(NOT uid(replaced)) { count(uid) }\n")
 	for i, r := range relations {
 		fmt.Fprintf(&b, "  var(func: has(<%s>)) { e%d as count(<%s> @facets(%s AND NOT eq(inverse, true))) }\n", r, i, r, openFacetFilter)
 	}

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"fmt"
+	"github.com/dgraph-io/dgo/v240/protos/api"
 	"maps"
 	"slices"
 	"strings"
@@ -54,6 +55,20 @@ func (f *replicaFixture) upload(ten *graph.Tenant, title, content string) knowmi
 		f.t.Fatalf("upload %q: %v", title, err)
 	}
 	return res
+}
+
+// erase deletes a memory and its chunks from Dgraph behind ten's back, as emptying the trash
+// on another replica does (no tool replaces anything by deletion).
+func (f *replicaFixture) erase(ten *graph.Tenant, id string) {
+	f.t.Helper()
+	if _, err := dgraphtest.DG(f.t, ten).NewTxn().Do(f.ctx, &api.Request{
+		Query:     `query q($id: string) { m as var(func: eq(Memory.id, $id)) { c as Memory.chunks } }`,
+		Vars:      map[string]string{"$id": id},
+		Mutations: []*api.Mutation{{DelNquads: []byte("uid(c) * * .\nuid(m) * * .")}},
+		CommitNow: true,
+	}); err != nil {
+		f.t.Fatalf("erase %s: %v", id, err)
+	}
 }
 
 // syncByRecall recalls on ten, which starts a sync when one is due, and waits for the sync.
@@ -156,7 +171,7 @@ func TestTextStatsSyncSeesOtherReplica(t *testing.T) {
 	before, _ := df(f.a, "Lieferung")
 
 	f.store(f.b, "Werk", "Die Zahnradfabrik liefert die Teile morgen früh.")
-	f.upload(f.b, "Handbuch", "# Wartung\n\nDas Getriebe wird jedes Jahr von der Werkstatt geprüft.")
+	first := f.upload(f.b, "Handbuch", "# Wartung\n\nDas Getriebe wird jedes Jahr von der Werkstatt geprüft.")
 	if _, got := df(f.a, "Zahnradfabrik", "Getriebe"); got["Zahnradfabrik"] != 0 || got["Getriebe"] != 0 {
 		t.Fatalf("replica a knows b's words before a sync: %v", got)
 	}
@@ -171,14 +186,22 @@ func TestTextStatsSyncSeesOtherReplica(t *testing.T) {
 		t.Fatalf("title field after a sync: %v", ts.DF)
 	}
 
-	// b replaces its document: the old version's chunks leave a's statistics.
+	// b replaces its document: the closed version stays (recall_at_time reads it), the new one
+	// joins a's statistics.
 	if res := f.upload(f.b, "Handbuch", "# Wartung\n\nDie Kupplung wird jedes Jahr von der Werkstatt geprüft."); len(res.ReplacedDocumentIDs) != 1 {
 		t.Fatalf("re-upload replaced %v", res.ReplacedDocumentIDs)
 	}
 	f.syncByRecall(f.a)
 	st, got = df(f.a, "Getriebe", "Kupplung", "Werkstatt")
-	if got["Getriebe"] != 0 || got["Kupplung"] != 1 || got["Werkstatt"] != 1 || st.Docs != before.Docs+2 {
+	if got["Getriebe"] != 1 || got["Kupplung"] != 1 || got["Werkstatt"] != 2 || st.Docs != before.Docs+3 {
 		t.Fatalf("after the re-upload and a sync: docs %d (before %d), DF %v", st.Docs, before.Docs, got)
+	}
+	// The old version erased on b's side leaves a's statistics.
+	f.erase(f.b, first.ID)
+	f.syncByRecall(f.a)
+	st, got = df(f.a, "Getriebe", "Kupplung", "Werkstatt")
+	if got["Getriebe"] != 0 || got["Kupplung"] != 1 || got["Werkstatt"] != 1 || st.Docs != before.Docs+2 {
+		t.Fatalf("after the erasure and a sync: docs %d (before %d), DF %v", st.Docs, before.Docs, got)
 	}
 	f.matchesRescan(f.a)
 }
@@ -189,9 +212,10 @@ func TestTextStatsSyncKeepsLocalWrites(t *testing.T) {
 	f := newReplicaFixture(t)
 	f.store(f.a, "Eins", "Die Lieferung kommt am Montag.")
 	f.upload(f.a, "Lager", "# Lager\n\nDas Lager öffnet an der Rampe.")
-	f.upload(f.b, "Handbuch", "# Wartung\n\nDas Getriebe wird jedes Jahr geprüft.")
+	old := f.upload(f.b, "Handbuch", "# Wartung\n\nDas Getriebe wird jedes Jahr geprüft.")
 	f.syncByRecall(f.a) // loads the statistics (the interval is not shortened: no sync)
-	// b replaces its document, so a's counts disagree and the sync diffs all ids.
+	// b erases its document and stores another, so a's counts disagree and the sync diffs all ids.
+	f.erase(f.b, old.ID)
 	f.upload(f.b, "Handbuch", "# Wartung\n\nDie Kupplung wird jedes Jahr geprüft.")
 
 	var stages []string
@@ -212,10 +236,11 @@ func TestTextStatsSyncKeepsLocalWrites(t *testing.T) {
 	}
 	t.Logf("sync: %+v, stages %v", res, stages)
 	if !res.Diffed || res.Removed != 1 || res.Added != 1 {
-		t.Fatalf("sync %+v: want a diff that removes b's old document and adds its new one", res)
+		t.Fatalf("sync %+v: want a diff that removes b's erased document and adds its new one", res)
 	}
 	_, got := df(f.a, "Anhänger", "Gabelstapler", "Hof", "Rampe", "Getriebe", "Kupplung")
-	want := map[string]int64{"Anhänger": 1, "Gabelstapler": 1, "Hof": 1, "Rampe": 0, "Getriebe": 0, "Kupplung": 1}
+	// Rampe: a's replaced Lager document is closed, not erased.
+	want := map[string]int64{"Anhänger": 1, "Gabelstapler": 1, "Hof": 1, "Rampe": 1, "Getriebe": 0, "Kupplung": 1}
 	if !maps.Equal(got, want) {
 		t.Fatalf("DF after the sync %v, want %v", got, want)
 	}

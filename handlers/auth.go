@@ -48,6 +48,11 @@ const (
 // touchEvery throttles last_used_at writes: bookkeeping, not security.
 const touchEvery = time.Minute
 
+// tokenLookupTimeout bounds the Dgraph lookup of a kmt_ token, so a paused
+// or overloaded store answers 503 in time for knowmind_health's promise
+// (health.go) instead of holding the request until the client gives up.
+const tokenLookupTimeout = 1500 * time.Millisecond
+
 // JWTConfig enables signed JWT bearer tokens beside kmt_ tokens, for
 // deployments with an identity provider. Claims: tenant (string, under
 // TenantClaim), scope (space-separated) or scopes (array), exp (required),
@@ -206,6 +211,8 @@ func (a *authenticator) costsLookup(r *http.Request) bool {
 }
 
 func (a *authenticator) opaque(ctx context.Context, token string) (*auth.TokenInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, tokenLookupTimeout)
+	defer cancel()
 	tok, err := a.tokens.VerifyToken(ctx, token)
 	if err != nil {
 		return nil, err

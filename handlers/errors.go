@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
 )
 
 // This file is the one place where domain errors become the spec's codes.
@@ -71,6 +72,10 @@ func rpcError(ctx context.Context, log *slog.Logger, err error) *jsonrpc.Error {
 		return wire
 	}
 	e := knowmind.AsError(err)
+	if e == nil && graph.Unreachable(err) {
+		log.WarnContext(ctx, "dgraph did not answer", "request_id", requestIDFrom(ctx), "err", err)
+		e = knowmind.Errorf(knowmind.EUNAVAILABLE, "service unavailable: the store did not answer in time, retry later")
+	}
 	if e == nil || (e.Code == knowmind.EINTERNAL && e.Reason == "") || codeByKind[e.Code] == 0 {
 		if errors.Is(err, context.DeadlineExceeded) {
 			log.WarnContext(ctx, "tool call timed out", "request_id", requestIDFrom(ctx), "err", err)

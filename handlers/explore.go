@@ -44,13 +44,5 @@ func (s *service) explore(ctx context.Context, p ExploreParams) (ExploreResult, 
 	if err != nil {
 		return ExploreResult{}, err
 	}
-	res, err := t.Explore(ctx, q)
-	if err != nil {
-		return ExploreResult{}, err
-	}
-	scope, err := noteScope(ctx)
-	if err != nil {
-		return ExploreResult{}, err
-	}
-	return t.HideNotesInExplore(ctx, scope, res)
+	return t.Explore(ctx, q)
 }

@@ -25,10 +25,15 @@ type HealthResult struct {
 	Version string `json:"version"`
 }
 
+// healthTimeout bounds the readiness check behind knowmind_health: with the
+// token lookup (tokenLookupTimeout) before it, a paused or unreachable
+// Dgraph is answered 503 within 2 s, whatever it does.
+const healthTimeout = 1500 * time.Millisecond
+
 // health answers "ok" when Dgraph is reachable and 503 otherwise. It needs no
 // scope and opens no tenant.
 func (s *service) health(ctx context.Context, _ HealthParams) (HealthResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
 	if ok, detail := s.ready(ctx); !ok {
 		s.log.WarnContext(ctx, "knowmind_health: not ready", "request_id", requestIDFrom(ctx), "checks", detail)

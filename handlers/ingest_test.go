@@ -429,12 +429,16 @@ func TestUploadDocumentUpsertPerTitle(t *testing.T) {
 	}
 	items := recentOf(t, url, read)
 	if _, ok := recentByID(items, v1.ID); ok || len(items) != 2 {
-		t.Errorf("list_recent after re-upload %+v: v1 must be gone", items)
+		t.Errorf("list_recent after re-upload %+v: v1 must have left it", items)
 	}
 	if it, ok := recentByID(items, v2.ID); !ok || it.IndexedChunks != v2.ChunksWritten || it.Kind != knowmind.KindDocument {
 		t.Errorf("list_recent entry of v2: %+v", it)
 	}
-	wantRPCError(t, callTool(t, url, read, "knowmind_list_relations", map[string]any{"memory_id": v1.ID}), codeNotFound, "")
+	// Closed, not erased: v1 is the version v2 supersedes.
+	rel, _ := relationsOf(t, url, read, v1.ID)
+	if len(rel.Incoming) != 1 || rel.Incoming[0].RelType != graph.RelSupersedes || rel.Incoming[0].From != v2.ID {
+		t.Errorf("v1's relations after the re-upload %+v, want SUPERSEDES from v2", rel)
+	}
 }
 
 // The update chain v1 → v2 → v3: valid time closes and opens at the same

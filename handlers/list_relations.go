@@ -36,9 +36,6 @@ func (s *service) listRelations(ctx context.Context, p ListRelationsParams) (Lis
 	if err != nil {
 		return ListRelationsResult{}, err
 	}
-	if res, err = hideNoteRelations(ctx, t, p.MemoryID, res); err != nil {
-		return ListRelationsResult{}, err
-	}
 	// The spec shows arrays: never null.
 	if res.Outgoing == nil {
 		res.Outgoing = []knowmind.OutEdge{}

@@ -45,7 +45,7 @@ const (
 	requestIDHeader = "X-Request-Id"
 	sessionHeader   = "Mcp-Session-Id"
 	protocolHeader  = "MCP-Protocol-Version"
-	defaultMaxBody  = 16 << 20 // 1,000,000 characters of content, even JSON-escaped as \uXXXX pairs (12 bytes each)
+	defaultMaxBody  = largestLegalBody // bodybudget.go
 	// defaultBodyTimeout bounds receiving a POST body: the server's
 	// ReadHeaderTimeout covers only the headers, and a client trickling a body
 	// would otherwise hold its connection, goroutine and buffer for ever.
@@ -121,6 +121,7 @@ type endpoint struct {
 	origins   []string
 	publicURL string
 	maxBody   int64
+	budget    *bodyBudget // bytes of bodies being handled at once, all tokens together (bodybudget.go)
 	bodyTime  time.Duration
 	log       *slog.Logger
 	metrics   *Metrics // nil = none
@@ -159,6 +160,7 @@ func newEndpoint(srv *mcp.Server, a *authenticator, d Deps, log *slog.Logger) *e
 		trusted:   d.TrustedProxies,
 		publicURL: strings.TrimRight(d.PublicURL, "/"),
 		maxBody:   maxBody,
+		budget:    newBodyBudget(d.BodyBudgetBytes),
 		bodyTime:  d.BodyReadTimeout,
 		log:       log,
 
@@ -334,30 +336,6 @@ func (e *endpoint) throttle(w http.ResponseWriter, r *http.Request, p knowmind.P
 	return true
 }
 
-// isAdmin reports whether r carries a valid token with the admin scope,
-// under the same failed-lookup budget as the MCP endpoint.
-func (e *endpoint) isAdmin(r *http.Request) bool {
-	if r.Header.Get("Authorization") == "" {
-		return false
-	}
-	client := clientAddr(r, e.trusted)
-	lookup := e.auth.costsLookup(r)
-	if lookup {
-		if blocked, _ := e.failures.exhausted(client, time.Now()); blocked {
-			return false
-		}
-	}
-	ti, err := e.auth.authenticate(r)
-	if err != nil {
-		if lookup && knowmind.ErrorCode(err) == knowmind.EUNAUTHORIZED {
-			e.failures.allow(client, time.Now())
-		}
-		return false
-	}
-	p, _ := ti.Extra[extraPrincipal].(knowmind.Principal)
-	return p.Has(knowmind.ScopeAdmin)
-}
-
 // unauthenticatedIDBytes bounds what is read of a request that failed
 // authentication, only to echo its id in the 401.
 const unauthenticatedIDBytes = 64 << 10
@@ -404,14 +382,24 @@ func (e *endpoint) post(w http.ResponseWriter, r *http.Request) {
 	// so a long tool call or SSE answer is not cut off by it.
 	rc := http.NewResponseController(w)
 	deadlineSet := rc.SetReadDeadline(time.Now().Add(e.bodyTime)) == nil
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, e.maxBody))
+	body, release, err := e.budget.readBody(w, r, e.maxBody)
+	defer release()
 	if deadlineSet {
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	if err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			w.Header().Set("Connection", "close") // the rest of the body is not read
 			writeHTTPError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("request body exceeds %d bytes", e.maxBody), nil)
+			return
+		}
+		if errors.Is(err, errBudget) {
+			e.log.Warn("request refused: body budget exhausted", "request_id", r.Header.Get(requestIDHeader), "content_length", r.ContentLength)
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Retry-After", "1")
+			writeHTTPError(w, http.StatusServiceUnavailable, nil, codeUnavailable,
+				"server busy: too many large requests are being read at once, retry shortly", map[string]any{"retry_after_s": 1})
 			return
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -164,5 +165,47 @@ func TestLinkToTitle(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			wantRPCError(t, callTool(t, c.url, c.write, "knowmind_link", tc.args), tc.code, tc.param)
 		})
+	}
+}
+
+// TestCreateNoteReportsDroppedLinks: a link create_note could not make (SUPERSEDES, which only
+// update_fact writes; a note of another project) comes back in linksDropped with its reason,
+// and [[links]] past the cap are counted in linksTruncated; the note and its other links stand.
+func TestCreateNoteReportsDroppedLinks(t *testing.T) {
+	c := newNotesClient(t)
+	if _, err := tenantOf(t, c.tenant).CreateProject(t.Context(), "andere", "Andere"); err != nil {
+		t.Fatal(err)
+	}
+	target := c.create(map[string]any{"project": "main", "body": "# Ziel\n\nDas Ziel."})
+	elsewhere := c.create(map[string]any{"project": "andere", "body": "# Anderswo\n\nIn einem anderen Projekt."})
+	var body strings.Builder
+	body.WriteString("# Viele Links\n\n[[Ziel]]")
+	for i := range knowmind.MaxWikiLinksPerNote + 7 {
+		fmt.Fprintf(&body, " [[Fehlt %d]]", i)
+	}
+	res := c.create(map[string]any{"project": "main", "body": body.String(), "links": []map[string]any{
+		{"relType": "SUPERSEDES", "to": target.ID},
+		{"relType": "RELATES_TO", "to": elsewhere.ID},
+		{"relType": "RELATES_TO", "to": target.ID},
+	}})
+	if res.LinksTruncated != 8 { // 208 titles in the body, the cap links the first 200
+		t.Errorf("linksTruncated = %d, want 8", res.LinksTruncated)
+	}
+	if len(res.LinksDropped) != 2 {
+		t.Fatalf("linksDropped = %+v, want the SUPERSEDES link and the one to another project", res.LinksDropped)
+	}
+	if d := res.LinksDropped[0]; d.RelType != "SUPERSEDES" || d.To != target.ID || !strings.Contains(d.Reason, "SUPERSEDES") {
+		t.Errorf("dropped SUPERSEDES link: %+v", d)
+	}
+	if d := res.LinksDropped[1]; d.RelType != "RELATES_TO" || d.To != elsewhere.ID || !strings.Contains(d.Reason, "project") {
+		t.Errorf("dropped cross-project link: %+v", d)
+	}
+	if !slices.Contains(res.Links, target.ID) || !slices.Contains(res.Links, "Ziel") || len(res.PendingLinks) != knowmind.MaxWikiLinksPerNote-1 {
+		t.Errorf("links %v, %d pending", res.Links, len(res.PendingLinks))
+	}
+	// An edit reports the same way.
+	edited := c.edit(map[string]any{"id": res.ID, "versionToken": res.VersionToken, "op": "append", "content": " [[Noch einer]]"})
+	if edited.LinksTruncated != 9 {
+		t.Errorf("edit: linksTruncated = %d, want 9", edited.LinksTruncated)
 	}
 }

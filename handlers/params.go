@@ -73,6 +73,10 @@ func newParamsCodec[P any]() (*paramsCodec[P], error) {
 			return nil, err
 		}
 	}
+	// Unknown parameters are refused by the strict decoding before the SDK
+	// sees the arguments (-32602 naming the parameter), so the schema need
+	// not say so on every tool of tools/list.
+	s.AdditionalProperties = nil
 	// A top-level null argument counts as absent (dropNulls removes it before
 	// the SDK's schema check), so "null" in a parameter's type only lengthens
 	// tools/list.

@@ -10,10 +10,9 @@ import (
 var recallTool = declare(tool{
 	Name:  "knowmind_recall",
 	Title: "Recall",
-	Description: "Answers a question from memory: current memories and document sections ranked by full text (German and " +
-		"English), vectors and graph hops, best first. Scores are absolute (1 = holds every query word); hits " +
-		"below min_score are left out, so few or none is a real answer. The past: knowmind_recall_at_time; one " +
-		"memory's neighbourhood: knowmind_explore.",
+	Description: "Answers a question from memory: current memories and document sections ranked by full text (German, " +
+		"English), vectors and graph hops. Scores are absolute (1 = every query word); below min_score left out, " +
+		"so few or none is a real answer. The past: knowmind_recall_at_time.",
 	Scope:    knowmind.ScopeRead,
 	ReadOnly: true,
 	Toolset:  knowmind.ToolsetMemory,
@@ -51,20 +50,23 @@ type RecallHit struct {
 	EntityID   string               `json:"entity_id,omitempty"`
 }
 
-// recall searches the caller's tenant by full text (BM25), vectors and graph hops
-// (graph.Tenant.Recall). Superseded versions and failed ingests never appear.
+// recall searches what the caller may see of its tenant by full text (BM25), vectors and graph
+// hops (graph.Tenant.RecallVisible). Superseded versions and failed ingests never appear.
 func (s *service) recall(ctx context.Context, p RecallParams) (RecallResult, error) {
 	t, err := s.tenant(ctx)
 	if err != nil {
 		return RecallResult{}, err
 	}
-	r, err := t.Recall(ctx, knowmind.RecallQuery{
+	scope, err := noteScope(ctx)
+	if err != nil {
+		return RecallResult{}, err
+	}
+	r, err := t.RecallVisible(ctx, scope, knowmind.RecallQuery{
 		Query:    p.Query,
 		K:        intOr(p.K, knowmind.RecallDefaultK),
 		Hops:     intOr(p.Hops, knowmind.RecallDefaultHops),
 		MinScore: floatOr(p.MinScore, knowmind.RecallMinScore),
 	})
-	r, err = hideNotes(ctx, t, r, err)
 	if err == nil {
 		err = t.AttachEntities(ctx, r.Hits)
 	}

@@ -66,14 +66,17 @@ func (s *service) recallAtTime(ctx context.Context, p RecallAtTimeParams) (Recal
 	if err != nil {
 		return RecallAtTimeResult{}, err
 	}
-	r, err := t.Recall(ctx, knowmind.RecallQuery{
+	scope, err := noteScope(ctx)
+	if err != nil {
+		return RecallAtTimeResult{}, err
+	}
+	r, err := t.RecallVisible(ctx, scope, knowmind.RecallQuery{
 		Query:    p.Query,
 		K:        intOr(p.K, knowmind.RecallDefaultK),
 		Hops:     knowmind.RecallDefaultHops,
 		AsOf:     &asOf,
 		MinScore: floatOr(p.MinScore, knowmind.RecallMinScore),
 	})
-	r, err = hideNotes(ctx, t, r, err)
 	if err == nil {
 		err = t.AttachEntities(ctx, r.Hits)
 	}

@@ -32,6 +32,8 @@ type RetrieveParams struct {
 	StartMemoryID string   `json:"start_memory_id,omitempty" jsonschema:"graph: the memory to start from (required)" validate:"max=200"`
 	RelationTypes []string `json:"relation_types,omitempty" jsonschema:"graph: only these relation types (default: all but version history)" validate:"max=20,dive,max=64"`
 	MaxDepth      *int     `json:"max_depth,omitempty" jsonschema:"graph: hops from the start memory (default 3)" validate:"omitnil,min=1,max=5"`
+	// MinScore is recall's floor, for the relevance mode.
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"relevance: leave out memories scoring below this (default 0.1)" validate:"omitnil,min=0,max=1"`
 }
 
 // RetrieveResult is the answer of every mode: memories with entities, semantic profiles,
@@ -73,14 +75,19 @@ func (s *service) retrieve(ctx context.Context, p RetrieveParams) (RetrieveResul
 	case knowmind.SortGraph:
 		return t.RetrieveGraph(ctx, q)
 	}
-	// Relevance: knowmind_recall's ranking; with filters the full candidate count, filtered after.
+	// Relevance: knowmind_recall's ranking and floor; with filters the full candidate count,
+	// filtered after.
 	k := min(q.Limit, knowmind.RecallMaxK)
 	if q.Category != "" || q.EntityType != "" {
 		k = knowmind.RecallMaxK
 	}
 	q.Limit = min(q.Limit, knowmind.RecallMaxK)
-	r, err := t.Recall(ctx, knowmind.RecallQuery{Query: q.Query, K: k, Hops: knowmind.RecallDefaultHops})
-	r, err = hideNotes(ctx, t, r, err)
+	scope, err := noteScope(ctx)
+	if err != nil {
+		return RetrieveResult{}, err
+	}
+	r, err := t.RecallVisible(ctx, scope, knowmind.RecallQuery{Query: q.Query, K: k, Hops: knowmind.RecallDefaultHops,
+		MinScore: floatOr(p.MinScore, knowmind.RecallMinScore)})
 	if err != nil {
 		return RetrieveResult{}, err
 	}

@@ -11,9 +11,9 @@ import (
 var searchTool = declare(tool{
 	Name:  "knowmind_search",
 	Title: "Search notes",
-	Description: "Finds notes and your private memory by words and meaning: ranked snippets with path and score, not whole " +
-		"notes (then knowmind_get_note). Search before you write; for whole contents within a token budget use " +
-		"knowmind_context.",
+	Description: "Finds by words and meaning what you may see: notes, your private memory and the workspace's memories and " +
+		"documents (not when you name a project, path or tag). Ranked snippets, not whole notes (then " +
+		"knowmind_get_note); below min_score left out. Search before you write.",
 	Scope: knowmind.ScopeRead, ReadOnly: true,
 	Toolset: knowmind.ToolsetNotes,
 }, (*service).search)
@@ -25,6 +25,8 @@ type SearchParams struct {
 	Path    string `json:"path,omitempty" jsonschema:"only this folder and its subfolders" validate:"max=300"`
 	Tag     string `json:"tag,omitempty" jsonschema:"only notes with this tag" validate:"max=100"`
 	Limit   *int   `json:"limit,omitempty" jsonschema:"number of hits, 1 to 25 (default 10)" validate:"omitnil,min=1,max=25"`
+	// MinScore is recall's floor.
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out hits scoring below this, 0 to 1 (default 0.1; 0 keeps every hit)" validate:"omitnil,min=0,max=1"`
 }
 
 // SearchResult holds the ranked snippets; vector is false when the search fell back to full text.
@@ -43,6 +45,6 @@ func (s *service) search(ctx context.Context, p SearchParams) (SearchResult, err
 		return SearchResult{}, err
 	}
 	hits, vector, err := t.SearchNotes(ctx, scope, graph.SearchQuery{Query: p.Query, Project: p.Project, Path: p.Path,
-		Tag: p.Tag, Limit: intOr(p.Limit, knowmind.DefaultSearchLimit)})
+		Tag: p.Tag, Limit: intOr(p.Limit, knowmind.DefaultSearchLimit), MinScore: floatOr(p.MinScore, knowmind.RecallMinScore)})
 	return SearchResult{Hits: hits, Vector: vector}, err
 }

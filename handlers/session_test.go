@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"encoding/base64"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -202,5 +204,32 @@ func TestNotesNavigationParams(t *testing.T) {
 		{"knowmind_whoami", map[string]any{"x": 1}, jsonrpc.CodeInvalidParams, "x"},
 	} {
 		wantRPCError(t, callTool(t, c.url, c.read, tc.tool, tc.args), tc.code, tc.param)
+	}
+}
+
+// TestBadCursors: every tool that pages answers a cursor it did not hand out with -32602 naming
+// cursor, whatever its bytes: base64 of invalid UTF-8 ("0x1" decodes to such), raw invalid
+// UTF-8 in the JSON string, NUL, oversize.
+func TestBadCursors(t *testing.T) {
+	c := newNotesClient(t)
+	c.create(map[string]any{"project": "main", "body": "# Erste Notiz\n\nText."})
+	bad := []string{"0x1", "_w", "__8", base64.RawURLEncoding.EncodeToString([]byte{0xff, 0xfe, 'a'}),
+		"!!", "x\x00y", strings.Repeat("QUFB", 600), "0x1\xff\xfe"}
+	for _, tool := range []string{"knowmind_list_notes", "knowmind_recent_activity", "knowmind_list_recent"} {
+		for _, cursor := range bad {
+			args := map[string]any{"cursor": cursor}
+			if tool == "knowmind_list_notes" {
+				args["project"] = "main"
+			}
+			wantRPCError(t, callTool(t, c.url, c.read, tool, args), jsonrpc.CodeInvalidParams, "cursor")
+		}
+		// Raw invalid UTF-8 bytes inside the JSON string (json.Marshal would have replaced them).
+		project := ""
+		if tool == "knowmind_list_notes" {
+			project = `"project":"main",`
+		}
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":%q,"arguments":{%s"cursor":"0x1%s"}}}`,
+			tool, project, "\xc3\x28\xff")
+		wantRPCError(t, send(t, c.url, c.read, body), jsonrpc.CodeInvalidParams, "cursor")
 	}
 }

@@ -310,11 +310,14 @@ func TestSpec000Examples(t *testing.T) {
 	if upd.OldMemoryID != adresse || upd.NewMemoryID == "" || upd.NewMemoryID == adresse || upd.SupersedesEdge == "" {
 		t.Errorf("update_fact %+v", upd)
 	}
-	// The workshop gets a newer version, so it has an incoming SUPERSEDES
-	// as in example 3.
+	// The workshop gets a newer version: its relations move to it (issue 36),
+	// which then has example 3's outgoing relations; an incoming link gives
+	// it the example's incoming side. (The example's own incoming SUPERSEDES
+	// names a superseded version, whose relations are no longer current.)
 	var newer UpdateFactResult
 	structured(t, callTool(t, url, write, "knowmind_update_fact", map[string]any{"target_id": workshop,
 		"new_title": "Workshop 19.03.2026", "new_content": "Workshop mit der Müller GmbH am 19.03.2026 zur Einarbeitung."}), &newer)
+	structured(t, callTool(t, url, write, "knowmind_link", linkArgs(einarbeitung, newer.NewMemoryID, "REFERENCES")), &LinkResult{})
 
 	// knowmind_list_relations, example 3, as written.
 	var rel ListRelationsResult
@@ -326,7 +329,7 @@ func TestSpec000Examples(t *testing.T) {
     "name": "knowmind_list_relations",
     "arguments": { "memory_id": "memory_workshop_2026_03_12" }
   }
-}`, "memory_workshop_2026_03_12", workshop), &rel)
+}`, "memory_workshop_2026_03_12", newer.NewMemoryID), &rel)
 	var outs, ins []string
 	for _, o := range rel.Outgoing {
 		outs = append(outs, o.RelType+" "+o.To)
@@ -335,8 +338,8 @@ func TestSpec000Examples(t *testing.T) {
 		ins = append(ins, i.RelType+" "+i.From)
 	}
 	slices.Sort(outs)
-	if !slices.Equal(outs, []string{"FOR_CLIENT " + kunde, "REFERENCES " + handbuch}) ||
-		!slices.Equal(ins, []string{"SUPERSEDES " + newer.NewMemoryID}) {
+	if !slices.Equal(outs, []string{"FOR_CLIENT " + kunde, "REFERENCES " + handbuch, "SUPERSEDES " + workshop}) ||
+		!slices.Equal(ins, []string{"REFERENCES " + einarbeitung}) {
 		t.Errorf("relations of the workshop: outgoing %v, incoming %v", outs, ins)
 	}
 
@@ -382,7 +385,8 @@ func TestSpec000Examples(t *testing.T) {
 	}
 
 	// knowmind_stats, example 5: edges counts the current relations once:
-	// FOR_CLIENT, REFERENCES and three SUPERSEDES.
+	// FOR_CLIENT, two REFERENCES and four SUPERSEDES (three updates, the
+	// replaced document).
 	var st StatsResult
 	wantSpecShape(t, "knowmind_stats", specCall(t, url, read, `{
   "jsonrpc": "2.0",
@@ -390,8 +394,8 @@ func TestSpec000Examples(t *testing.T) {
   "method": "tools/call",
   "params": { "name": "knowmind_stats", "arguments": {} }
 }`), &st)
-	if st.Edges != 5 || st.Memories != 11 || st.Chunks < 11 {
-		t.Errorf("stats %+v, want 5 edges and 11 memories (8 stored, 3 new versions; the replaced document is deleted)", st)
+	if st.Edges != 7 || st.Memories != 11 || st.Chunks < 11 {
+		t.Errorf("stats %+v, want 7 edges and 11 memories (8 stored, 3 new versions; the replaced document is closed and not counted)", st)
 	}
 
 	// knowmind_list_recent, example 11, as written.
@@ -423,7 +427,7 @@ func TestSpec000Examples(t *testing.T) {
     }
   }
 }`
-	r = specCall(t, url, write, unlink, "memory_workshop_2026_03_12", workshop, "memory_mueller_kunde", kunde)
+	r = specCall(t, url, write, unlink, "memory_workshop_2026_03_12", newer.NewMemoryID, "memory_mueller_kunde", kunde)
 	wantSpecShape(t, "knowmind_unlink", r, nil)
 	if !jsonEqual(structuredText(t, r), `{"deleted":true}`) {
 		t.Errorf("unlink: %s", r.Result)

@@ -29,7 +29,7 @@ type StoreMemoryParams struct {
 	MemoryType string        `json:"memory_type,omitempty" jsonschema:"default semantic" validate:"omitempty,oneof=semantic episodic procedural reference"`
 	Tags       []string      `json:"tags,omitempty" jsonschema:"keywords for filtering" validate:"max=50,dive,notblank,max=100"`
 	Source     string        `json:"source,omitempty" jsonschema:"where it comes from, free text" validate:"max=2000"`
-	Entities   []EntityParam `json:"entities,omitempty" jsonschema:"what the memory is about: type from the domain's entity types, id (slug) or name; contradictions with current memories about them are reported" validate:"max=20,dive"`
+	Entities   []EntityParam `json:"entities,omitempty" jsonschema:"what it is about: entity type, id (slug) or name; contradictions are reported" validate:"max=20,dive"`
 }
 
 // EntityParam names an entity: its type and its id or name.

@@ -11,7 +11,8 @@ var uploadDocumentTool = declare(tool{
 	Name:  "knowmind_upload_document",
 	Title: "Upload a document",
 	Description: "Ingests a long text as a document split into sections; an upload with the title of a current document " +
-		"replaces it (replaced_document_ids). For a short fact use knowmind_store_memory.",
+		"replaces it (closed, not erased: its relations move on, as_of reads still see it). For a short fact use " +
+		"knowmind_store_memory.",
 	Scope: knowmind.ScopeWrite,
 	// Replaces (deletes) the previous document of the same title; the
 	// same title and content again is recognised (unchanged).
@@ -35,8 +36,8 @@ type UploadDocumentParams struct {
 type UploadDocumentResult = knowmind.StoreResult
 
 // uploadDocument ingests a document in the caller's tenant, upserted per
-// title: the old versions are deleted only after the new one is ingested
-// (see graph.Tenant.UploadDocument).
+// title: the old versions are closed and superseded once the new one is
+// ingested (see graph.Tenant.UploadDocument).
 func (s *service) uploadDocument(ctx context.Context, p UploadDocumentParams) (UploadDocumentResult, error) {
 	if err := p.precheck(); err != nil {
 		return UploadDocumentResult{}, err

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Vendors cytoscape.js for the explorer (make ui-vendor): the minified build,
-# its licence and the exact version and checksum, from the npm registry.
+# its licence and the exact version and checksum, fetched by npm pack with the
+# machine's npm configuration.
 # Usage: ui/vendor.sh 3.35.0
 set -euo pipefail
 version=${1:?usage: ui/vendor.sh VERSION}
@@ -12,7 +13,7 @@ cp "$tmp/package/dist/cytoscape.min.js" "$dest/cytoscape.min.js"
 cp "$tmp/package/LICENSE" "$dest/cytoscape.LICENSE"
 cat >"$dest/VERSIONS" <<END
 # Vendored by 'make ui-vendor' (ui/vendor.sh); do not edit by hand.
-cytoscape $version MIT https://www.npmjs.com/package/cytoscape
+cytoscape $version MIT npm package cytoscape
 sha256 $(sha256sum "$dest/cytoscape.min.js" | cut -d' ' -f1)  cytoscape.min.js
 END
 echo "vendored cytoscape $version into $dest"

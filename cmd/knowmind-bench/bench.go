@@ -29,6 +29,7 @@ import (
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/localdgraph"
+	"github.com/knowmind/knowmind/search"
 	"github.com/knowmind/knowmind/shapes"
 )
 
@@ -134,7 +135,7 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
 	b.embedder = emb
-	var rr graph.Reranker
+	var rr search.Reranker
 	if f.rerankerDir != "" {
 		if b.reranker, err = embed.NewCrossEncoder(f.rerankerDir); err != nil {
 			b.Close()
@@ -404,10 +405,10 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 			turns, len(convs), time.Since(loadStart).Seconds(), float64(turns)/time.Since(loadStart).Seconds(), dups, retried.Load())
 	}
 
-	ranker := func(hops int, sig graph.Ablation) locomo.Ranker {
+	ranker := func(hops int, sig ablation) locomo.Ranker {
 		return func(ctx context.Context, conv *locomo.Conversation, q locomo.Question) ([]string, error) {
 			ct := tenants[conv.SampleID]
-			res, err := ct.ten.RecallAblated(ctx, knowmind.RecallQuery{Query: q.Text, K: 10, Hops: hops, MinScore: knowmind.RecallMinScore}, sig)
+			res, err := ct.ten.RecallWith(ctx, knowmind.RecallQuery{Query: q.Text, K: 10, Hops: hops, MinScore: knowmind.RecallMinScore}, sig.options())
 			if err != nil {
 				return nil, err
 			}
@@ -428,37 +429,37 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		rank locomo.Ranker
 	}{
 		{reference, locomo.BM25Baseline(convs, "", referenceText, bm25.Params{})},
-		{"text only (BM25)", ranker(0, graph.Ablation{NoVector: true, NoRerank: true, NoSemantic: true})},
-		{"vector only", ranker(0, graph.Ablation{NoText: true, NoRerank: true})},
-		{"text+vector", ranker(0, graph.Ablation{NoRerank: true})},
-		{"text+vector+graph (hops=1)", ranker(1, graph.Ablation{NoRerank: true})},
-		{"text+vector+graph (hops=2) without support, time", ranker(2, graph.Ablation{NoRerank: true, NoSupport: true, NoTime: true})},
-		{"text+vector+graph (hops=2) without neighbour support", ranker(2, graph.Ablation{NoRerank: true, NoSupport: true})},
-		{"text+vector+graph (hops=2) with feedback (off by default)", ranker(2, graph.Ablation{NoRerank: true, WithFeedback: true})},
-		{"text+vector+graph (hops=2) without time", ranker(2, graph.Ablation{NoRerank: true, NoTime: true})},
-		{"text+vector+graph (hops=2) without semantic", ranker(2, graph.Ablation{NoRerank: true, NoSemantic: true})},
-		{"text+vector+graph (hops=2) semantic weight 1", ranker(2, graph.Ablation{NoRerank: true, SemanticWeight: 1})},
-		{"text+vector+graph (hops=2) semantic weight 0.25", ranker(2, graph.Ablation{NoRerank: true, SemanticWeight: 0.25})},
-		{"text+vector+graph (hops=2) without title", ranker(2, graph.Ablation{NoRerank: true, NoTitle: true})},
-		{"text+vector+graph (hops=2) title weight 0.125", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.125})},
-		{"text+vector+graph (hops=2) title weight 0.5", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 0.5})},
-		{"text+vector+graph (hops=2) title weight 1", ranker(2, graph.Ablation{NoRerank: true, TitleWeight: 1})},
-		{"text+vector+graph (hops=2) title factor on direct hits only", ranker(2, graph.Ablation{NoRerank: true, NoTitleNeighbours: true})},
-		{"text+vector+graph (hops=2) Dgraph's full-text step (the plan before the service's text index)", ranker(2, graph.Ablation{NoRerank: true, DgraphText: true})},
-		{"text+vector+graph (hops=2) without the PPMI+SVD model (no pool, no concept signal)", ranker(2, graph.Ablation{NoRerank: true, SemanticPool: -1, ConceptWeight: -1})},
-		{"text+vector+graph (hops=2) without the concept signal (semantic pool only)", ranker(2, graph.Ablation{NoRerank: true, ConceptWeight: -1})},
-		{"text+vector+graph (hops=2) without the semantic pool (concept signal only)", ranker(2, graph.Ablation{NoRerank: true, SemanticPool: -1})},
-		{"text+vector+graph (hops=2) PPMI+SVD model without links as context", ranker(2, graph.Ablation{NoRerank: true, NoSemanticLinks: true})},
-		{"text+vector+graph (hops=2) concept signal 0.5", ranker(2, graph.Ablation{NoRerank: true, ConceptWeight: 0.5})},
-		{"text+vector+graph (hops=2) semantic pool 50 as text 0.25, no concept signal", ranker(2, graph.Ablation{NoRerank: true, SemanticPool: 50, PoolAsText: 0.25, ConceptWeight: -1})},
-		{"text+vector+graph (hops=2) PPMI+SVD instead of wordvec as the semantic signal", ranker(2, graph.Ablation{NoRerank: true, SemanticSVD: true})},
-		{"text+vector+graph (hops=2, the tool's default)", ranker(2, graph.Ablation{NoRerank: true})},
+		{"text only (BM25)", ranker(0, ablation{NoVector: true, NoRerank: true, NoSemantic: true})},
+		{"vector only", ranker(0, ablation{NoText: true, NoRerank: true})},
+		{"text+vector", ranker(0, ablation{NoRerank: true})},
+		{"text+vector+graph (hops=1)", ranker(1, ablation{NoRerank: true})},
+		{"text+vector+graph (hops=2) without support, time", ranker(2, ablation{NoRerank: true, NoSupport: true, NoTime: true})},
+		{"text+vector+graph (hops=2) without neighbour support", ranker(2, ablation{NoRerank: true, NoSupport: true})},
+		{"text+vector+graph (hops=2) with feedback (off by default)", ranker(2, ablation{NoRerank: true, WithFeedback: true})},
+		{"text+vector+graph (hops=2) without time", ranker(2, ablation{NoRerank: true, NoTime: true})},
+		{"text+vector+graph (hops=2) without semantic", ranker(2, ablation{NoRerank: true, NoSemantic: true})},
+		{"text+vector+graph (hops=2) semantic weight 1", ranker(2, ablation{NoRerank: true, SemanticWeight: 1})},
+		{"text+vector+graph (hops=2) semantic weight 0.25", ranker(2, ablation{NoRerank: true, SemanticWeight: 0.25})},
+		{"text+vector+graph (hops=2) without title", ranker(2, ablation{NoRerank: true, NoTitle: true})},
+		{"text+vector+graph (hops=2) title weight 0.125", ranker(2, ablation{NoRerank: true, TitleWeight: 0.125})},
+		{"text+vector+graph (hops=2) title weight 0.5", ranker(2, ablation{NoRerank: true, TitleWeight: 0.5})},
+		{"text+vector+graph (hops=2) title weight 1", ranker(2, ablation{NoRerank: true, TitleWeight: 1})},
+		{"text+vector+graph (hops=2) title factor on direct hits only", ranker(2, ablation{NoRerank: true, NoTitleNeighbours: true})},
+		{"text+vector+graph (hops=2) Dgraph's full-text step instead of the service's text index", ranker(2, ablation{NoRerank: true, DgraphText: true})},
+		{"text+vector+graph (hops=2) without the PPMI+SVD model (no pool, no concept signal)", ranker(2, ablation{NoRerank: true, SemanticPool: -1, ConceptWeight: -1})},
+		{"text+vector+graph (hops=2) without the concept signal (semantic pool only)", ranker(2, ablation{NoRerank: true, ConceptWeight: -1})},
+		{"text+vector+graph (hops=2) without the semantic pool (concept signal only)", ranker(2, ablation{NoRerank: true, SemanticPool: -1})},
+		{"text+vector+graph (hops=2) PPMI+SVD model without links as context", ranker(2, ablation{NoRerank: true, NoSemanticLinks: true})},
+		{"text+vector+graph (hops=2) concept signal 0.5", ranker(2, ablation{NoRerank: true, ConceptWeight: 0.5})},
+		{"text+vector+graph (hops=2) semantic pool 50 as text 0.25, no concept signal", ranker(2, ablation{NoRerank: true, SemanticPool: 50, PoolAsText: 0.25, ConceptWeight: -1})},
+		{"text+vector+graph (hops=2) PPMI+SVD instead of wordvec as the semantic signal", ranker(2, ablation{NoRerank: true, SemanticSVD: true})},
+		{"text+vector+graph (hops=2, the tool's default)", ranker(2, ablation{NoRerank: true})},
 	}
 	if b.client.RerankerName() != "none" {
 		runs = append(runs, struct {
 			name string
 			rank locomo.Ranker
-		}{fmt.Sprintf("text+vector+graph (hops=2) + rerank (%s)", b.client.RerankerName()), ranker(2, graph.Ablation{})})
+		}{fmt.Sprintf("text+vector+graph (hops=2) + rerank (%s)", b.client.RerankerName()), ranker(2, ablation{})})
 	}
 	var named []locomo.Named
 	w := os.Stdout
@@ -481,7 +482,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	if *depthReport {
 		if err := writeEvidenceDepth(ctx, w, convs, func(ctx context.Context, conv *locomo.Conversation, q locomo.Question) ([]string, error) {
 			ct := tenants[conv.SampleID]
-			res, err := ct.ten.RecallAblated(ctx, knowmind.RecallQuery{Query: q.Text, K: knowmind.RecallMaxK, Hops: 2, MinScore: knowmind.RecallMinScore}, graph.Ablation{NoRerank: true})
+			res, err := ct.ten.RecallWith(ctx, knowmind.RecallQuery{Query: q.Text, K: knowmind.RecallMaxK, Hops: 2, MinScore: knowmind.RecallMinScore}, ablation{NoRerank: true}.options())
 			if err != nil {
 				return nil, err
 			}
@@ -627,6 +628,12 @@ func setSessionTimes(ctx context.Context, ten *benchTenant, c *locomo.Conversati
 		}
 		when[t.DiaID] = d
 	}
+	return setValidFrom(ctx, ten, when)
+}
+
+// setValidFrom sets the time (Memory.valid_from) of each memory whose source is a key of when;
+// memories already at their time are left alone.
+func setValidFrom(ctx context.Context, ten *benchTenant, when map[string]time.Time) error {
 	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Memory.status, "indexed")) { uid Memory.source Memory.valid_from } }`)
 	if err != nil {
 		return err

@@ -194,16 +194,16 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		// search (HNSW and the full-text pools); HNSW alone.
 		for ci, c := range []struct {
 			sum     *float64
-			signals graph.Ablation
+			signals ablation
 		}{
-			{&union, graph.Ablation{NoTextScore: true, NoRerank: true}},
-			{&pools, graph.Ablation{NoTextScore: true, NoRerank: true, NoExactVectors: true}},
-			{&overFetch, graph.Ablation{NoText: true, NoRerank: true, NoExactVectors: true}},
+			{&union, ablation{NoTextScore: true, NoRerank: true}},
+			{&pools, ablation{NoTextScore: true, NoRerank: true, NoExactVectors: true}},
+			{&overFetch, ablation{NoText: true, NoRerank: true, NoExactVectors: true}},
 		} {
 			if ci > 0 && dropped {
 				break // HNSW is being built
 			}
-			res, err := ten.RecallAblated(ctx, knowmind.RecallQuery{Query: q, K: 10}, c.signals)
+			res, err := ten.RecallWith(ctx, knowmind.RecallQuery{Query: q, K: 10}, c.signals.options())
 			if err != nil {
 				return err
 			}
@@ -757,7 +757,7 @@ func memPhase(out io.Writer, b *benchBackend, phase string) {
 type speedVariant struct {
 	name string
 	q    knowmind.RecallQuery
-	a    graph.Ablation
+	a    ablation
 	hnsw bool // needs Dgraph's HNSW index
 }
 
@@ -771,17 +771,17 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 	match := regexp.MustCompile(only)
 	asOfNow := time.Now().UTC()
 	variants := []speedVariant{
-		{"vector only, hops 0", knowmind.RecallQuery{K: k}, graph.Ablation{NoText: true}, false},
-		{"text only, hops 0", knowmind.RecallQuery{K: k}, graph.Ablation{NoVector: true}, false},
-		{"text only, hops 0, Dgraph's anyoftext (the plan before)", knowmind.RecallQuery{K: k}, graph.Ablation{NoVector: true, DgraphText: true}, false},
-		{"vector only, hops 0, without the exact search (HNSW ef 2000)", knowmind.RecallQuery{K: k}, graph.Ablation{NoText: true, NoExactVectors: true}, true},
-		{"text+vector, hops 0", knowmind.RecallQuery{K: k}, graph.Ablation{}, false},
-		{"text+vector, hops 1", knowmind.RecallQuery{K: k, Hops: 1}, graph.Ablation{}, false},
-		{fmt.Sprintf("text+vector, hops %d (the tools' default plan)", hops), knowmind.RecallQuery{K: k, Hops: hops}, graph.Ablation{}, false},
-		{fmt.Sprintf("text+vector, hops %d, without the PPMI+SVD model (no semantic pool, no concept signal)", hops), knowmind.RecallQuery{K: k, Hops: hops}, graph.Ablation{SemanticPool: -1, ConceptWeight: -1}, false},
-		{fmt.Sprintf("text+vector, hops %d, Dgraph's anyoftext (the plan before)", hops), knowmind.RecallQuery{K: k, Hops: hops}, graph.Ablation{DgraphText: true}, false},
-		{fmt.Sprintf("recall_at_time (now), hops %d", hops), knowmind.RecallQuery{K: k, Hops: hops, AsOf: &asOfNow}, graph.Ablation{}, false},
-		{"text+vector, hops 3", knowmind.RecallQuery{K: k, Hops: 3}, graph.Ablation{}, false},
+		{"vector only, hops 0", knowmind.RecallQuery{K: k}, ablation{NoText: true}, false},
+		{"text only, hops 0", knowmind.RecallQuery{K: k}, ablation{NoVector: true}, false},
+		{"text only, hops 0, Dgraph's anyoftext", knowmind.RecallQuery{K: k}, ablation{NoVector: true, DgraphText: true}, false},
+		{"vector only, hops 0, without the exact search (HNSW ef 2000)", knowmind.RecallQuery{K: k}, ablation{NoText: true, NoExactVectors: true}, true},
+		{"text+vector, hops 0", knowmind.RecallQuery{K: k}, ablation{}, false},
+		{"text+vector, hops 1", knowmind.RecallQuery{K: k, Hops: 1}, ablation{}, false},
+		{fmt.Sprintf("text+vector, hops %d (the tools' default plan)", hops), knowmind.RecallQuery{K: k, Hops: hops}, ablation{}, false},
+		{fmt.Sprintf("text+vector, hops %d, without the PPMI+SVD model (no semantic pool, no concept signal)", hops), knowmind.RecallQuery{K: k, Hops: hops}, ablation{SemanticPool: -1, ConceptWeight: -1}, false},
+		{fmt.Sprintf("text+vector, hops %d, Dgraph's anyoftext", hops), knowmind.RecallQuery{K: k, Hops: hops}, ablation{DgraphText: true}, false},
+		{fmt.Sprintf("recall_at_time (now), hops %d", hops), knowmind.RecallQuery{K: k, Hops: hops, AsOf: &asOfNow}, ablation{}, false},
+		{"text+vector, hops 3", knowmind.RecallQuery{K: k, Hops: 3}, ablation{}, false},
 	}
 	var breakdown []string
 	fmt.Fprintf(out, "| recall variant | service p50 / p95 ms, 1 client | service p50 / p95 ms, q/s, 8 clients | direct DQL (both requests) p50 / p95 ms, 1 client | direct DQL p50 / p95 ms, q/s, 8 clients | overhead (p50 service / direct, 1 client) |\n")
@@ -795,7 +795,7 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 			vq := v.q
 			vq.Query = q
 			var tr graph.RecallTrace
-			if _, err := ten.RecallTraced(ctx, vq, v.a, &tr); err != nil {
+			if _, err := ten.RecallTraced(ctx, vq, v.a.options(), &tr); err != nil {
 				return err
 			}
 			reqs[i] = tr.Requests
@@ -810,7 +810,7 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 			if traced {
 				tr = &graph.RecallTrace{}
 			}
-			_, err := ten.RecallTraced(ctx, q, v.a, tr)
+			_, err := ten.RecallTraced(ctx, q, v.a.options(), tr)
 			if tr != nil {
 				phases.Prepare += tr.Prepare
 				phases.Query += tr.Query

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/handlers"
 )
 
@@ -58,6 +59,7 @@ type Config struct {
 	TenantRateLimit  float64        // requests per second per tenant
 	TenantRateBurst  int            // burst per tenant
 	CallTimeout      time.Duration  // deadline of one tool call
+	DgraphTimeout    time.Duration  // deadline of one round trip to Dgraph
 	TenantInFlight   int            // tool calls one tenant may have running at once
 	ShutdownTimeout  time.Duration  // graceful HTTP shutdown
 	LogLevel         string
@@ -68,6 +70,9 @@ type Config struct {
 	LLMModel         string        // its model name
 	LLMTimeout       time.Duration // per request
 
+	// DgraphPortOffsetSet: the offset was given (flag or environment); else the data dir's
+	// recorded offset wins over the default.
+	DgraphPortOffsetSet bool
 }
 
 func envOr(name, def string) string {
@@ -135,7 +140,7 @@ func (c *Config) register(fs *flag.FlagSet) (complete func() error) {
 	fs.StringVar(&c.DgraphUser, "dgraph-user", envOr("dgraph-user", "groot"), "guardian user of an external cluster (env KNOWMIND_DGRAPH_USER)")
 	fs.StringVar(&c.DgraphPassword, "dgraph-password", envOr("dgraph-password", ""), "guardian password of an external cluster (env KNOWMIND_DGRAPH_PASSWORD)")
 	fs.StringVar(&c.DgraphBin, "dgraph-bin", envOr("dgraph-bin", ""), "dgraph binary for the managed mode (env KNOWMIND_DGRAPH_BIN; default ./bin/dgraph)")
-	fs.IntVar(&c.DgraphPortOffset, "dgraph-port-offset", atoiOr(envOr("dgraph-port-offset", ""), 100), "port offset of the managed Dgraph (zero 5180/6180, alpha 7180/8180/9180 at 100)")
+	fs.IntVar(&c.DgraphPortOffset, "dgraph-port-offset", atoiOr(envOr("dgraph-port-offset", ""), 100), "port offset of the managed Dgraph (zero 5180/6180, alpha 7180/8180/9180 at 100); recorded in the data dir on its first start, which later commands read when the flag is left out (env KNOWMIND_DGRAPH_PORT_OFFSET)")
 	fs.IntVar(&c.DgraphCacheMB, "dgraph-cache-mb", atoiOr(envOr("dgraph-cache-mb", ""), 512), "cache bound of the managed alpha in MB")
 	fs.IntVar(&c.DgraphMemLimitMB, "dgraph-mem-limit-mb", atoiOr(envOr("dgraph-mem-limit-mb", ""), 0), "soft memory limit (GOMEMLIMIT) of the managed alpha in MB; 0 = none (docs/dgraph-notes.md measures it at 100k memories)")
 	fs.IntVar(&c.DgraphGOGC, "dgraph-gogc", atoiOr(envOr("dgraph-gogc", ""), 0), "GOGC of the managed alpha; 0 = Go's default (100). 50 lowered its peak at 100k memories from 2.7 to 2.3 GB at some recall latency (docs/dgraph-notes.md)")
@@ -174,6 +179,8 @@ func (c *Config) register(fs *flag.FlagSet) (complete func() error) {
 	fs.IntVar(&c.TenantRateBurst, "tenant-rate-burst", atoiOr(envOr("tenant-rate-burst", ""), handlers.DefaultTenantRateBurst), "request burst per tenant (env KNOWMIND_TENANT_RATE_BURST)")
 	fs.DurationVar(&c.CallTimeout, "call-timeout", durationOr(envOr("call-timeout", ""), handlers.DefaultCallTimeout),
 		"deadline of one tool call, its Dgraph work and embedding included; negative = none (env KNOWMIND_CALL_TIMEOUT)")
+	fs.DurationVar(&c.DgraphTimeout, "dgraph-timeout", durationOr(envOr("dgraph-timeout", ""), graph.DefaultRPCTimeout),
+		"deadline of one query, mutation or commit sent to Dgraph (import: at least 10 minutes); a paused or unreachable alpha then answers 503; negative = none (env KNOWMIND_DGRAPH_TIMEOUT)")
 	fs.IntVar(&c.TenantInFlight, "tenant-in-flight", atoiOr(envOr("tenant-in-flight", ""), handlers.DefaultTenantInFlight),
 		"tool calls one tenant may have running at once, more are refused with 429; negative = unbounded (env KNOWMIND_TENANT_IN_FLIGHT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "graceful shutdown timeout")
@@ -187,6 +194,12 @@ func (c *Config) register(fs *flag.FlagSet) (complete func() error) {
 	fs.StringVar(&c.LLMModel, "llm-model", envOr("llm-model", ""), "model name for the llm extractor (env KNOWMIND_LLM_MODEL)")
 	fs.DurationVar(&c.LLMTimeout, "llm-timeout", 60*time.Second, "per-request timeout of the llm extractor")
 	return func() error {
+		_, c.DgraphPortOffsetSet = os.LookupEnv("KNOWMIND_DGRAPH_PORT_OFFSET")
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "dgraph-port-offset" {
+				c.DgraphPortOffsetSet = true
+			}
+		})
 		return c.complete(dgraph, dgraphHTTP, origins, oauthAudience, proxies, secretFile, passwordFile)
 	}
 }

@@ -41,10 +41,17 @@ if ! docker image inspect knowmind-test/debian:bookworm >/dev/null 2>&1; then
 	tar=$work/debian-bookworm-minbase.tar
 	if [ ! -s "$tar" ]; then
 		command -v mmdebstrap >/dev/null || { apt-get update -qq && apt-get install -y -qq mmdebstrap >/dev/null; }
+		# The machine's own apt sources (mmdebstrap reads a .list or .sources file given as the
+		# mirror), so the image comes from wherever this machine's apt is set to fetch.
+		sources=()
+		for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+			[ -s "$f" ] && sources+=("$f")
+		done
+		[ ${#sources[@]} -gt 0 ] || { echo "mkimages: no apt sources on this machine (/etc/apt/sources.list*)" >&2; exit 1; }
 		mmdebstrap --quiet --variant=minbase --include=curl,ca-certificates \
 			--aptopt='Acquire::Retries "3"' \
 			--customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*' \
-			bookworm "${tar%.tar}.partial.tar" http://deb.debian.org/debian
+			bookworm "${tar%.tar}.partial.tar" "${sources[@]}"
 		mv "${tar%.tar}.partial.tar" "$tar"
 	fi
 	docker import --change 'CMD ["/bin/sh"]' "$tar" knowmind-test/debian:bookworm >/dev/null

@@ -74,6 +74,12 @@ type Config struct {
 	Logger    *slog.Logger
 	// GracePeriod before SIGKILL on stop (v25.0.0's zero hangs on SIGTERM).
 	GracePeriod time.Duration
+	// CrashLoopExits exits of one child within CrashLoopWindow make a crash loop: the child is
+	// no longer restarted and CrashLoop says why (defaults 5 and 10 minutes). A transaction
+	// Dgraph cannot apply is replayed from the write-ahead log on every start, so restarting
+	// it only repeats the crash (docs/dgraph-notes.md, "Recovering from a crash loop").
+	CrashLoopExits  int
+	CrashLoopWindow time.Duration
 }
 
 // Cluster is a running local Dgraph.
@@ -104,6 +110,9 @@ type proc struct {
 	healthy bool
 	stopped bool // set on Stop: the child is not restarted
 	starts  int
+	exits   []time.Time // unexpected exits within the crash-loop window
+	// crashLoop, once set, says why the child is no longer restarted.
+	crashLoop string
 }
 
 // FindBinary looks for dgraph: $KNOWMIND_DGRAPH_BIN, ./bin/dgraph, bin/dgraph
@@ -163,6 +172,12 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.CacheMB <= 0 {
 		cfg.CacheMB = 256
 	}
+	if cfg.CrashLoopExits <= 0 {
+		cfg.CrashLoopExits = 5
+	}
+	if cfg.CrashLoopWindow <= 0 {
+		cfg.CrashLoopWindow = 10 * time.Minute
+	}
 	// The children run in DataDir: every path they are handed must be
 	// absolute, whatever the caller's working directory was.
 	for _, p := range []*string{&cfg.DataDir, &cfg.Binary, &cfg.ACLSecretFile, &cfg.EncryptionKeyFile} {
@@ -176,8 +191,15 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		*p = abs
 	}
 	dataDir := cfg.DataDir
-	if err := os.MkdirAll(filepath.Join(dataDir, "logs"), 0o700); err != nil {
+	// The logs can hold stored content (a panicking alpha prints the key it refused, which is
+	// user text, outside the encryption at rest): only the owner reads them, also in a data
+	// dir made before this mode was set.
+	logDir := filepath.Join(dataDir, "logs")
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	if err := os.Chmod(logDir, 0o700); err != nil {
+		return nil, fmt.Errorf("restrict log dir: %w", err)
 	}
 
 	offsets, err := pickOffsets(cfg.PortOffset, cfg.Alphas)
@@ -439,6 +461,12 @@ func (c *Cluster) childExited(p *proc, err error) {
 	if stopped || stopping {
 		return
 	}
+	if reason := c.noteExit(p); reason != "" {
+		c.log.Error("dgraph child is crash-looping; not restarting it", "child", p.name, "reason", reason,
+			"what_to_do", "stop knowmind, follow docs/dgraph-notes.md \"Recovering from a crash loop\", start knowmind again",
+			"log", p.logPath)
+		return
+	}
 	c.log.Error("dgraph child exited unexpectedly; restarting", "child", p.name, "err", err)
 	backoff := 500 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -462,6 +490,61 @@ func (c *Cluster) childExited(p *proc, err error) {
 		}
 		return
 	}
+}
+
+// noteExit records an unexpected exit of p and returns, when it makes a crash loop, the
+// reason (also kept for CrashLoop).
+func (c *Cluster) noteExit(p *proc) string {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	kept := p.exits[:0]
+	for _, t := range p.exits {
+		if now.Sub(t) < c.cfg.CrashLoopWindow {
+			kept = append(kept, t)
+		}
+	}
+	p.exits = append(kept, now)
+	if len(p.exits) < c.cfg.CrashLoopExits {
+		return ""
+	}
+	p.crashLoop = fmt.Sprintf("dgraph %s exited %d times within %s and is no longer restarted", p.name, len(p.exits), c.cfg.CrashLoopWindow)
+	if logHas(p.logPath, p.logStart, keyLimitPanic) {
+		p.crashLoop += "; its log shows a committed write with an index key over Dgraph's 65,000-byte limit, replayed on every start"
+	}
+	p.crashLoop += "; see " + p.logPath + " and docs/dgraph-notes.md \"Recovering from a crash loop\""
+	return p.crashLoop
+}
+
+// keyLimitPanic is what Badger says when a committed transaction holds a key over its limit.
+const keyLimitPanic = "exceeded 65000 limit"
+
+// logHas reports whether the log from offset on (its last MiB at most) contains s.
+func logHas(path string, offset int64, s string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil {
+		offset = max(offset, st.Size()-1<<20)
+	}
+	b, err := io.ReadAll(io.NewSectionReader(f, offset, 1<<20))
+	return err == nil && strings.Contains(string(b), s)
+}
+
+// CrashLoop returns, for the first child that crash-loops, why it is no longer restarted and
+// what to read; "" while none does.
+func (c *Cluster) CrashLoop() string {
+	for _, p := range append([]*proc{c.zero}, c.alphas...) {
+		p.mu.Lock()
+		reason := p.crashLoop
+		p.mu.Unlock()
+		if reason != "" {
+			return reason
+		}
+	}
+	return ""
 }
 
 // waitHealthy polls the child's /health until it answers 200.

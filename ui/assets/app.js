@@ -105,8 +105,9 @@
     const msg = $('signin-error');
     msg.hidden = true;
     token = token.trim();
-    if (!token.startsWith('kmt_')) {
-      msg.textContent = 'A knowmind token starts with kmt_.';
+    // A kmt_ API token, or a JWT / OAuth access token (three base64url parts).
+    if (!token.startsWith('kmt_') && !/^[\w-]+\.[\w-]+\.[\w-]+$/.test(token)) {
+      msg.textContent = 'Paste a knowmind token (kmt_…) or a JWT from your identity provider.';
       msg.hidden = false;
       return;
     }

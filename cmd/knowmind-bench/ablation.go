@@ -1,0 +1,73 @@
+package main
+
+import "github.com/knowmind/knowmind/search"
+
+// ablation turns recall's signals off one by one, for the ablation tables; the zero value is
+// the tools' default (search.Default). It builds the search.Options the benchmark passes to
+// graph.Tenant.RecallWith: the service itself reads only options.
+type ablation struct {
+	NoText, NoVector, NoRerank bool
+	// NoTextScore fetches the full-text candidates but gives BM25 no say in the ranking.
+	NoTextScore    bool
+	NoExactVectors bool
+	NoSupport      bool
+	WithFeedback   bool // pseudo-relevance feedback, off by default
+	NoTime         bool
+	NoSemantic     bool
+	SemanticWeight float64 // above 0: replaces the semantic signal's weight
+	NoTitle        bool
+	TitleWeight    float64 // above 0: replaces the title field's weight
+	// NoTitleNeighbours keeps the title factor to direct hits.
+	NoTitleNeighbours  bool
+	DgraphVectorScores bool
+	DgraphText         bool
+	SemanticPool       int // above 0 replaces the pool's size; below 0 turns it off
+	SemanticSVD        bool
+	ConceptWeight      float64 // above 0 replaces the concept signal's weight; below 0 turns it off
+	PoolAsText         float64
+	NoSemanticLinks    bool
+}
+
+// options returns the search options of a.
+func (a ablation) options() search.Options {
+	o := search.Default()
+	p, w := &o.Plan, &o.Weights
+	p.Text, p.Vector, p.Rerank = !a.NoText, !a.NoVector, !a.NoRerank
+	p.TextScore, p.ExactVectors = !a.NoTextScore, !a.NoExactVectors
+	p.DgraphVectorScores, p.DgraphText, p.SemanticSVD = a.DgraphVectorScores, a.DgraphText, a.SemanticSVD
+	p.SemanticLinks = !a.NoSemanticLinks
+	if a.NoSupport {
+		w.Support = 0
+	}
+	if a.WithFeedback {
+		w.Feedback = search.FeedbackWeight
+	}
+	if a.NoTime {
+		w.Time = 0
+	}
+	w.Semantic = override(a.SemanticWeight, w.Semantic)
+	if a.NoSemantic {
+		w.Semantic = 0
+	}
+	w.Title = override(a.TitleWeight, w.Title)
+	if a.NoTitle {
+		w.Title = 0
+	}
+	w.TitleNeighbours = !a.NoTitleNeighbours
+	w.SemanticPool = override(a.SemanticPool, w.SemanticPool)
+	w.Concept = override(a.ConceptWeight, w.Concept)
+	w.PoolAsText = a.PoolAsText
+	return o
+}
+
+// override reads an override of a default: above 0 replaces it, below 0 turns it off (0), 0
+// keeps it.
+func override[T int | float64](v, def T) T {
+	switch {
+	case v > 0:
+		return v
+	case v < 0:
+		return 0
+	}
+	return def
+}

@@ -1,0 +1,209 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/dgo/v240/protos/api"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/schema"
+)
+
+// update_fact moves the target's relations to the new version with their
+// meta (confidence, created_by, reason) and direction; the old edges are
+// closed at the instant of the update.
+func TestUpdateFactMovesRelationsWithTheirMeta(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	a := storeText(t, ten, "Projekt Apollo, Frist 30. Juni.")
+	lisa := storeText(t, ten, "Lisa Meyer leitet das Plattform-Team.")
+	conf := 0.8
+	if _, err := ten.LinkWith(ctx, a, lisa, "OWNED_BY", knowmind.EdgeMeta{Confidence: &conf, CreatedBy: "agent-7", Reason: "im Kick-off genannt"}); err != nil {
+		t.Fatal(err)
+	}
+	upd, err := ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: a, NewTitle: "Apollo", NewContent: "Projekt Apollo, Frist 30. September."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ten.GetMemory(ctx, a)
+	if err != nil || v.ValidTo == nil {
+		t.Fatalf("old version %+v, %v", v, err)
+	}
+	type edge struct {
+		To         string     `json:"Memory.id"`
+		ID         string     `json:"OWNED_BY|id"`
+		ValidFrom  time.Time  `json:"OWNED_BY|valid_from"`
+		ValidTo    *time.Time `json:"OWNED_BY|valid_to"`
+		Inverse    bool       `json:"OWNED_BY|inverse"`
+		Confidence float64    `json:"OWNED_BY|confidence"`
+		CreatedBy  string     `json:"OWNED_BY|created_by"`
+		Reason     string     `json:"OWNED_BY|reason"`
+	}
+	read := func(id string) []edge {
+		var out struct {
+			Q []struct {
+				E []edge `json:"OWNED_BY"`
+			}
+		}
+		dgraphtest.Query(t, ten, `query q($id: string) { q(func: eq(Memory.id, $id)) { OWNED_BY @facets { Memory.id } } }`,
+			map[string]string{"$id": id}, &out)
+		if len(out.Q) == 0 {
+			return nil
+		}
+		return out.Q[0].E
+	}
+	oldEdges, newEdges := read(a), read(upd.NewMemoryID)
+	if len(oldEdges) != 1 || oldEdges[0].ValidTo == nil || !oldEdges[0].ValidTo.Equal(*v.ValidTo) {
+		t.Fatalf("old version's edge %+v, want it closed at %v", oldEdges, v.ValidTo)
+	}
+	if len(newEdges) != 1 {
+		t.Fatalf("new version's edges %+v", newEdges)
+	}
+	n := newEdges[0]
+	if n.To != lisa || n.ValidTo != nil || !n.ValidFrom.Equal(*v.ValidTo) || n.Inverse || n.Confidence != 0.8 ||
+		n.CreatedBy != "agent-7" || n.Reason != "im Kick-off genannt" || n.ID != graph.EdgeID(upd.NewMemoryID, "OWNED_BY", lisa) {
+		t.Fatalf("moved edge %+v", n)
+	}
+	var back struct {
+		Q []struct {
+			E []struct {
+				ID      string     `json:"Memory.id"`
+				ValidTo *time.Time `json:"OWNS|valid_to"`
+				Inverse bool       `json:"OWNS|inverse"`
+				Reason  string     `json:"OWNS|reason"`
+			} `json:"OWNS"`
+		}
+	}
+	dgraphtest.Query(t, ten, `query q($id: string) { q(func: eq(Memory.id, $id)) { OWNS @facets { Memory.id } } }`,
+		map[string]string{"$id": lisa}, &back)
+	open := 0
+	for _, e := range back.Q[0].E {
+		if e.ValidTo == nil {
+			open++
+			if e.ID != upd.NewMemoryID || !e.Inverse || e.Reason != "im Kick-off genannt" {
+				t.Errorf("Lisa's open OWNS edge %+v, want the inverse to the new version", e)
+			}
+		}
+	}
+	if open != 1 || len(back.Q[0].E) != 2 {
+		t.Fatalf("Lisa's OWNS edges %+v, want one closed (old version) and one open", back.Q[0].E)
+	}
+}
+
+// A store written before relations followed their version: a chain
+// v1 → v2 → v3 whose relations all hang off v1, as update_fact left them.
+// Opening it moves them along the chain once — each at the instant its
+// version was superseded — so each version holds them in its own time.
+func TestVersionRelationsMigration(t *testing.T) {
+	ctx := context.Background()
+	env := dgraphtest.Shared(t)
+	name := dgraphtest.TenantName(t)
+	ten, err := env.Client.Tenant(ctx, name, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := storeText(t, ten, "Apollo, Version eins.")
+	v2 := storeText(t, ten, "Apollo, Version zwei.")
+	v3 := storeText(t, ten, "Apollo, Version drei.")
+	peer := storeText(t, ten, "Das Budget 2027.")
+	if _, err := ten.Link(ctx, v1, peer, "DEPENDS_ON"); err != nil {
+		t.Fatal(err)
+	}
+	t1 := time.Now().UTC().Add(time.Second)
+	t2 := t1.Add(time.Hour)
+	// The history as update_fact wrote it before: versions closed, SUPERSEDES
+	// both ways, relations left where they were.
+	supersede := func(oldID, newID string, at time.Time) {
+		stamp := at.Format(time.RFC3339Nano)
+		dgraphtest.Upsert(t, ten, fmt.Sprintf(`{ o as var(func: eq(Memory.id, %q))  n as var(func: eq(Memory.id, %q)) }`, oldID, newID), nil,
+			fmt.Sprintf("uid(o) <Memory.valid_to> %q .\nuid(n) <Memory.valid_from> %q .\n"+
+				"uid(n) <SUPERSEDES> uid(o) (id=%q, created_at=%s, valid_from=%s, inverse=false) .\n"+
+				"uid(o) <SUPERSEDED_BY> uid(n) (id=%q, created_at=%s, valid_from=%s, inverse=true) .",
+				stamp, stamp, graph.EdgeID(newID, "SUPERSEDES", oldID), stamp, stamp, graph.EdgeID(oldID, "SUPERSEDED_BY", newID), stamp, stamp))
+	}
+	supersede(v1, v2, t1)
+	supersede(v2, v3, t2)
+	if _, err := dgraphtest.DG(t, ten).NewTxn().Do(ctx, &api.Request{
+		Query:     `{ meta as var(func: eq(Meta.key, "knowmind")) }`,
+		Mutations: []*api.Mutation{{SetNquads: []byte(`uid(meta) <Meta.schema_version> "7" .`)}},
+		CommitNow: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	other, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret, Embedder: env.Embedder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	reopened, err := other.Tenant(ctx, name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := graph.SchemaVersion(ctx, dgraphtest.DG(t, reopened)); err != nil || v != schema.Version {
+		t.Fatalf("schema version after the migration: %d, %v", v, err)
+	}
+	rels, err := reopened.ListRelations(ctx, v3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dep *knowmind.OutEdge
+	for i, e := range rels.Outgoing {
+		if e.RelType == "DEPENDS_ON" {
+			dep = &rels.Outgoing[i]
+		}
+	}
+	if dep == nil || dep.To != peer || !dep.ValidFrom.Equal(t2) {
+		t.Fatalf("v3's relations %+v: want DEPENDS_ON %s valid from %v", rels.Outgoing, peer, t2)
+	}
+	peerRels, err := reopened.ListRelations(ctx, peer)
+	if err != nil || len(peerRels.Incoming) != 1 || peerRels.Incoming[0].From != v3 {
+		t.Fatalf("the peer's incoming relations %+v, %v: want DEPENDS_ON from v3", peerRels.Incoming, err)
+	}
+	// Each version shows the relation in its own time.
+	for _, tc := range []struct {
+		at   time.Time
+		want string
+	}{{t1.Add(-time.Millisecond), v1}, {t1.Add(time.Minute), v2}, {t2.Add(time.Minute), v3}} {
+		at := tc.at
+		res, err := reopened.Explore(ctx, knowmind.ExploreQuery{MemoryID: v3, Hops: 1, AsOf: &at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range res.Edges {
+			if e.RelType == "DEPENDS_ON" {
+				found = e.From == tc.want && e.To == peer
+			}
+		}
+		if res.Memory.ID != tc.want || !found {
+			t.Errorf("as of %v: centre %s, edges %+v; want DEPENDS_ON from %s", at, res.Memory.ID, res.Edges, tc.want)
+		}
+	}
+	// Once: a second open finds nothing to move.
+	third, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret, Embedder: env.Embedder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	if _, err := third.Tenant(ctx, name, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := queryCount(t, reopened, `{ q(func: has(DEPENDS_ON)) { count(uid) } }`, nil); n != 3 {
+		t.Errorf("%d versions hold a DEPENDS_ON edge, want 3 (two closed, one open)", n)
+	}
+}
+
+func storeText(t *testing.T, ten *graph.Tenant, content string) string {
+	t.Helper()
+	res, err := ten.StoreMemory(context.Background(), knowmind.StoreMemoryInput{Content: content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.ID
+}

@@ -1,0 +1,123 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+)
+
+// rankedCounts calls the five ranked tools that take a query (the briefing takes none) and
+// returns how many hits each answered, checking that every answer is a list, never null.
+func rankedCounts(t *testing.T, url, token, query string) map[string]int {
+	t.Helper()
+	counts := map[string]int{}
+	var recall knowmind.RecallResult
+	structured(t, callTool(t, url, token, "knowmind_recall", map[string]any{"query": query}), &recall)
+	counts["recall"] = len(recall.Hits)
+	var atTime RecallAtTimeResult
+	structured(t, callTool(t, url, token, "knowmind_recall_at_time", map[string]any{"query": query}), &atTime)
+	counts["recall_at_time"] = len(atTime.Hits)
+	var search SearchResult
+	structured(t, callTool(t, url, token, "knowmind_search", map[string]any{"query": query}), &search)
+	counts["search"] = len(search.Hits)
+	var bundle ContextResult
+	structured(t, callTool(t, url, token, "knowmind_context", map[string]any{"query": query}), &bundle)
+	counts["context"] = len(bundle.Items)
+	var retrieve RetrieveResult
+	structured(t, callTool(t, url, token, "knowmind_retrieve", map[string]any{"query": query}), &retrieve)
+	counts["retrieve"] = len(retrieve.Memories)
+	if recall.Hits == nil || atTime.Hits == nil || search.Hits == nil || bundle.Items == nil || retrieve.Memories == nil {
+		t.Fatalf("%q: an answer without a list: %+v %+v %+v %+v %+v", query, recall, atTime, search, bundle, retrieve)
+	}
+	if len(bundle.Items) == 0 && bundle.TokensUsed != 0 {
+		t.Fatalf("%q: an empty bundle uses %d tokens", query, bundle.TokensUsed)
+	}
+	return counts
+}
+
+// TestRankedToolsAnswerEmptyOffTopic: one contract for the ranked tools — a question the
+// workspace does not answer gets an empty answer from every one, while one it answers gets hits
+// from every one (memories in search too: what store_memory wrote is searchable).
+func TestRankedToolsAnswerEmptyOffTopic(t *testing.T) {
+	c := newNotesClient(t)
+	rc := &recallClient{t: t, url: c.url, read: c.read, write: c.write}
+	rc.store("Lieferbedingungen", "Lieferungen an die Rampe in Bielefeld nur montags bis 14 Uhr, Anmeldung bei der Spedition.")
+	rc.store("Zahlungsziel", "Der Kunde Müller zahlt per Lastschrift innerhalb von 30 Tagen nach Rechnung.")
+	rc.store("Ersatzteile", "Ersatzteile für die Werkstatt bestellt der Einkauf beim Lieferanten Schmitz.")
+	c.create(map[string]any{"project": "main", "body": "# Rampe\n\nDie Rampe in Bielefeld ist montags für Lieferungen reserviert."})
+	for tool, n := range rankedCounts(t, c.url, c.read, "Lieferung an die Rampe in Bielefeld") {
+		if n == 0 {
+			t.Errorf("on topic: %s answered nothing", tool)
+		}
+	}
+	for tool, n := range rankedCounts(t, c.url, c.read, "Wetter morgen in Tokio") {
+		if n != 0 {
+			t.Errorf("off topic: %s answered %d hits, want none", tool, n)
+		}
+	}
+}
+
+// TestRankedToolsProjectLimitedTokenGetsK: scope applies before k — a token limited to one
+// project gets exactly k of its notes when k exist, though notes of another project it may not
+// see rank above them.
+func TestRankedToolsProjectLimitedTokenGetsK(t *testing.T) {
+	c := newNotesClient(t)
+	ctx := context.Background()
+	if _, err := tenantOf(t, c.tenant).CreateProject(ctx, "kunden", "Kunden"); err != nil {
+		t.Fatal(err)
+	}
+	limited, _, err := dgraphtest.Shared(t).Client.CreateProjectToken(ctx, c.tenant, []knowmind.Scope{knowmind.ScopeRead}, []string{"kunden"}, "kunden-agent", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// main's notes hold every query word; kunden's only some.
+	for i := range 8 {
+		c.create(map[string]any{"project": "main", "body": fmt.Sprintf("# Rampe Lieferung Bielefeld %d\n\nLieferung an die Rampe in Bielefeld, Tor %d.", i, i)})
+	}
+	kunden := map[string]bool{}
+	for i := range 6 {
+		kunden[c.create(map[string]any{"project": "kunden", "body": fmt.Sprintf("# Kunde %d\n\nLieferung für Kunde %d.", i, i)}).ID] = true
+	}
+	const k = 5
+	query := "Lieferung an die Rampe in Bielefeld"
+	var all SearchResult
+	structured(t, callTool(t, c.url, c.read, "knowmind_search", map[string]any{"query": query, "limit": k}), &all)
+	for _, h := range all.Hits {
+		if kunden[h.ID] {
+			t.Fatalf("the unlimited token's top %d holds a kunden note: the test does not test the order", k)
+		}
+	}
+	var search SearchResult
+	structured(t, callTool(t, c.url, limited, "knowmind_search", map[string]any{"query": query, "limit": k, "min_score": 0}), &search)
+	var recall knowmind.RecallResult
+	structured(t, callTool(t, c.url, limited, "knowmind_recall", map[string]any{"query": query, "k": k, "min_score": 0}), &recall)
+	for name, ids := range map[string][]string{"search": hitIDsOf(search.Hits), "recall": recallIDsOf(recall.Hits)} {
+		if len(ids) != k {
+			t.Errorf("%s: %d hits for the limited token, want %d", name, len(ids), k)
+		}
+		for _, id := range ids {
+			if !kunden[id] {
+				t.Errorf("%s: the limited token sees %s", name, id)
+			}
+		}
+	}
+}
+
+func hitIDsOf(hits []knowmind.SearchHit) []string {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	return ids
+}
+
+func recallIDsOf(hits []knowmind.RecallHit) []string {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.MemoryID
+	}
+	return ids
+}

@@ -1,0 +1,217 @@
+package handlers
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+)
+
+// storeArgs is a store_memory call's arguments.
+func storeArgs(title, content string) map[string]any {
+	return map[string]any{"title": title, "content": content}
+}
+
+// Issue 36, the Apollo example: a project linked four ways, then its deadline
+// updated. The relations follow the current version — list_relations,
+// explore and recall's hops on the new id see them, Lisa Meyer's incoming
+// OWNED_BY points at it — and explore as of a time before the update shows
+// the old wiring on the old version.
+func TestRelationsFollowTheCurrentVersion(t *testing.T) {
+	srv := newTestServer(t, nil)
+	url := srv.URL + "/api/mcp/v1"
+	tenant := dgraphtest.TenantName(t)
+	write := newToken(t, tenant, knowmind.ScopeWrite)
+	read := newToken(t, tenant, knowmind.ScopeRead)
+	store := func(title, content string) string {
+		t.Helper()
+		var res StoreMemoryResult
+		structured(t, callTool(t, url, write, "knowmind_store_memory", storeArgs(title, content)), &res)
+		return res.ID
+	}
+	apollo := store("Project Apollo", "Project Apollo ships the new billing platform; deadline 30 June.")
+	budget := store("Budget 2027", "The 2027 budget funds the billing platform.")
+	incident := store("Outage March", "The March outage of the old billing system.")
+	lisa := store("Lisa Meyer", "Lisa Meyer leads the platform team.")
+	program := store("Modernisation programme", "The programme that renews every customer system.")
+	var owned LinkResult
+	for _, l := range []struct {
+		to, rel string
+		out     *LinkResult
+	}{{budget, "DEPENDS_ON", nil}, {incident, "CAUSED_BY", nil}, {lisa, "OWNED_BY", &owned}, {program, "PART_OF", nil}} {
+		args := linkArgs(apollo, l.to, l.rel)
+		if l.rel == "OWNED_BY" {
+			args["confidence"] = 0.8
+			args["metadata"] = map[string]any{"reason": "named in the kick-off"}
+		}
+		var res LinkResult
+		structured(t, callTool(t, url, write, "knowmind_link", args), &res)
+		if l.out != nil {
+			*l.out = res
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	before := time.Now().UTC()
+	time.Sleep(20 * time.Millisecond)
+
+	var upd UpdateFactResult
+	structured(t, callTool(t, url, write, "knowmind_update_fact", map[string]any{"target_id": apollo,
+		"new_title": "Project Apollo", "new_content": "Project Apollo ships the new billing platform; deadline 30 September.",
+		"update_reason": "deadline moved"}), &upd)
+	newID := upd.NewMemoryID
+
+	rels, _ := relationsOf(t, url, read, newID)
+	var out []string
+	for _, e := range rels.Outgoing {
+		out = append(out, e.RelType+" "+e.To)
+	}
+	slices.Sort(out)
+	want := []string{"CAUSED_BY " + incident, "DEPENDS_ON " + budget, "OWNED_BY " + lisa, "PART_OF " + program, graph.RelSupersedes + " " + apollo}
+	slices.Sort(want)
+	if !slices.Equal(out, want) {
+		t.Fatalf("the new version's outgoing relations %v, want %v", out, want)
+	}
+	for _, e := range rels.Outgoing {
+		if e.RelType != graph.RelSupersedes && (e.ValidFrom.Before(before) || e.EdgeID != graph.EdgeID(newID, e.RelType, e.To)) {
+			t.Errorf("moved edge %+v: want valid_from at the update and the new version's edge id", e)
+		}
+	}
+	lisaRels, _ := relationsOf(t, url, read, lisa)
+	if len(lisaRels.Incoming) != 1 || lisaRels.Incoming[0].From != newID || lisaRels.Incoming[0].RelType != "OWNED_BY" {
+		t.Fatalf("Lisa Meyer's incoming relations %+v, want OWNED_BY from the new version %s", lisaRels.Incoming, newID)
+	}
+	oldRels, _ := relationsOf(t, url, read, apollo)
+	if len(oldRels.Outgoing) != 0 || len(oldRels.Incoming) != 1 || oldRels.Incoming[0].RelType != graph.RelSupersedes {
+		t.Fatalf("the old version's open relations %+v, want only the SUPERSEDES from its successor", oldRels)
+	}
+
+	// The explorer: now the neighbours hang off the new version ...
+	var now ExploreResult
+	structured(t, callTool(t, url, read, "knowmind_explore", map[string]any{"memory_id": newID}), &now)
+	if got := neighbours(now, newID); !slices.Equal(got, sortedOf(budget, incident, lisa, program, apollo)) {
+		t.Fatalf("explore now: neighbours of the new version %v", got)
+	}
+	// ... and as of before the update off the old one, which is the centre then.
+	var then ExploreResult
+	structured(t, callTool(t, url, read, "knowmind_explore", map[string]any{"memory_id": newID, "as_of": before.Format(time.RFC3339Nano)}), &then)
+	if then.Memory.ID != apollo || !slices.Equal(neighbours(then, apollo), sortedOf(budget, incident, lisa, program)) {
+		t.Fatalf("explore as of before the update: centre %s, neighbours %v", then.Memory.ID, neighbours(then, apollo))
+	}
+	for _, e := range then.Edges {
+		if e.From == lisa || e.To == lisa {
+			if e.ID != owned.EdgeID {
+				t.Errorf("the OWNED_BY edge as of before: id %s, want the link's %s", e.ID, owned.EdgeID)
+			}
+		}
+	}
+
+	// Recall's graph hops reach the current version from Lisa Meyer.
+	var rec RecallResult
+	structured(t, callTool(t, url, read, "knowmind_recall", map[string]any{"query": "Lisa Meyer leads", "k": 10, "hops": 1, "min_score": 0}), &rec)
+	var hits []string
+	for _, h := range rec.Hits {
+		hits = append(hits, h.MemoryID)
+	}
+	if !slices.Contains(hits, newID) || slices.Contains(hits, apollo) {
+		t.Fatalf("recall with hops from Lisa Meyer: %v, want the new version %s and not the old %s", hits, newID, apollo)
+	}
+}
+
+// neighbours lists the ids linked to centre in an explore answer, sorted.
+func neighbours(res ExploreResult, centre string) []string {
+	var out []string
+	for _, e := range res.Edges {
+		switch centre {
+		case e.From:
+			out = append(out, e.To)
+		case e.To:
+			out = append(out, e.From)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func sortedOf(ids ...string) []string {
+	slices.Sort(ids)
+	return ids
+}
+
+// Issue 36: a document replaced by a new upload of its title is closed, not
+// erased. It leaves the current views (recall, retrieve, list_recent, stats)
+// and stays readable as of its time: replay, recall_at_time and explore with
+// as_of before the replacement find it, its sections included.
+func TestReplacedDocumentStaysInItsTime(t *testing.T) {
+	srv := newTestServer(t, nil)
+	url := srv.URL + "/api/mcp/v1"
+	tenant := dgraphtest.TenantName(t)
+	write := newToken(t, tenant, knowmind.ScopeWrite)
+	read := newToken(t, tenant, knowmind.ScopeRead)
+	var v1, v2 UploadDocumentResult
+	structured(t, callTool(t, url, write, "knowmind_upload_document", map[string]any{"title": "Reiserichtlinie",
+		"content": "# Reiserichtlinie\n\nDienstreisen über 500 Kilometer werden mit der Bahn erster Klasse gebucht.\n\n## Hotels\n\nHotels bis 120 Euro je Nacht."}), &v1)
+	time.Sleep(20 * time.Millisecond)
+	before := time.Now().UTC()
+	time.Sleep(20 * time.Millisecond)
+	structured(t, callTool(t, url, write, "knowmind_upload_document", map[string]any{"title": "Reiserichtlinie",
+		"content": "# Reiserichtlinie\n\nDienstreisen werden immer mit dem Flugzeug gebucht.\n\n## Hotels\n\nHotels bis 150 Euro je Nacht."}), &v2)
+	if !slices.Equal(v2.ReplacedDocumentIDs, []string{v1.ID}) {
+		t.Fatalf("second upload replaced %v, want %s", v2.ReplacedDocumentIDs, v1.ID)
+	}
+	at := before.Format(time.RFC3339Nano)
+	ids := func(ms []knowmind.RetrievedMemory) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	hitIDs := func(r RecallResult) []string {
+		var out []string
+		for _, h := range r.Hits {
+			out = append(out, h.MemoryID)
+		}
+		return out
+	}
+
+	// Current views: only v2.
+	var rec RecallResult
+	structured(t, callTool(t, url, read, "knowmind_recall", map[string]any{"query": "Bahn erster Klasse", "min_score": 0}), &rec)
+	if slices.Contains(hitIDs(rec), v1.ID) {
+		t.Errorf("recall finds the replaced document: %v", hitIDs(rec))
+	}
+	var ret knowmind.RetrieveResult
+	structured(t, callTool(t, url, read, "knowmind_retrieve", map[string]any{"sort_by": "chronological"}), &ret)
+	if got := ids(ret.Memories); !slices.Equal(got, []string{v2.ID}) {
+		t.Errorf("retrieve chronological %v, want only %s", got, v2.ID)
+	}
+	if items := recentOf(t, url, read); len(items) != 1 || items[0].ID != v2.ID {
+		t.Errorf("list_recent %+v, want only %s", items, v2.ID)
+	}
+	if s := statsOf(t, url, read); s.Memories != 1 || s.Chunks != int64(v2.ChunksWritten) {
+		t.Errorf("stats %+v, want 1 memory with %d chunks", s, v2.ChunksWritten)
+	}
+
+	// As of before the replacement: v1.
+	var replay knowmind.RetrieveResult
+	structured(t, callTool(t, url, read, "knowmind_replay", map[string]any{"timestamp": at}), &replay)
+	if got := ids(replay.Memories); !slices.Equal(got, []string{v1.ID}) || replay.Memories[0].ValidTo == nil {
+		t.Errorf("replay before the replacement %+v, want only %s with its valid_to", replay.Memories, v1.ID)
+	}
+	structured(t, callTool(t, url, read, "knowmind_recall_at_time", map[string]any{"query": "Bahn erster Klasse", "as_of": at}), &rec)
+	if got := hitIDs(rec); len(got) == 0 || got[0] != v1.ID || slices.Contains(got, v2.ID) {
+		t.Errorf("recall_at_time before the replacement %v, want %s first and not %s", got, v1.ID, v2.ID)
+	}
+	var then ExploreResult
+	structured(t, callTool(t, url, read, "knowmind_explore", map[string]any{"memory_id": v2.ID, "as_of": at}), &then)
+	if then.Memory.ID != v1.ID || len(then.Chunks) != v1.ChunksWritten || len(then.Versions) != 2 || then.RequestedID != v2.ID {
+		t.Errorf("explore as of before: centre %s, %d chunks, versions %+v", then.Memory.ID, len(then.Chunks), then.Versions)
+	}
+	structured(t, callTool(t, url, read, "knowmind_explore", map[string]any{"memory_id": v1.ID}), &then)
+	if then.Memory.ID != v1.ID || then.Memory.ValidTo == nil {
+		t.Errorf("explore of the replaced id: %+v, want it closed", then.Memory)
+	}
+}

@@ -1,0 +1,292 @@
+package search
+
+import (
+	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/prf"
+	"github.com/knowmind/knowmind/rank"
+	"github.com/knowmind/knowmind/wordvec"
+)
+
+// Candidate is a chunk the store returned for a recall, with its eligible memory ("" when the
+// memory filter dropped it).
+type Candidate struct {
+	Chunk  string // the chunk's uid as the store writes it
+	Ref    uint64 // the same uid as a number (0: unparsable)
+	Memory string // its memory's uid; "" = not eligible
+	// Score is a vector candidate's exact cosine.
+	Score float64
+	// DE, EN: a text candidate's text, when Dgraph's full-text step read it.
+	DE, EN string
+}
+
+// Candidates are what the store returned for one recall: the vector and the text candidates.
+type Candidates struct {
+	Vector, Text []Candidate
+}
+
+// Input is what Fuse needs besides the candidates.
+type Input struct {
+	Text [2]TextSide
+	// Analyze analyses text Dgraph read as the text index does (cached): its tokens and its
+	// length for BM25 (bm25.Analysis.AnalyzeDoc).
+	Analyze func(uid, lang, text string) (tokens []string, length int)
+	// Stats looks up corpus statistics for more terms (the feedback's); nil turns feedback off.
+	Stats          func(lang string, terms []string) bm25.Stats
+	FeedbackWeight float64
+	Signals        rank.Signals
+	// Words scores the text candidates' semantic similarity to the query (nil: off), a signal
+	// of weight WordsWeight.
+	Words       *wordvec.Model
+	WordsWeight float64
+	// RefTerms returns the terms of chunks by uid (the text index's), for the candidates the
+	// service's text index found, whose text recall does not read.
+	RefTerms func(refs []uint64) [][]string
+	// Titles scores chunks by uid on their memory's title (the title field) and gives the
+	// titles' statistics for the terms; nil: off. TitleWeight is the signal's weight.
+	Titles      func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats)
+	TitleWeight float64
+	// SemPool: the chunks the semantic model proposed, by uid, with their cosine to the query;
+	// those no text signal found join the semantic signal with it. SemScores, when set, scores
+	// the text candidates' semantic signal with the semantic model instead of Words.
+	SemPool   map[uint64]float64
+	SemScores func(refs []uint64) map[uint64]float32
+	// ConceptScores, when set, scores the text candidates and the pool by the semantic model as
+	// a signal of its own (rank.Signals.Concept) of weight ConceptWeight; the pool then joins it
+	// instead of the word vectors' signal.
+	ConceptScores func(refs []uint64) map[uint64]float32
+	ConceptWeight float64
+	PoolAsText    float64
+	// Ahead: the semantic and title scores computed while the store's request was in flight
+	// (nil: compute them here).
+	Ahead *Ahead
+}
+
+// Fuse scores the text candidates with BM25 (per language corpus, the tenant's statistics) as a
+// share of the query's ideal score in that corpus (bm25.Ideal: absolute, comparable across
+// queries and languages), takes the vector candidates' exact cosines, adds the semantic, title
+// and feedback signals, and hands all with the graph to rank.Fuse.
+func Fuse(cands *Candidates, in Input) []rank.Hit {
+	sig := in.Signals
+	for _, c := range cands.Vector {
+		if c.Memory != "" {
+			sig.Vector = append(sig.Vector, rank.Chunk{ID: c.Chunk, Memory: c.Memory, Score: c.Score})
+		}
+	}
+	for i, side := range in.Text {
+		if (side.Served || side.Match != "") && in.Titles != nil && in.TitleWeight > 0 {
+			if sig.Title == nil {
+				sig.Title, sig.TitleWeight = map[string]float64{}, in.TitleWeight
+			}
+			titleMatch(cands, side, in.Ahead.titles(i, in.Titles), sig.Title)
+		}
+		if side.Served {
+			fuseServed(&sig, cands, in, i, side)
+			continue
+		}
+		if side.Match == "" {
+			continue
+		}
+		memoryOf := map[string]string{}
+		var docs []bm25.Doc
+		for _, c := range cands.Text {
+			if c.Memory == "" {
+				continue
+			}
+			body := c.EN
+			if i == 0 {
+				body = c.DE
+			}
+			if body == "" {
+				continue
+			}
+			memoryOf[c.Chunk] = c.Memory
+			tokens, length := in.Analyze(c.Chunk, side.Lang, body)
+			docs = append(docs, bm25.Doc{ID: c.Chunk, Tokens: tokens, Length: length})
+		}
+		ideal := bm25.Ideal(side.Terms, side.Stats)
+		scored := bm25.Score(side.Terms, docs, side.Stats, bm25.Params{})
+		for _, s := range scored {
+			if s.Score > 0 && ideal > 0 {
+				sig.Text = append(sig.Text, rank.Chunk{ID: s.ID, Memory: memoryOf[s.ID], Score: s.Score / ideal})
+			}
+		}
+		if in.Words != nil && len(docs) > 0 {
+			found, texts := make([]rank.Chunk, len(docs)), make([][]string, len(docs))
+			for j, d := range docs {
+				found[j], texts[j] = rank.Chunk{ID: d.ID, Memory: memoryOf[d.ID]}, d.Tokens
+			}
+			sig.Semantic = append(sig.Semantic, semantic(in.Words, side.Terms, found, nil, texts)...)
+		}
+		if in.Stats != nil && ideal > 0 {
+			sig.Feedback = append(sig.Feedback, feedback(side, docs, scored, memoryOf, ideal, in.Stats)...)
+		}
+	}
+	if len(in.SemPool) > 0 {
+		// The pool's chunks that no text signal found: semantic evidence alone.
+		text := make(map[string]bool, len(sig.Text))
+		for _, c := range sig.Text {
+			text[c.ID] = true
+		}
+		for _, c := range cands.Text {
+			if s, ok := in.SemPool[c.Ref]; ok && c.Ref != 0 && !text[c.Chunk] && c.Memory != "" {
+				if in.PoolAsText > 0 {
+					sig.Text = append(sig.Text, rank.Chunk{ID: c.Chunk, Memory: c.Memory, Score: in.PoolAsText * s})
+				}
+				if in.ConceptScores != nil {
+					sig.Concept = append(sig.Concept, rank.Chunk{ID: c.Chunk, Memory: c.Memory, Score: s})
+				} else {
+					sig.Semantic = append(sig.Semantic, rank.Chunk{ID: c.Chunk, Memory: c.Memory, Score: s})
+				}
+			}
+		}
+	}
+	if len(sig.Feedback) > 0 {
+		sig.FeedbackWeight = in.FeedbackWeight
+	}
+	if len(sig.Semantic) > 0 {
+		sig.SemanticWeight = in.WordsWeight
+	}
+	if len(sig.Concept) > 0 {
+		sig.ConceptWeight = in.ConceptWeight
+	}
+	return rank.Fuse(sig)
+}
+
+// fuseServed adds the signals of side i, whose candidates the service's text index proposed
+// (scored there: side.Scores), to sig.
+func fuseServed(sig *rank.Signals, cands *Candidates, in Input, i int, side TextSide) {
+	ideal := bm25.Ideal(side.Terms, side.Stats)
+	var found []rank.Chunk
+	var refs []uint64
+	for _, c := range cands.Text {
+		if s := side.Scores[c.Ref]; c.Ref != 0 && s > 0 && ideal > 0 && c.Memory != "" {
+			sig.Text = append(sig.Text, rank.Chunk{ID: c.Chunk, Memory: c.Memory, Score: s / ideal})
+			found, refs = append(found, rank.Chunk{ID: c.Chunk, Memory: c.Memory}), append(refs, c.Ref)
+		}
+	}
+	if len(refs) == 0 {
+		return
+	}
+	if in.ConceptScores != nil {
+		sig.Concept = append(sig.Concept, positive(found, inOrder(refs, in.ConceptScores(refs)))...)
+	}
+	switch {
+	case in.SemScores != nil:
+		sig.Semantic = append(sig.Semantic, positive(found, inOrder(refs, in.SemScores(refs)))...)
+	case in.Words != nil && in.RefTerms != nil:
+		if sims := in.Ahead.semantic(i, refs); sims != nil {
+			sig.Semantic = append(sig.Semantic, positive(found, sims)...)
+		} else {
+			sig.Semantic = append(sig.Semantic, semantic(in.Words, side.Terms, found, refs, in.RefTerms(refs))...)
+		}
+	}
+}
+
+// semantic scores candidates (texts[i] the terms of found[i], chunk uids refs[i] or nil) by their
+// similarity to the query's terms under the word vectors; only positive similarities count.
+// With refs the word vectors keep each chunk's text norm until the next write.
+func semantic(words *wordvec.Model, query []string, found []rank.Chunk, refs []uint64, texts [][]string) []rank.Chunk {
+	return positive(found, words.SimilarityKeyed(query, refs, texts))
+}
+
+// inOrder returns the scores of refs in their order (0 for a ref without one).
+func inOrder(refs []uint64, scores map[uint64]float32) []float64 {
+	out := make([]float64, len(refs))
+	for i, u := range refs {
+		out[i] = float64(scores[u])
+	}
+	return out
+}
+
+// positive returns found[i] scored sims[i], for the positive scores.
+func positive(found []rank.Chunk, sims []float64) []rank.Chunk {
+	var out []rank.Chunk
+	for i, s := range sims {
+		if s > 0 {
+			c := found[i]
+			c.Score = s
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// feedback scores docs against the terms the best first-pass candidates (scored, best first)
+// add to the query, as shares of the expansion's ideal score.
+func feedback(side TextSide, docs []bm25.Doc, scored []bm25.Scored, memoryOf map[string]string, ideal float64,
+	stats func(lang string, terms []string) bm25.Stats) []rank.Chunk {
+	tokens := make(map[string][]string, len(docs))
+	for _, d := range docs {
+		tokens[d.ID] = d.Tokens
+	}
+	var fb []prf.Feedback
+	for _, s := range scored[:min(len(scored), feedbackDocs)] {
+		if s.Score > 0 {
+			fb = append(fb, prf.Feedback{Tokens: tokens[s.ID], Score: s.Score / ideal})
+		}
+	}
+	if len(fb) < feedbackMinDocs {
+		return nil
+	}
+	st := stats(side.Lang, prf.Candidates(side.Terms, fb))
+	terms := prf.Expand(side.Terms, fb, st, prf.Params{Terms: feedbackTerms, Weight: 1, MinDocs: feedbackMinDocs})
+	if len(terms) == 0 {
+		return nil
+	}
+	var expIdeal float64
+	n := max(st.Docs, 1)
+	for _, t := range terms {
+		expIdeal += t.Weight * bm25.IDF(n, min(max(st.DF[t.Term], 1), n))
+	}
+	var out []rank.Chunk
+	for _, s := range bm25.ScoreWeighted(terms, docs, st, bm25.Params{}) {
+		if s.Score > 0 {
+			out = append(out, rank.Chunk{ID: s.ID, Memory: memoryOf[s.ID], Score: s.Score / expIdeal})
+		}
+	}
+	return out
+}
+
+// titleMatch scores the memories of the text and vector candidates on their title for one
+// language side: the title field's BM25 of the chunk found as a share of the ideal score of the
+// query terms some title holds (a query word no title holds does not count against a title),
+// the best chunk's per memory, into match.
+func titleMatch(cands *Candidates, side TextSide, titles func(string, []string, []uint64) (map[uint64]float64, bm25.Stats), match map[string]float64) {
+	memoryOf := map[uint64]string{}
+	var refs []uint64
+	add := func(c Candidate) {
+		if c.Ref != 0 && c.Memory != "" {
+			if _, ok := memoryOf[c.Ref]; !ok {
+				memoryOf[c.Ref] = c.Memory
+				refs = append(refs, c.Ref)
+			}
+		}
+	}
+	for _, c := range cands.Text {
+		add(c)
+	}
+	for _, c := range cands.Vector {
+		add(c)
+	}
+	if len(refs) == 0 {
+		return
+	}
+	scores, st := titles(side.Lang, side.Terms, refs)
+	if len(scores) == 0 {
+		return
+	}
+	var held []string
+	for _, term := range side.Terms {
+		if st.DF[term] > 0 {
+			held = append(held, term)
+		}
+	}
+	ideal := bm25.Ideal(held, st)
+	if ideal <= 0 {
+		return
+	}
+	for u, s := range scores {
+		m := memoryOf[u]
+		match[m] = max(match[m], min(s/ideal, 1))
+	}
+}

@@ -1,0 +1,101 @@
+package search_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/rank"
+	"github.com/knowmind/knowmind/search"
+)
+
+// A small index of one tenant: chunk refs 1..n in English.
+func index(texts ...string) *bm25.Index {
+	var ix bm25.Index
+	for i, text := range texts {
+		ix.AddRef("t", text, "", uint64(i+1), bm25.Analyze("", text))
+	}
+	return &ix
+}
+
+func TestTextSideServedFindsTheBestChunks(t *testing.T) {
+	ix := index("the kiln fired the clay bowls", "a hike to the lake", "glazed bowls from the kiln", "lake and forest")
+	side := search.NewTextSide(ix, "t", "", "kiln bowls", bm25.Analysis{}, true)
+	if !side.Served || !side.On() || side.Match != "" {
+		t.Fatalf("served side: %+v", side)
+	}
+	if len(side.Scores) != 2 || side.Scores[1] <= 0 || side.Scores[3] <= 0 {
+		t.Fatalf("scores %v, want chunks 1 and 3", side.Scores)
+	}
+	if none := search.NewTextSide(ix, "t", "de", "kiln", bm25.Analysis{}, true); none.On() {
+		t.Fatalf("no German text stored, yet a side: %+v", none)
+	}
+}
+
+func TestMatchTermsTakesTheRarestWithinBudget(t *testing.T) {
+	st := bm25.Stats{Docs: 100, DF: map[string]int64{"kiln": 2, "bowl": 30, "the": 90}}
+	if got := search.MatchTerms("", "the kiln bowls", st, 10); got != "kiln" {
+		t.Errorf("budget 10: %q, want the rarest word only", got)
+	}
+	if got := search.MatchTerms("", "the kiln bowls", st, 40); got != "kiln bowls" {
+		t.Errorf("budget 40: %q", got)
+	}
+	// The rarest always, even above the budget.
+	if got := search.RarestTerms("", "bowls", st, 1); !slices.Equal(got, []string{"bowl"}) {
+		t.Errorf("rarest above budget: %v", got)
+	}
+}
+
+// Fuse scores what the store returned: an ineligible chunk (no memory) never becomes a hit,
+// and the text match outranks a weak vector neighbour.
+func TestFuseKeepsEligibleCandidates(t *testing.T) {
+	ix := index("the kiln fired the clay bowls", "a hike to the lake", "glazed bowls from the kiln")
+	side := search.NewTextSide(ix, "t", "", "kiln bowls", bm25.Analysis{}, true)
+	cands := &search.Candidates{
+		Text: []search.Candidate{
+			{Chunk: "0x1", Ref: 1, Memory: "0xa"},
+			{Chunk: "0x3", Ref: 3}, // its memory did not pass the filter
+		},
+		Vector: []search.Candidate{{Chunk: "0x2", Ref: 2, Memory: "0xb", Score: 0.3}},
+	}
+	hits := search.Fuse(cands, search.Input{Text: [2]search.TextSide{{}, side},
+		Signals: rank.Signals{VectorWeight: 0.25, VectorUnrelated: 0.1}})
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.ID)
+	}
+	if len(ids) != 2 || ids[0] != "0xa" || ids[1] != "0xb" {
+		t.Fatalf("fused %v, want 0xa then 0xb", ids)
+	}
+}
+
+func TestAboveFloorKeepsThePrefix(t *testing.T) {
+	hits := []knowmind.RecallHit{{Score: 0.8}, {Score: 0.3}, {Score: 0.05}}
+	if got := search.AboveFloor(hits, 0.1); len(got) != 2 {
+		t.Errorf("floor 0.1: %d hits", len(got))
+	}
+	if got := search.AboveFloor(hits, 0.9); got == nil || len(got) != 0 {
+		t.Errorf("floor 0.9: %v, want an empty, non-nil list", got)
+	}
+}
+
+type fixedReranker []float64
+
+func (f fixedReranker) Name() string { return "fixed" }
+func (f fixedReranker) Score(context.Context, string, []string) ([]float64, error) {
+	return f, nil
+}
+
+func TestRerankOrdersByTheCrossEncoder(t *testing.T) {
+	hits := []knowmind.RecallHit{{MemoryID: "a"}, {MemoryID: "b"}}
+	from := []rank.Hit{{ID: "a", Score: 0.9}, {ID: "b", Score: 0.5}}
+	out, err := search.Rerank(context.Background(), fixedReranker{0.2, 0.7}, "q", hits, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].MemoryID != "b" || out[0].Score != 0.7 {
+		t.Fatalf("reranked %+v", out)
+	}
+}
