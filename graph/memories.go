@@ -115,11 +115,15 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 	if len(found.Same) > 0 {
 		return t.unchanged(found.Same[0]), nil
 	}
-	t.indexed(e)
+	for _, en := range ents {
+		e.entityRefs = append(e.entityRefs, knowmind.EntityRef{Type: en.Type, ID: en.ID})
+	}
+	e.candidates = ents
+	aw := t.afterWrite(ctx, e)
 	res := knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusIndexed,
-		ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider()}
+		ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider(), PMMatches: aw.pmMatches()}
 	if len(ents) > 0 {
-		res.Entities, res.Conflicts = t.storedConflicts(ctx, e, ents)
+		res.Entities, res.Conflicts = e.entityRefs, aw.conflicts
 	}
 	return res, nil
 }
