@@ -3,7 +3,7 @@ DGRAPH_VERSION := v25.2.0
 DGRAPH := bin/dgraph
 GO ?= go
 
-.PHONY: run test test-docker docker-compose bench bench-locomo bench-speed dgraph build build-bench clean-data lint ui-vendor fuzz attack kill9 crashloop
+.PHONY: bench-conflicts run test test-docker docker-compose bench bench-locomo bench-speed dgraph build build-bench clean-data lint ui-vendor fuzz attack kill9 crashloop
 
 ## run: build what is missing and start the service with its own local Dgraph
 run: $(DGRAPH) build
@@ -52,6 +52,12 @@ bench: $(DGRAPH)
 LOCOMO ?= ../shared/data/locomo/locomo-dev.json
 bench-locomo: $(DGRAPH) build-bench
 	bin/knowmind-bench locomo --data $(LOCOMO)
+
+## bench-conflicts: conflict pairs through the service on a real Dgraph (old fact by store_memory,
+## new one by capture and by store_memory), the comparator and the entity sets alone; tables per kind and language
+bench-conflicts: $(DGRAPH)
+	@bash -o pipefail -c "KNOWMIND_EVAL_PRINT=1 $(GO) test -count=1 -v -run 'TestEval|TestEntitySet' ./conflict/ ./extract/ | grep -v '^    \|^=== RUN'"
+	@bash -o pipefail -c "KNOWMIND_BENCH_CONFLICTS=1 KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -count=1 -v -run 'TestBenchConflicts' ./handlers/ | grep -v '^    \|^=== RUN'"
 
 ## bench-speed: recall latency/throughput at N synthetic memories, vs the same DQL sent directly
 N ?= 10000

@@ -75,8 +75,9 @@ type StoreResult struct {
 	// ReplacedDocumentIDs (upload_document only, then never nil): documents
 	// of the same title deleted after the new one was ingested.
 	ReplacedDocumentIDs []string `json:"replaced_document_ids,omitzero"`
-	// Entities and Conflicts (store_memory with entities): what the memory names, and
-	// current memories about the same entities it contradicts (linked CONTRADICTS).
+	// Entities (store_memory with entities): what the memory names. Conflicts
+	// (store_memory): the current memories it contradicts, among those about the
+	// same entities and the nearest by meaning (linked CONTRADICTS; absent: none).
 	Entities  []EntityRef `json:"entities,omitzero"`
 	Conflicts []Conflict  `json:"conflicts,omitzero"`
 	// Note says, with Unchanged, that the content was already stored under another title,

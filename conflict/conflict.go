@@ -37,20 +37,100 @@ type Finding struct {
 }
 
 const (
-	minOverlap         = 0.75 // numbers and dates
+	minSubjectOverlap  = 0.5  // shared subject words over the smaller subject's words
+	minOverlap         = 0.75 // sentences without a subject: shared words
 	minNegationOverlap = 0.7
 	maxValueOverlap    = 0.34 // attribute values this similar are the same value
 )
 
-// Detect compares text with each existing fact.
+// Detect compares text with each existing fact, sentence by sentence: the
+// first maxSentences sentences of each, each cut at maxSentenceBytes, so a
+// long memory costs a bounded number of comparisons.
 func Detect(text string, existing []Fact) []Finding {
 	var out []Finding
+	news := sentences(text)
 	for _, f := range existing {
-		if ok, reason := Contradicts(text, f.Text); ok {
-			out = append(out, Finding{ExistingID: f.ID, ExistingText: f.Text, Reason: reason})
+		olds := sentences(f.Text)
+	compare:
+		for _, n := range news {
+			for _, o := range olds {
+				if ok, reason := Contradicts(n, o); ok {
+					out = append(out, Finding{ExistingID: f.ID, ExistingText: f.Text, Reason: reason})
+					break compare
+				}
+			}
 		}
 	}
 	return out
+}
+
+// Kinds lists the kinds of claims the grammar reads in a sentence (place,
+// role, date, amount, obligation, status): the rules extractor keeps a
+// sentence that states one.
+func Kinds(sentence string) []string {
+	if len(sentence) > maxSentenceBytes {
+		sentence = strings.ToValidUTF8(sentence[:maxSentenceBytes], "")
+	}
+	var out []string
+	for _, c := range parse(sentence).claims {
+		out = append(out, c.kind)
+	}
+	return out
+}
+
+// Bounds of Detect's work per fact.
+const (
+	maxSentences     = 8
+	maxSentenceBytes = 600
+)
+
+// sentences splits text at line breaks and at ". ", "! ", "? " after a word
+// of more than two letters (not after "z.B." or "15."), bounded.
+func sentences(text string) []string {
+	var out []string
+	add := func(s string) {
+		s = strings.TrimSpace(s)
+		if len(s) > maxSentenceBytes {
+			s = strings.ToValidUTF8(s[:maxSentenceBytes], "")
+		}
+		if s != "" && len(out) < maxSentences {
+			out = append(out, s)
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		start := 0
+		for i := 0; i+1 < len(line) && len(out) < maxSentences; i++ {
+			c := line[i]
+			if (c == '.' || c == '!' || c == '?') && line[i+1] == ' ' && wordBefore(line[start:i]) > 2 && !abbreviation(line[start:i]) {
+				add(line[start : i+1])
+				start = i + 1
+			}
+		}
+		add(line[start:])
+	}
+	return out
+}
+
+// abbreviation reports whether s ends in an abbreviation that takes a dot ("Mio.", "bzw.", "Inc.").
+func abbreviation(s string) bool {
+	i := strings.LastIndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
+	switch strings.ToLower(s[i+1:]) {
+	case "mio", "mrd", "tsd", "bzw", "ggf", "inkl", "zzgl", "evtl", "usw", "etc", "inc", "ltd", "corp", "mrs", "str", "tel", "vgl", "prof", "dez", "okt", "nov", "sept", "jan", "feb", "apr", "aug":
+		return true
+	}
+	return false
+}
+
+// wordBefore is the length in letters of the word s ends with (0 if it ends in a digit).
+func wordBefore(s string) int {
+	n := 0
+	for _, r := range slices.Backward([]rune(s)) {
+		if !unicode.IsLetter(r) {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 // Contradicts reports whether a and b contradict each other, and why.
@@ -59,30 +139,116 @@ func Contradicts(a, b string) (bool, string) {
 	if slices.Equal(ta.words, tb.words) && slices.Equal(ta.numbers, tb.numbers) && slices.Equal(ta.dates, tb.dates) && ta.negated == tb.negated {
 		return false, "" // the same statement
 	}
-	overlap := overlapOf(ta.words, tb.words)
-	if len(ta.numbers) > 0 && len(tb.numbers) > 0 && !slices.Equal(ta.numbers, tb.numbers) && overlap >= minOverlap {
-		return true, fmt.Sprintf("different number for the same statement: %s vs %s",
-			strings.Join(ta.numbers, ", "), strings.Join(tb.numbers, ", "))
+	pa, pb := parse(a), parse(b)
+	sa, sb := pa.subject(), pb.subject()
+	switch {
+	case len(sa) == 0 && len(sb) == 0:
+		// All cue and value ("Das Budget beträgt 50.000 Euro"): the same cues, the same subject.
+		if overlapOf(ta.words, tb.words) < minOverlap {
+			return false, ""
+		}
+	case !sameSubject(sa, sb):
+		return false, ""
 	}
-	if len(ta.dates) > 0 && len(tb.dates) > 0 && !slices.Equal(ta.dates, tb.dates) && overlap >= minOverlap {
-		return true, fmt.Sprintf("different date for the same statement: %s vs %s",
-			strings.Join(ta.dates, ", "), strings.Join(tb.dates, ", "))
+	negA, negB := pa.negs%2 == 1, pb.negs%2 == 1
+	for _, kind := range []string{KindObligation, KindStatus, KindRole, KindPlace, KindDate, KindAmount} {
+		ca, okA := pa.claim(kind)
+		cb, okB := pb.claim(kind)
+		if !okA || !okB {
+			continue
+		}
+		if kind != KindObligation && (negA || negB) {
+			continue // "not in Leeds" and "in Manchester" agree; a negation is compared below
+		}
+		if clash(kind, ca, cb, pa.also || pb.also, pa.delta || pb.delta) {
+			return true, reason(kind, ca, cb)
+		}
 	}
-	if ta.negated != tb.negated && overlap >= minNegationOverlap {
+	if negA != negB && overlapOf(ta.words, tb.words) >= minNegationOverlap {
 		return true, "negation of the same statement"
 	}
 	qualified := !slices.Equal(ta.numbers, tb.numbers) || !slices.Equal(ta.dates, tb.dates) // "seit 2020" qualifies, not contradicts
-	if ta.attr != "" && ta.attr == tb.attr && ta.verb == tb.verb && len(ta.value) > 0 && len(tb.value) > 0 &&
+	if len(pa.claims) == 0 && len(pb.claims) == 0 && ta.attr != "" && ta.attr == tb.attr && ta.verb == tb.verb && len(ta.value) > 0 && len(tb.value) > 0 &&
 		ta.negated == tb.negated && !qualified && overlapOf(ta.value, tb.value) <= maxValueOverlap {
 		return true, fmt.Sprintf("same attribute (%s %s) with another value", ta.attr, ta.verb)
 	}
-	// One holder per role: "X leitet Apollo" and "Y leitet Apollo".
-	if slices.Contains(roleVerbs, ta.verb) && ta.verb == tb.verb && len(ta.value) > 0 && slices.Equal(ta.value, tb.value) &&
-		ta.attr != "" && tb.attr != "" && ta.negated == tb.negated && !qualified &&
-		overlapOf(strings.Fields(ta.attr), strings.Fields(tb.attr)) <= maxValueOverlap {
-		return true, fmt.Sprintf("another holder of the same role (%s %s)", ta.verb, strings.Join(ta.value, " "))
-	}
 	return false, ""
+}
+
+// reason says what differs, in the words the reports have always used
+// ("different number", "different date") and the kind's values.
+func reason(kind string, a, b claim) string {
+	values := func(c claim) string {
+		vs := make([]string, len(c.values))
+		for i, v := range c.values {
+			switch kind {
+			case KindDate:
+				vs[i] = readableDate(v)
+			case KindRole:
+				vs[i] = strings.Trim(strings.ReplaceAll(v, "+", " "), " ")
+			default:
+				vs[i] = v
+			}
+		}
+		return strings.Join(vs, ", ")
+	}
+	var what string
+	switch kind {
+	case KindDate:
+		what = "different date (" + a.attr + ")"
+	case KindAmount:
+		unit, _, _ := strings.Cut(a.attr, "/")
+		what = "different number (" + unit + ")"
+	case KindPlace:
+		what = "another place"
+	case KindRole:
+		what = "another holder of the role (" + a.attr + ")"
+	case KindObligation:
+		what = "required or not"
+	case KindStatus:
+		what = "another status"
+	}
+	return fmt.Sprintf("%s: %s vs %s", what, values(a), values(b))
+}
+
+// readableDate writes a date value as YYYY-MM-DD, MM-DD, "day DD" or YYYY.
+func readableDate(v string) string {
+	md, y, _ := strings.Cut(v, "@")
+	switch {
+	case strings.HasPrefix(md, "d"):
+		md = "day " + md[1:]
+	case md == "":
+		return y
+	}
+	if y != "" {
+		return y + "-" + md
+	}
+	return md
+}
+
+// clash compares two claims of one kind with the kind's comparator. also
+// (a value added: "auch", "also") and delta (a change: "um 5.000 erhöht")
+// say a sentence does not replace the value.
+func clash(kind string, a, b claim, also, delta bool) bool {
+	switch kind {
+	case KindObligation:
+		return a.values[0] != b.values[0]
+	case KindStatus:
+		return statusClash(a.values[0], b.values[0])
+	case KindRole:
+		return !also && a.attr == b.attr && disjoint(a.values, b.values, samePerson)
+	case KindPlace:
+		return !also && disjoint(a.values, b.values, samePlace)
+	case KindDate:
+		if also {
+			return false
+		}
+		comparable := a.attr == b.attr || (a.attr == "moved" || b.attr == "moved") && a.attr != "since" && b.attr != "since"
+		return comparable && disjoint(a.values, b.values, sameDate)
+	case KindAmount:
+		return !delta && a.attr == b.attr && disjoint(a.values, b.values, equal)
+	}
+	return false
 }
 
 type analysis struct {

@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/conflict"
+	"github.com/knowmind/knowmind/names"
 )
 
 // Rules is the offline extractor. It is a heuristic and says so: it splits
@@ -24,8 +26,10 @@ import (
 // number, a date or a decision, scored by these features:
 //
 //	base 0.35, entity +0.20 (a tenant's known entity +0.10 more), number +0.15,
-//	date +0.15, decision or commitment +0.25, hedge ("vielleicht", "maybe") −0.25,
-//	more than 40 words −0.10; at most 0.95.
+//	date +0.15, decision or commitment +0.25, a claim the conflict grammar reads
+//	(where something is, who holds a role, whether it is required, its status) +0.15
+//	when no number, date or decision is there,
+//	hedge ("vielleicht", "maybe") −0.25, more than 40 words −0.10; at most 0.95.
 //
 // So a fact needs three signals to reach the default store threshold 0.85.
 type Rules struct{}
@@ -38,6 +42,7 @@ const (
 	rulesNumber    = 0.15
 	rulesDate      = 0.15
 	rulesDecision  = 0.25
+	rulesClaim     = 0.15
 	rulesHedge     = -0.25
 	rulesLong      = -0.10
 	rulesMax       = 0.95
@@ -215,9 +220,12 @@ var (
 var (
 	emailRE   = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}`)
 	companyRE = regexp.MustCompile(`(?:\p{Lu}[\p{L}\d&.\-]*\s+){0,3}\p{Lu}[\p{L}\d&.\-]*\s+(?:GmbH(?:\s*&\s*Co\.?\s*KG)?|AG|SE|KG|UG|OHG|e\.\s?V\.|Inc\.?|Ltd\.?|LLC|Corp\.?|PLC)(?:\s|$|[,.;:)])`)
-	nameRE    = regexp.MustCompile(`\p{Lu}[\p{Ll}\-']+(?:\s+\p{Lu}[\p{Ll}\-']+)+`)
-	numberRE  = regexp.MustCompile(`\d`)
-	dateREs   = []*regexp.Regexp{
+	// projectRE: "Projekt Apollo", "project Titan", "the Phoenix project", "das Relaunch-Projekt".
+	projectRE = regexp.MustCompile(`(?:\b[Pp]ro(?:jekt|ject)\s+(\p{Lu}[\p{L}\d\-]+)|(\p{Lu}[\p{L}\d]+)(?:\s+project\b|-[Pp]rojekt\b))`)
+	// institutionRE: organisations named by their kind, without a legal form.
+	institutionRE = regexp.MustCompile(`\b((?:Sparkasse|Volksbank|Raiffeisenbank|Stadtwerke|Deutsche|Universität|Hochschule|University of|Firma|Fa\.)\s+\p{Lu}[\p{L}\-]+)`)
+	numberRE      = regexp.MustCompile(`\d`)
+	dateREs       = []*regexp.Regexp{
 		regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b`),
 		regexp.MustCompile(`\b\d{1,2}\.\d{1,2}\.(?:\d{2,4})?`),
 		regexp.MustCompile(`(?i)\b\d{1,2}\.?\s*(?:januar|februar|märz|maerz|april|mai|juni|juli|august|september|oktober|november|dezember|january|february|march|may|june|july|october|december)\b`),
@@ -279,7 +287,14 @@ func (Rules) candidate(s Sentence, req knowmind.ExtractRequest) (knowmind.Candid
 	hasNumber := numberRE.MatchString(dateless)
 	hasDecision := containsWord(lower, decisionWords)
 	hedged := containsWord(lower, hedgeWords)
-	if len(ents) == 0 && !hasNumber && !hasDate && !hasDecision {
+	// A claim of a kind that numbers and dates do not already signal.
+	hasClaim := false
+	for _, k := range conflict.Kinds(text) {
+		if k != conflict.KindDate && k != conflict.KindAmount {
+			hasClaim = true
+		}
+	}
+	if len(ents) == 0 && !hasNumber && !hasDate && !hasDecision && !hasClaim {
 		return knowmind.Candidate{}, false // a declarative with nothing to hold on to
 	}
 	if len(words) < 3 {
@@ -297,6 +312,7 @@ func (Rules) candidate(s Sentence, req knowmind.ExtractRequest) (knowmind.Candid
 	add(hasNumber, rulesNumber, "number")
 	add(hasDate, rulesDate, "date")
 	add(hasDecision, rulesDecision, "decision")
+	add(hasClaim && !hasNumber && !hasDate && !hasDecision, rulesClaim, "claim") // a signal where no other is
 	add(hedged, rulesHedge, "hedge")
 	add(len(words) > rulesLongWords, rulesLong, "long")
 	c.Confidence = min(rulesMax, max(0, float64(int(conf*100+0.5))/100))
@@ -370,23 +386,70 @@ func Entities(text string, knownEntities []knowmind.Entity, types []string) (out
 		}
 		pattern("organisation", strings.Join(words, " "))
 	}
+	for _, m := range institutionRE.FindAllStringSubmatch(text, -1) {
+		pattern("organisation", m[1])
+	}
 	for _, m := range emailRE.FindAllString(text, -1) {
 		pattern("person", m)
 	}
-	for _, m := range nameRE.FindAllString(text, -1) {
-		words := strings.Fields(m)
-		for len(words) > 0 && nameStop[strings.ToLower(words[0])] {
-			words = words[1:]
+	for _, m := range projectRE.FindAllStringSubmatch(text, -1) {
+		name := m[1] + m[2]
+		if !nameStop[strings.ToLower(name)] {
+			pattern("project", name)
 		}
-		for len(words) > 0 && nameStop[strings.ToLower(words[len(words)-1])] {
-			words = words[:len(words)-1]
+	}
+	toks := capitalised(text)
+	for i := 0; i < len(toks); i++ {
+		w := toks[i]
+		next := ""
+		if i+1 < len(toks) && toks[i+1].adjacent {
+			next = toks[i+1].word
 		}
-		if len(words) < 2 || len(words) > 4 {
-			continue
+		switch {
+		case names.Honorific(w.word) && next != "":
+			pattern("person", next)
+			i++
+		case names.Given(w.word):
+			if next != "" && !names.LegalForm(next) && !names.Place(next) && !names.Given(next) && !nameStop[strings.ToLower(next)] {
+				pattern("person", w.word+" "+next)
+				i++
+				continue
+			}
+			pattern("person", w.word)
+		case names.Place(w.word):
+			pattern("place", w.word)
 		}
-		pattern("person", strings.Join(words, " "))
 	}
 	return out, known
+}
+
+// capWord is a capitalised word of a text; adjacent says only a blank separates it from the one before.
+type capWord struct {
+	word     string
+	adjacent bool
+}
+
+// capitalised lists the capitalised words of text in order (a trailing dot
+// of "Dr." or "Mr." dropped).
+func capitalised(text string) []capWord {
+	var out []capWord
+	prevEnd := -2
+	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' }) {
+		w := strings.TrimRight(f, ".,;:!?)\"'")
+		w = strings.TrimLeft(w, "(\"'")
+		w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")
+		r, _ := utf8.DecodeRuneInString(w)
+		if w == "" || !unicode.IsUpper(r) {
+			prevEnd = -2
+			continue
+		}
+		out = append(out, capWord{word: w, adjacent: prevEnd == len(out)-1 && prevEnd >= 0})
+		prevEnd = len(out) - 1
+		if w != strings.TrimRight(f, "\"')") && !names.Honorific(w) { // "Müller," ends a name
+			prevEnd = -2
+		}
+	}
+	return out
 }
 
 func hasPrefixAny(s string, prefixes []string) bool {

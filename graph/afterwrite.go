@@ -11,8 +11,8 @@ import (
 // upload_document, update_fact, capture, an accepted or edited draft, a note
 // created, edited, renamed or moved, an import batch. It updates the
 // in-memory indexes (text statistics, vectors: indexed), checks the entries
-// stored with candidate entities for conflicts with the current facts about
-// them, and matches the tenant's open event goals (recorded on each goal).
+// that ask for it (store_memory's) for conflicts with the current facts
+// (entities.go, storedConflicts), and matches the tenant's open event goals (recorded on each goal).
 // A write path that makes a fact current without it would leave goals
 // unfired and the indexes behind, so nothing else calls indexed.
 // Goal matching and the conflict check are best effort: the write stands,
@@ -25,7 +25,7 @@ func (t *Tenant) afterWrite(ctx context.Context, es ...*entry) afterWriteResult 
 			continue
 		}
 		t.indexed(e)
-		if len(e.candidates) > 0 {
+		if e.checkConflicts {
 			_, conflicts := t.storedConflicts(ctx, e, e.candidates)
 			res.conflicts = append(res.conflicts, conflicts...)
 		}

@@ -125,7 +125,7 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 		return res, nil
 	}
 
-	// Conflicts with current memories about the same entities.
+	// Conflicts with current memories about the same entities and the nearest by meaning (conflicts.go).
 	var keys []string
 	for k := range seenEnt {
 		keys = append(keys, k)
@@ -135,19 +135,13 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 		return res, err
 	}
 	for _, f := range facts {
-		var existing []conflict.Fact
-		uidOf := map[string]string{}
-		for _, k := range f.keys {
-			for _, m := range current[k] {
-				if _, dup := uidOf[m.ID]; !dup {
-					uidOf[m.ID] = m.UID
-					existing = append(existing, conflict.Fact{ID: m.ID, Text: m.Content})
-				}
-			}
+		found, err := t.FindConflicts(ctx, f.cand.Text, f.keys, current, "")
+		if err != nil {
+			return res, err
 		}
-		for _, finding := range conflict.Detect(f.cand.Text, existing) {
-			f.conflicts = append(f.conflicts, finding)
-			f.conflictUIDs = append(f.conflictUIDs, uidOf[finding.ExistingID])
+		for _, c := range found {
+			f.conflicts = append(f.conflicts, c.Finding)
+			f.conflictUIDs = append(f.conflictUIDs, c.UID)
 		}
 	}
 

@@ -14,7 +14,6 @@ import (
 	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/conflict"
 )
 
 // Entities are nodes keyed by type and slug (Entity.key = "<type>/<id>");
@@ -295,10 +294,10 @@ func (t *Tenant) attachEntityUIDs(ctx context.Context, e *entry, ents []knowmind
 }
 
 // storedConflicts compares a memory just stored with the current memories
-// about its entities and links each contradiction. A failed lookup is
-// logged: the memory is stored either way.
+// about its entities and the nearest by meaning (conflicts.go), and links
+// each contradiction. A failed lookup is logged: the memory is stored either way.
 func (t *Tenant) storedConflicts(ctx context.Context, e *entry, ents []knowmind.CandidateEntity) ([]knowmind.EntityRef, []knowmind.Conflict) {
-	refs := make([]knowmind.EntityRef, 0, len(ents))
+	var refs []knowmind.EntityRef
 	keys := make([]string, 0, len(ents))
 	for _, en := range ents {
 		refs = append(refs, knowmind.EntityRef{Type: en.Type, ID: en.ID})
@@ -309,18 +308,13 @@ func (t *Tenant) storedConflicts(ctx context.Context, e *entry, ents []knowmind.
 		t.c.log.Warn("store memory: conflict lookup failed", "tenant", t.Name, "id", e.id, "err", err)
 		return refs, nil
 	}
-	var existing []conflict.Fact
-	seen := map[string]bool{e.id: true}
-	for _, k := range keys {
-		for _, m := range current[k] {
-			if !seen[m.ID] {
-				seen[m.ID] = true
-				existing = append(existing, conflict.Fact{ID: m.ID, Text: m.Content})
-			}
-		}
+	found, err := t.FindConflicts(ctx, e.content, keys, current, e.id)
+	if err != nil {
+		t.c.log.Warn("store memory: conflict lookup failed", "tenant", t.Name, "id", e.id, "err", err)
+		return refs, nil
 	}
 	var out []knowmind.Conflict
-	for _, f := range conflict.Detect(e.content, existing) {
+	for _, f := range found {
 		out = append(out, knowmind.Conflict{NewID: e.id, NewStatus: knowmind.RouteStored, ExistingID: f.ExistingID,
 			ExistingText: f.ExistingText, Reason: f.Reason})
 		t.linkContradiction(ctx, e.id, f.ExistingID, f.Reason)

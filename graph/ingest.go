@@ -53,9 +53,10 @@ type entry struct {
 	chunkUIDs    []uint64 // per chunk, once committed (0: not known)
 	entityUIDs   []string // Memory.entities (memory engine)
 	entityRefs   []knowmind.EntityRef
-	// candidates are the entities a store named: afterWrite checks the
-	// current facts about them for conflicts.
-	candidates []knowmind.CandidateEntity
+	// checkConflicts: afterWrite compares the entry with the current facts
+	// about candidates (the entities a store named) and the nearest by meaning.
+	checkConflicts bool
+	candidates     []knowmind.CandidateEntity
 }
 
 // committed records the chunk uids Dgraph assigned to the blank nodes of e.node(blank, ...),

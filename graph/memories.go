@@ -118,13 +118,11 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 	for _, en := range ents {
 		e.entityRefs = append(e.entityRefs, knowmind.EntityRef{Type: en.Type, ID: en.ID})
 	}
-	e.candidates = ents
+	e.candidates, e.checkConflicts = ents, true
 	aw := t.afterWrite(ctx, e)
 	res := knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusIndexed,
 		ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider(), PMMatches: aw.pmMatches()}
-	if len(ents) > 0 {
-		res.Entities, res.Conflicts = e.entityRefs, aw.conflicts
-	}
+	res.Entities, res.Conflicts = e.entityRefs, aw.conflicts
 	return res, nil
 }
 

@@ -2,16 +2,24 @@ package handlers
 
 import (
 	"context"
+	"strings"
 
 	"github.com/knowmind/knowmind"
 )
 
-// LinkParams are knowmind_link's parameters.
+// LinkParams are knowmind_link's parameters. Seed 001's memory_link spells
+// them source_id, target_id and relation_type (lower case: caused_by,
+// contradicts, relates_to); those names are accepted as aliases, the
+// relation_type in any case. rel_type stays UPPER_SNAKE_CASE (its schema's enum).
 type LinkParams struct {
-	FromID  string `json:"from_id" jsonschema:"memory id of the source node" validate:"required,notblank,max=200"`
-	ToID    string `json:"to_id,omitempty" jsonschema:"memory id of the target node (or give to_title)" validate:"omitempty,notblank,max=200"`
+	FromID  string `json:"from_id,omitempty" jsonschema:"memory id of the source node (required; seed 001's source_id is accepted instead)" validate:"omitempty,notblank,max=200"`
+	ToID    string `json:"to_id,omitempty" jsonschema:"memory id of the target node (or give to_title; seed 001's target_id is accepted instead)" validate:"omitempty,notblank,max=200"`
 	ToTitle string `json:"to_title,omitempty" jsonschema:"instead of to_id when from_id is a note: the title of a note of its project; a forward reference, linked when a note of that title is created, if none has it yet" validate:"omitempty,notblank,max=500"`
-	RelType string `json:"rel_type" jsonschema:"edge type in UPPER_SNAKE_CASE, e.g. OWNS, FOR_CLIENT, REFERENCES (not SUPERSEDES: knowmind_update_fact writes history)" validate:"required,notblank,max=64"`
+	RelType string `json:"rel_type,omitempty" jsonschema:"edge type in UPPER_SNAKE_CASE (required), e.g. OWNS, FOR_CLIENT, REFERENCES (not SUPERSEDES: knowmind_update_fact writes history); seed 001's relation_type is accepted instead" validate:"omitempty,notblank,max=64"`
+	// Seed 001's names for from_id, to_id and rel_type.
+	SourceID     string `json:"source_id,omitempty" jsonschema:"alias of from_id (seed 001)" validate:"omitempty,notblank,max=200"`
+	TargetID     string `json:"target_id,omitempty" jsonschema:"alias of to_id (seed 001)" validate:"omitempty,notblank,max=200"`
+	RelationType string `json:"relation_type,omitempty" jsonschema:"alias of rel_type (seed 001), any case, e.g. caused_by, contradicts, relates_to" validate:"omitempty,notblank,max=64"`
 	// Seed 001 (memory_link): how sure the linker is and why, recorded on the edge.
 	Confidence *float64      `json:"confidence,omitempty" jsonschema:"how sure the link is, 0 to 1 (default 1)" validate:"omitnil,min=0,max=1"`
 	Metadata   *LinkMetadata `json:"metadata,omitempty" jsonschema:"optional reason for the link"`
@@ -30,6 +38,9 @@ type LinkResult = knowmind.LinkResult
 // tenant; with to_title (the seed's toTitle) the target is a note named by title. The rel_type format, the shapes and the ids are checked by the
 // graph (-32602, 400 "SHACL constraint violated", 404).
 func (s *service) link(ctx context.Context, p LinkParams) (LinkResult, error) {
+	if err := p.resolveAliases(); err != nil {
+		return LinkResult{}, err
+	}
 	t, err := s.tenant(ctx)
 	if err != nil {
 		return LinkResult{}, err
@@ -51,4 +62,32 @@ func (s *service) link(ctx context.Context, p LinkParams) (LinkResult, error) {
 		meta.Reason = p.Metadata.Reason
 	}
 	return t.LinkWith(ctx, p.FromID, p.ToID, p.RelType, meta)
+}
+
+// resolveAliases folds seed 001's names into knowmind's: one of each pair is
+// required, both only if they agree; relation_type is upper-cased.
+func (p *LinkParams) resolveAliases() error {
+	p.RelationType = strings.ToUpper(strings.TrimSpace(p.RelationType))
+	for _, a := range []struct {
+		name, alias string
+		value       *string
+		aliasValue  string
+		required    bool
+	}{
+		{"from_id", "source_id", &p.FromID, p.SourceID, true},
+		{"to_id", "target_id", &p.ToID, p.TargetID, false},
+		{"rel_type", "relation_type", &p.RelType, p.RelationType, true},
+	} {
+		switch {
+		case *a.value != "" && a.aliasValue != "" && *a.value != a.aliasValue:
+			return knowmind.InvalidParam(a.alias, "%s is seed 001's name for %s: give one of them", a.alias, a.name)
+		case *a.value == "":
+			*a.value = a.aliasValue
+		}
+		if a.required && *a.value == "" {
+			return knowmind.InvalidParam(a.name, "%s is required (seed 001's %s is accepted instead)", a.name, a.alias)
+		}
+	}
+	p.SourceID, p.TargetID, p.RelationType = "", "", ""
+	return nil
 }

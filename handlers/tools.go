@@ -446,18 +446,36 @@ func classTags(classes []string) string {
 }
 
 // checkRelType refuses a malformed rel_type (-32602) or one the shapes do not
-// define (400, data.allowed listing every type) before the call.
+// define (400, data.allowed listing every type) before the call. Without
+// rel_type it reads seed 001's relation_type, in any case (the seed writes
+// caused_by, contradicts, relates_to); a missing one is left to the
+// parameter check, which names it.
 func checkRelType(set *shapes.Set, args json.RawMessage) error {
 	var p struct {
-		RelType string `json:"rel_type"`
+		RelType      any `json:"rel_type"`
+		RelationType any `json:"relation_type"`
 	}
 	if err := json.Unmarshal(args, &p); err != nil {
-		return knowmind.InvalidParam(relTypeParam, "rel_type must be a string")
+		return knowmind.InvalidParam("arguments", "arguments must be a JSON object")
 	}
-	if _, ok := set.Relation(p.RelType); ok {
+	v, name := p.RelType, relTypeParam
+	if v == nil {
+		v, name = p.RelationType, "relation_type"
+	}
+	if v == nil {
 		return nil
 	}
-	return set.Check(p.RelType, nil, nil, 0)
+	rt, ok := v.(string)
+	if !ok {
+		return knowmind.InvalidParam(name, "%s must be a string", name)
+	}
+	if name != relTypeParam {
+		rt = strings.ToUpper(strings.TrimSpace(rt))
+	}
+	if _, ok := set.Relation(rt); ok {
+		return nil
+	}
+	return set.Check(rt, nil, nil, 0)
 }
 
 // callInfo is what a tool call knows about its caller.
