@@ -72,8 +72,8 @@ var otherStatuses = `["` + knowmind.StatusPending + `", "` + knowmind.StatusFail
 //	VX      the exact top-N chunks by the service's own scan of the vectors (vecindex.go),
 //	        given by uid. Normally (recallPlan.served) the service has scored them itself
 //	        and VX is the whole vector step: no VH, no VC, no pools, no vector read — the
-//	        request starts from a few dozen uids. Only search.Plan.DgraphVectorScores keeps
-//	        the plan before: VH at a small ef as a safety net and VC re-scoring in Dgraph
+//	        request starts from a few dozen uids. search.Plan.DgraphVectorScores (a benchmark
+//	        comparison) adds VH at a small ef as a safety net and VC re-scoring in Dgraph
 //	PD, PE  a wider full-text pool per language (same rarest-first words, bigger budget),
 //	        only without VX: they catch true neighbours HNSW missed
 //	VC      vector candidates: VH, VX, the text candidates and the pools, each re-scored exactly

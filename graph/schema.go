@@ -15,19 +15,12 @@ import (
 	"github.com/knowmind/knowmind/schema"
 )
 
-// ApplyTenantSchema applies the tenant schema plus one uid predicate per
-// relation type, then records the schema version in the namespace's Meta
-// node, and returns the version recorded before. It runs on every open and
-// alters only when the schema differs from the one recorded (applySchema);
-// adding a relation to a shape file and restarting adds its predicate and
-// changes nothing else.
-func ApplyTenantSchema(ctx context.Context, dg *dgo.Dgraph, relations []string) (before int, err error) {
-	before, _, err = applyTenantSchema(ctx, dg, relations)
-	return before, err
-}
-
-// applyTenantSchema is ApplyTenantSchema that also returns Meta.vector_index as it stands after
-// it ran (Client.Tenant looks after a build with it, indexbuild.go).
+// applyTenantSchema applies the tenant schema plus one uid predicate per relation type, then
+// records the schema version in the namespace's Meta node, and returns the version recorded
+// before and Meta.vector_index as it stands after it ran (Client.Tenant looks after a build with
+// it, indexbuild.go). It runs on every open and alters only when the schema differs from the
+// one recorded (applySchema); adding a relation to a shape file and restarting adds its
+// predicate and changes nothing else.
 func applyTenantSchema(ctx context.Context, dg *dgo.Dgraph, relations []string) (before int, vectorIndex string, err error) {
 	var b strings.Builder
 	b.WriteString(schema.Tenant)

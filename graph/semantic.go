@@ -36,7 +36,7 @@ var semRebuildEvery = 30 * time.Second
 
 var semRebuildShare time.Duration = 10
 
-// semOptions bound the model: 2048 terms of 64 dimensions (docs/recall.md, fifth session).
+// semOptions bound the model: 2048 terms of 64 dimensions (docs/recall.md).
 var semOptions = semvec.Options{Vocab: 2048, Dims: 64, MinDF: 1, ContextWeight: 0.5}
 
 // A chunk's context in the model (semvec.Doc.Near) are the chunks of the memories its memory is

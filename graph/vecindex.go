@@ -14,12 +14,12 @@ import (
 // Why: Dgraph v25.2.0's HNSW loses true neighbours as a tenant grows, and ef is its only
 // query-time knob; the exact scan inside Dgraph (has(Chunk.embedding) + math) is exact but slow
 // (docs/recall.md has both measured). A scan of float32 vectors held here (rank.Blocks) is cheap,
-// so recall asks Dgraph for the exact top chunks
-// by uid (recallQuery's VX) next to HNSW's, and re-scores both there as before: the scores recall
-// reports always come from the stored vectors in Dgraph; what this set decides is only which
-// chunks are candidates. A stale or missing vector here can therefore cost a candidate, never
-// report a wrong score — and HNSW's candidates stay in the same request as a safety net for
-// chunks this process has not seen yet (another replica's writes before the next sync).
+// so recall takes the exact top chunks and their cosines from this set and asks Dgraph only to
+// map them, by uid, to their eligible memories (recallQuery's VX). The vectors held are the
+// stored ones (the same scan, hooks and syncs as the text index), so the scores are those
+// Dgraph would compute; a chunk this process has not seen yet (another replica's write before
+// the next sync) is not a vector candidate until then. Without the set (Config.NoExactVectors,
+// or nothing held yet) Dgraph's HNSW and the full-text pools propose the candidates.
 //
 // The set lives and dies with the tenant's BM25 statistics (textIndex): the same scan loads it,
 // the same ingest hooks and replica syncs keep it current (a chunk's vector travels with its

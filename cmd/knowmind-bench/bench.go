@@ -445,7 +445,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) title weight 0.5", ranker(2, ablation{NoRerank: true, TitleWeight: 0.5})},
 		{"text+vector+graph (hops=2) title weight 1", ranker(2, ablation{NoRerank: true, TitleWeight: 1})},
 		{"text+vector+graph (hops=2) title factor on direct hits only", ranker(2, ablation{NoRerank: true, NoTitleNeighbours: true})},
-		{"text+vector+graph (hops=2) Dgraph's full-text step (the plan before the service's text index)", ranker(2, ablation{NoRerank: true, DgraphText: true})},
+		{"text+vector+graph (hops=2) Dgraph's full-text step instead of the service's text index", ranker(2, ablation{NoRerank: true, DgraphText: true})},
 		{"text+vector+graph (hops=2) without the PPMI+SVD model (no pool, no concept signal)", ranker(2, ablation{NoRerank: true, SemanticPool: -1, ConceptWeight: -1})},
 		{"text+vector+graph (hops=2) without the concept signal (semantic pool only)", ranker(2, ablation{NoRerank: true, ConceptWeight: -1})},
 		{"text+vector+graph (hops=2) without the semantic pool (concept signal only)", ranker(2, ablation{NoRerank: true, SemanticPool: -1})},
@@ -628,6 +628,12 @@ func setSessionTimes(ctx context.Context, ten *benchTenant, c *locomo.Conversati
 		}
 		when[t.DiaID] = d
 	}
+	return setValidFrom(ctx, ten, when)
+}
+
+// setValidFrom sets the time (Memory.valid_from) of each memory whose source is a key of when;
+// memories already at their time are left alone.
+func setValidFrom(ctx context.Context, ten *benchTenant, when map[string]time.Time) error {
 	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Memory.status, "indexed")) { uid Memory.source Memory.valid_from } }`)
 	if err != nil {
 		return err

@@ -773,13 +773,13 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 	variants := []speedVariant{
 		{"vector only, hops 0", knowmind.RecallQuery{K: k}, ablation{NoText: true}, false},
 		{"text only, hops 0", knowmind.RecallQuery{K: k}, ablation{NoVector: true}, false},
-		{"text only, hops 0, Dgraph's anyoftext (the plan before)", knowmind.RecallQuery{K: k}, ablation{NoVector: true, DgraphText: true}, false},
+		{"text only, hops 0, Dgraph's anyoftext", knowmind.RecallQuery{K: k}, ablation{NoVector: true, DgraphText: true}, false},
 		{"vector only, hops 0, without the exact search (HNSW ef 2000)", knowmind.RecallQuery{K: k}, ablation{NoText: true, NoExactVectors: true}, true},
 		{"text+vector, hops 0", knowmind.RecallQuery{K: k}, ablation{}, false},
 		{"text+vector, hops 1", knowmind.RecallQuery{K: k, Hops: 1}, ablation{}, false},
 		{fmt.Sprintf("text+vector, hops %d (the tools' default plan)", hops), knowmind.RecallQuery{K: k, Hops: hops}, ablation{}, false},
 		{fmt.Sprintf("text+vector, hops %d, without the PPMI+SVD model (no semantic pool, no concept signal)", hops), knowmind.RecallQuery{K: k, Hops: hops}, ablation{SemanticPool: -1, ConceptWeight: -1}, false},
-		{fmt.Sprintf("text+vector, hops %d, Dgraph's anyoftext (the plan before)", hops), knowmind.RecallQuery{K: k, Hops: hops}, ablation{DgraphText: true}, false},
+		{fmt.Sprintf("text+vector, hops %d, Dgraph's anyoftext", hops), knowmind.RecallQuery{K: k, Hops: hops}, ablation{DgraphText: true}, false},
 		{fmt.Sprintf("recall_at_time (now), hops %d", hops), knowmind.RecallQuery{K: k, Hops: hops, AsOf: &asOfNow}, ablation{}, false},
 		{"text+vector, hops 3", knowmind.RecallQuery{K: k, Hops: 3}, ablation{}, false},
 	}
