@@ -184,22 +184,28 @@ func TestJWTIssuerTenantsAndClaim(t *testing.T) {
 }
 
 // Issue 13: unauthenticated /readyz listed the alpha addresses and restart
-// state. Now it says only ready or not; an admin token sees the checks.
-func TestReadyzDetailsOnlyForAdmins(t *testing.T) {
+// state. Now it says only ready or not; the checks only for the operator,
+// who holds the metrics token (issue 34: an admin token belongs to a tenant,
+// and the alphas' addresses map the deployment every tenant shares).
+func TestReadyzDetailsOnlyForTheOperator(t *testing.T) {
+	const operator = "operator-metrics-token-0123456789"
 	srv := newTestServer(t, func(d *Deps) {
 		d.Ready = func(context.Context) (bool, map[string]string) {
 			return true, map[string]string{"alpha 10.0.0.7:9080": "ok"}
 		}
+		d.Metrics, d.MetricsToken = NewMetrics(nil), operator
 	})
 	tenant := dgraphtest.TenantName(t)
 	for name, tc := range map[string]struct {
 		token string
 		want  bool
 	}{
-		"no token":    {"", false},
-		"bad token":   {"kmt_" + strings.Repeat("x", 40), false},
-		"read token":  {newToken(t, tenant, knowmind.ScopeRead), false},
-		"admin token": {newToken(t, tenant, knowmind.ScopeAdmin), true},
+		"no token":             {"", false},
+		"bad token":            {"kmt_" + strings.Repeat("x", 40), false},
+		"read token":           {newToken(t, tenant, knowmind.ScopeRead), false},
+		"admin token":          {newToken(t, tenant, knowmind.ScopeAdmin), false},
+		"metrics token":        {operator, true},
+		"metrics token prefix": {operator[:len(operator)-1], false},
 	} {
 		r := do(t, http.MethodGet, srv.URL+"/readyz", tc.token, "")
 		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"status":"ready"`) {

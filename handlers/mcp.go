@@ -280,30 +280,6 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) knowmind.Princi
 	return p
 }
 
-// isAdmin reports whether r carries a valid token with the admin scope,
-// under the same failed-lookup budget as the MCP endpoint.
-func (e *endpoint) isAdmin(r *http.Request) bool {
-	if r.Header.Get("Authorization") == "" {
-		return false
-	}
-	client := clientAddr(r, e.trusted)
-	lookup := e.auth.costsLookup(r)
-	if lookup {
-		if blocked, _ := e.failures.exhausted(client, time.Now()); blocked {
-			return false
-		}
-	}
-	ti, err := e.auth.authenticate(r)
-	if err != nil {
-		if lookup && knowmind.ErrorCode(err) == knowmind.EUNAUTHORIZED {
-			e.failures.allow(client, time.Now())
-		}
-		return false
-	}
-	p, _ := ti.Extra[extraPrincipal].(knowmind.Principal)
-	return p.Has(knowmind.ScopeAdmin)
-}
-
 // unauthenticatedIDBytes bounds what is read of a request that failed
 // authentication, only to echo its id in the 401.
 const unauthenticatedIDBytes = 64 << 10

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"crypto/subtle"
 	"io"
 	"log/slog"
 	"net/http"
@@ -80,13 +81,14 @@ func NewRouter(d Deps) *gin.Engine {
 	r.Use(gin.Recovery())
 	// Liveness: the process is up and serving HTTP.
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
-	var e *endpoint
 	if d.Graph != nil {
-		e = mountMCP(r, d)
+		mountMCP(r, d)
 		mountUI(r)
 	}
 	// Readiness: the state for anyone (probes); which alpha is unreachable or
-	// restarting only for an admin token, since it maps the deployment.
+	// restarting only for the operator (the metrics token), since it maps the
+	// deployment: an admin token belongs to one tenant, not to whoever runs
+	// the service.
 	r.GET("/readyz", func(c *gin.Context) {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
 		defer cancel()
@@ -97,7 +99,7 @@ func NewRouter(d Deps) *gin.Engine {
 			status, state = http.StatusServiceUnavailable, "not_ready"
 		}
 		body := gin.H{"status": state}
-		if e != nil && e.isAdmin(c.Request) {
+		if isOperator(c.Request, d.MetricsToken) {
 			body["checks"] = detail
 		}
 		c.JSON(status, body)
@@ -106,6 +108,12 @@ func NewRouter(d Deps) *gin.Engine {
 		r.GET("/metrics", gin.WrapH(d.Metrics.ProtectedHandler(d.MetricsToken)))
 	}
 	return r
+}
+
+// isOperator reports whether r bears the operator's token (--metrics-token);
+// false when none is configured.
+func isOperator(r *http.Request, token string) bool {
+	return token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) == 1
 }
 
 // mountUI serves the graph explorer (package ui) at /ui. The page talks to

@@ -75,7 +75,7 @@ func runImport(ctx context.Context, args []string) error {
 	}})
 	fmt.Fprintln(os.Stderr)
 	switch {
-	case *vectorIndex == "drop" && b.cluster != nil:
+	case *vectorIndex == "drop" && b.managed() != nil:
 		// This command started the managed Dgraph and stops it on exit, which would end a
 		// background build midway — and Dgraph v25.2.0 may then lose it (docs/dgraph-notes.md,
 		// "Background index builds"). The index stays dropped: the next process opening the

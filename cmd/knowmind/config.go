@@ -68,6 +68,9 @@ type Config struct {
 	LLMModel         string        // its model name
 	LLMTimeout       time.Duration // per request
 
+	// DgraphPortOffsetSet: the offset was given (flag or environment); else the data dir's
+	// recorded offset wins over the default.
+	DgraphPortOffsetSet bool
 }
 
 func envOr(name, def string) string {
@@ -135,7 +138,7 @@ func (c *Config) register(fs *flag.FlagSet) (complete func() error) {
 	fs.StringVar(&c.DgraphUser, "dgraph-user", envOr("dgraph-user", "groot"), "guardian user of an external cluster (env KNOWMIND_DGRAPH_USER)")
 	fs.StringVar(&c.DgraphPassword, "dgraph-password", envOr("dgraph-password", ""), "guardian password of an external cluster (env KNOWMIND_DGRAPH_PASSWORD)")
 	fs.StringVar(&c.DgraphBin, "dgraph-bin", envOr("dgraph-bin", ""), "dgraph binary for the managed mode (env KNOWMIND_DGRAPH_BIN; default ./bin/dgraph)")
-	fs.IntVar(&c.DgraphPortOffset, "dgraph-port-offset", atoiOr(envOr("dgraph-port-offset", ""), 100), "port offset of the managed Dgraph (zero 5180/6180, alpha 7180/8180/9180 at 100)")
+	fs.IntVar(&c.DgraphPortOffset, "dgraph-port-offset", atoiOr(envOr("dgraph-port-offset", ""), 100), "port offset of the managed Dgraph (zero 5180/6180, alpha 7180/8180/9180 at 100); recorded in the data dir on its first start, which later commands read when the flag is left out (env KNOWMIND_DGRAPH_PORT_OFFSET)")
 	fs.IntVar(&c.DgraphCacheMB, "dgraph-cache-mb", atoiOr(envOr("dgraph-cache-mb", ""), 512), "cache bound of the managed alpha in MB")
 	fs.IntVar(&c.DgraphMemLimitMB, "dgraph-mem-limit-mb", atoiOr(envOr("dgraph-mem-limit-mb", ""), 0), "soft memory limit (GOMEMLIMIT) of the managed alpha in MB; 0 = none (docs/dgraph-notes.md measures it at 100k memories)")
 	fs.IntVar(&c.DgraphGOGC, "dgraph-gogc", atoiOr(envOr("dgraph-gogc", ""), 0), "GOGC of the managed alpha; 0 = Go's default (100). 50 lowered its peak at 100k memories from 2.7 to 2.3 GB at some recall latency (docs/dgraph-notes.md)")
@@ -187,6 +190,12 @@ func (c *Config) register(fs *flag.FlagSet) (complete func() error) {
 	fs.StringVar(&c.LLMModel, "llm-model", envOr("llm-model", ""), "model name for the llm extractor (env KNOWMIND_LLM_MODEL)")
 	fs.DurationVar(&c.LLMTimeout, "llm-timeout", 60*time.Second, "per-request timeout of the llm extractor")
 	return func() error {
+		_, c.DgraphPortOffsetSet = os.LookupEnv("KNOWMIND_DGRAPH_PORT_OFFSET")
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "dgraph-port-offset" {
+				c.DgraphPortOffsetSet = true
+			}
+		})
 		return c.complete(dgraph, dgraphHTTP, origins, oauthAudience, proxies, secretFile, passwordFile)
 	}
 }

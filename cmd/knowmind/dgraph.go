@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/knowmind/knowmind/embed"
@@ -27,19 +28,38 @@ import (
 // (nil when it uses an external or already running one). Close releases all of it.
 type backend struct {
 	client   *graph.Client
-	cluster  *localdgraph.Cluster
 	shapes   *shapes.Set
 	embedder embed.Embedder      // nil unless opening.embedder
 	reranker *embed.CrossEncoder // nil unless opening.reranker and --reranker-dir
+
+	mu      sync.Mutex
+	cluster *localdgraph.Cluster // the managed Dgraph this process runs; read through managed()
+	owner   *localdgraph.Owner   // the data dir's lock, held while this process runs its Dgraph
+	// stopTakeOver ends the wait to take the data dir's Dgraph over (takeOver).
+	stopTakeOver context.CancelFunc
+	takeOverDone chan struct{}
+}
+
+// managed is the managed Dgraph this process runs, nil when it uses an external one or one
+// another process runs.
+func (b *backend) managed() *localdgraph.Cluster {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cluster
 }
 
 func (b *backend) Close() {
+	if b.stopTakeOver != nil {
+		b.stopTakeOver()
+		<-b.takeOverDone
+	}
 	if b.client != nil {
 		b.client.Close()
 	}
-	if b.cluster != nil {
-		b.cluster.Stop()
+	if c := b.managed(); c != nil {
+		c.Stop()
 	}
+	b.owner.Release()
 	if b.reranker != nil {
 		b.reranker.Close()
 	}
@@ -65,6 +85,10 @@ type opening struct {
 	// noExactVectors: hold no copy of the vectors even with --exact-vectors (import: a running
 	// service loads them itself).
 	noExactVectors bool
+	// takeOver: when another process runs the data dir's managed Dgraph, use it, and start it
+	// here once that process ends (the long-running commands serve and stdio, which would
+	// otherwise be left without a Dgraph).
+	takeOver bool
 	// observeRPC is told of every Dgraph round trip (serve's metrics).
 	observeRPC func(method string, d time.Duration, err error)
 	// watchIndexBuilds: look after background builds of the vector index (graph.Config; the
@@ -143,21 +167,37 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 	if _, err := readOrCreateSecret(aclSecret); err != nil {
 		return nil, err
 	}
+	dgraphDir := filepath.Join(cfg.DataDir, "dgraph")
+	if cfg.DgraphPortOffset, err = localdgraph.PortOffset(dgraphDir, cfg.DgraphPortOffset, cfg.DgraphPortOffsetSet); err != nil {
+		return nil, err
+	}
 	alpha := "127.0.0.1:" + strconv.Itoa(9080+cfg.DgraphPortOffset)
 	alphaHTTP := "127.0.0.1:" + strconv.Itoa(8080+cfg.DgraphPortOffset)
-	if !portOpen(alpha) {
-		dgraphDir := filepath.Join(cfg.DataDir, "dgraph")
-		keyFile, legacy, err := localdgraph.PrepareEncryption(dgraphDir, cmp.Or(cfg.EncryptKeyFile, filepath.Join(secretsDir, "encryption-key")))
-		if err != nil {
+	owner, err := localdgraph.Own(dgraphDir, commandName())
+	var owned *localdgraph.OwnedError
+	switch {
+	case err == nil:
+		b.owner = owner
+		if err := localdgraph.RecordPortOffset(dgraphDir, cfg.DgraphPortOffset); err != nil {
 			return nil, err
 		}
-		if legacy {
-			log.Warn("managed Dgraph: this data dir was made before encryption at rest and stays unencrypted; README \"Encryption at rest\" says how to move it to an encrypted one", "dir", dgraphDir)
+		// A Dgraph on these ports that no knowmind process owns (started by hand) is used
+		// as it is.
+		if !portOpen(alpha) {
+			if b.cluster, err = startManaged(ctx, cfg, dgraphDir, aclSecret, secretsDir, log, o); err != nil {
+				return nil, err
+			}
 		}
-		b.cluster, err = localdgraph.Start(ctx, managedConfig(cfg, dgraphDir, aclSecret, keyFile, log, o))
-		if err != nil {
-			return nil, err
+	case errors.As(err, &owned):
+		log.Info("managed Dgraph: using the one another process runs", "data_dir", cfg.DataDir, "pid", owned.PID, "command", owned.Command)
+		if err := waitPortOpen(ctx, alpha, 2*time.Minute); err != nil {
+			return nil, fmt.Errorf("%w, and it did not answer on %s: %v", owned, alpha, err)
 		}
+		if o.takeOver {
+			b.takeOver(cfg, dgraphDir, aclSecret, secretsDir, alpha, log, o)
+		}
+	default:
+		return nil, err
 	}
 	gcfg.Alphas, gcfg.AlphasHTTP = []string{alpha}, []string{alphaHTTP}
 	gcfg.User = "groot"
@@ -165,6 +205,79 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 		return nil, err
 	}
 	return b, b.checkTenants(ctx, o)
+}
+
+// startManaged starts the data dir's managed Dgraph (its lock held).
+func startManaged(ctx context.Context, cfg Config, dgraphDir, aclSecret, secretsDir string, log *slog.Logger, o opening) (*localdgraph.Cluster, error) {
+	keyFile, legacy, err := localdgraph.PrepareEncryption(dgraphDir, cmp.Or(cfg.EncryptKeyFile, filepath.Join(secretsDir, "encryption-key")))
+	if err != nil {
+		return nil, err
+	}
+	if legacy {
+		log.Warn("managed Dgraph: this data dir was made before encryption at rest and stays unencrypted; README \"Encryption at rest\" says how to move it to an encrypted one", "dir", dgraphDir)
+	}
+	return localdgraph.Start(ctx, managedConfig(cfg, dgraphDir, aclSecret, keyFile, log, o))
+}
+
+// takeOver waits in the background for the process that runs the data dir's Dgraph to end,
+// then starts it here: its Dgraph stops with it, and this process would otherwise answer 503
+// for good. The client reconnects by itself; calls meanwhile get 503.
+func (b *backend) takeOver(cfg Config, dgraphDir, aclSecret, secretsDir, alpha string, log *slog.Logger, o opening) {
+	zero := "127.0.0.1:" + strconv.Itoa(5080+cfg.DgraphPortOffset)
+	ctx, cancel := context.WithCancel(context.Background())
+	b.stopTakeOver, b.takeOverDone = cancel, make(chan struct{})
+	go func() {
+		defer close(b.takeOverDone)
+		owner, err := localdgraph.WaitOwn(ctx, dgraphDir, commandName(), 500*time.Millisecond)
+		if err != nil {
+			return // closing
+		}
+		// The former owner stops its Dgraph before it lets go of the lock, unless it was
+		// killed: then its children are dying with it (PDEATHSIG) and free the ports soon.
+		for deadline := time.Now().Add(time.Minute); (portOpen(alpha) || portOpen(zero)) && time.Now().Before(deadline); {
+			select {
+			case <-ctx.Done():
+				owner.Release()
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		log.Warn("managed Dgraph: the process that ran it has ended; starting it here", "data_dir", cfg.DataDir)
+		c, err := startManaged(ctx, cfg, dgraphDir, aclSecret, secretsDir, log, o)
+		if err != nil {
+			owner.Release()
+			log.Error("managed Dgraph: could not take it over; restart this process", "data_dir", cfg.DataDir, "err", err)
+			return
+		}
+		b.mu.Lock()
+		b.cluster, b.owner = c, owner
+		b.mu.Unlock()
+		log.Info("managed Dgraph: taken over", "data_dir", cfg.DataDir)
+	}()
+}
+
+// commandName names this process in a data dir's lock file, e.g. "knowmind serve".
+func commandName() string {
+	if len(os.Args) > 1 {
+		return "knowmind " + os.Args[1]
+	}
+	return "knowmind"
+}
+
+// waitPortOpen waits until something listens on addr.
+func waitPortOpen(ctx context.Context, addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for !portOpen(addr) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nothing listens on %s after %s", addr, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // managedConfig is the managed Dgraph's configuration: serve's flags, and bulk-load mode for

@@ -54,7 +54,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := openBackend(ctx, cfg, log, opening{embedder: true, reranker: true, observeRPC: metrics.ObserveDgraph, watchIndexBuilds: true})
+	b, err := openBackend(ctx, cfg, log, opening{embedder: true, reranker: true, observeRPC: metrics.ObserveDgraph, watchIndexBuilds: true, takeOver: true})
 	if err != nil {
 		return err
 	}
@@ -65,10 +65,10 @@ func runServe(ctx context.Context, args []string) error {
 	// the managed Dgraph is healthy and every alpha answers.
 	ready := func(ctx context.Context) (bool, map[string]string) {
 		ok, detail := alphaQuorum(b.client.Ping(ctx))
-		if b.cluster != nil && !b.cluster.Healthy() {
+		if c := b.managed(); c != nil && !c.Healthy() {
 			ok = false
 			detail["managed_dgraph"] = "restarting"
-			if reason := b.cluster.CrashLoop(); reason != "" {
+			if reason := c.CrashLoop(); reason != "" {
 				detail["managed_dgraph"] = "crash_loop: " + reason
 			}
 		}
@@ -109,7 +109,7 @@ func runServe(ctx context.Context, args []string) error {
 	srv := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	base := "http://" + ln.Addr().String()
 	// Before serving: once /readyz answers, the first start's token exists.
-	if devTokenAllowed(b.cluster != nil, ln.Addr()) {
+	if devTokenAllowed(b.managed() != nil, ln.Addr()) {
 		if err := devTokenOnFirstStart(ctx, b.client, base, cfg.DataDir, log); err != nil {
 			log.Warn("development token", "err", err)
 		}

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,5 +139,61 @@ func TestStdioUsage(t *testing.T) {
 		if err := runStdio(context.Background(), args); err == nil {
 			t.Errorf("stdio %v: accepted", args)
 		}
+	}
+}
+
+// Issue 39: a client that writes its calls and closes stdin at once (a
+// script, a desktop client quitting) gets an answer to every call: `knowmind
+// stdio` finishes the calls in flight and writes their answers before it
+// exits, instead of ending at EOF and dropping them.
+func TestStdioAnswersCallsInFlightAtEOF(t *testing.T) {
+	env := sharedDgraph(t)
+	cmd := exec.Command(os.Args[0], "stdio", "--tenant", dgraphtest.TenantName(t))
+	cmd.Env = childEnv(t, env)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"eof","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	}
+	const calls = 6
+	for i := range calls {
+		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"knowmind_store_memory","arguments":{"title":"eof %d","content":"Antwort %d kommt noch, obwohl stdin schon zu ist."}}}`, i+2, i, i))
+	}
+	if _, err := io.WriteString(stdin, strings.Join(lines, "\n")+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("stdio exited: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatal("stdio did not exit within 2 minutes of EOF")
+	}
+	answered := map[int]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		var msg struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &msg) == nil && msg.ID > 1 && strings.Contains(string(msg.Result), "chunks_written") {
+			answered[msg.ID] = true
+		}
+	}
+	if len(answered) != calls {
+		t.Errorf("%d of %d store_memory calls answered after EOF; stdout:\n%s", len(answered), calls, stdout.String())
 	}
 }
