@@ -3,7 +3,7 @@ DGRAPH_VERSION := v25.2.0
 DGRAPH := bin/dgraph
 GO ?= go
 
-.PHONY: bench-conflicts run test test-docker docker-compose bench bench-locomo bench-speed dgraph build build-bench clean-data lint ui-vendor fuzz attack kill9 crashloop
+.PHONY: bench-conflicts run test test-docker docker-compose bench bench-locomo bench-german bench-speed dgraph build build-bench clean-data lint ui-vendor fuzz attack kill9 crashloop
 
 ## run: build what is missing and start the service with its own local Dgraph
 run: $(DGRAPH) build
@@ -52,6 +52,10 @@ bench: $(DGRAPH)
 LOCOMO ?= ../shared/data/locomo/locomo-dev.json
 bench-locomo: $(DGRAPH) build-bench
 	bin/knowmind-bench locomo --data $(LOCOMO)
+
+## bench-german: retrieval quality on the German check (bench/german; recall@k, MRR, ablations, off-topic)
+bench-german: $(DGRAPH) build-bench
+	bin/knowmind-bench german
 
 ## bench-conflicts: conflict pairs through the service on a real Dgraph (old fact by store_memory,
 ## new one by capture and by store_memory), the comparator and the entity sets alone; tables per kind and language

@@ -99,6 +99,12 @@ func (ix *Index) Add(tenant, id, lang string, tokens []string) {
 // AddRef is Add with a reference (non-zero) that Search reports and ScoreRefs looks documents up
 // by.
 func (ix *Index) AddRef(tenant, id, lang string, ref uint64, tokens []string) {
+	ix.AddRefLen(tenant, id, lang, ref, tokens, len(tokens))
+}
+
+// AddRefLen is AddRef with the document's length for BM25 given (Analysis.AnalyzeDoc: the
+// terms analysis adds beside the text's words do not count); at most len(tokens).
+func (ix *Index) AddRefLen(tenant, id, lang string, ref uint64, tokens []string, length int) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.tenants == nil {
@@ -109,7 +115,7 @@ func (ix *Index) AddRef(tenant, id, lang string, ref uint64, tokens []string) {
 		t = newTenantIndex()
 		ix.tenants[tenant] = t
 	}
-	t.add(id, lang, ref, tokens)
+	t.add(id, lang, ref, tokens, length)
 }
 
 // Remove forgets document id of tenant; removing an unknown id does nothing.
@@ -154,6 +160,19 @@ func (ix *Index) Stats(tenant, lang string, terms ...string) Stats {
 		}
 	}
 	return st
+}
+
+// Has tells whether a document of tenant in language lang holds term.
+func (ix *Index) Has(tenant, lang, term string) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if t := ix.tenants[tenant]; t != nil {
+		if c := t.corpora[lang]; c != nil {
+			_, ok := c.ids[term]
+			return ok
+		}
+	}
+	return false
 }
 
 // DocTerms returns the distinct terms of document id of tenant (nil: not held), e.g. to undo
@@ -255,14 +274,15 @@ func (ix *Index) Len(tenant string) int {
 }
 
 // Rebuild replaces everything held for tenant with the documents docs yields, analysing each
-// text with Analyze, one after another. A caller with many documents can analyse them in
-// parallel and count them into a Builder instead; Rebuild is that done sequentially. An Add or
+// text with AnalyzeForSearch (as the service's text index does), one after another. A caller
+// with many documents can analyse them in parallel and count them into a Builder instead; Rebuild is that done sequentially. An Add or
 // Remove for the same tenant that lands during a rebuild is lost, so rebuild before serving
 // writes (at startup, from a full scan) or replay them after it.
 func (ix *Index) Rebuild(tenant string, docs iter.Seq[Source]) {
 	var b Builder
 	for d := range docs {
-		b.Add(d.ID, d.Lang, Analyze(d.Lang, d.Text))
+		tokens, length := AnalyzeDocForSearch(d.Lang, d.Text)
+		b.AddRefLen(d.ID, d.Lang, 0, tokens, length)
 	}
 	ix.Replace(tenant, &b)
 }
@@ -283,10 +303,15 @@ func (b *Builder) Add(id, lang string, tokens []string) {
 
 // AddRef is Add with a reference, as Index.AddRef.
 func (b *Builder) AddRef(id, lang string, ref uint64, tokens []string) {
+	b.AddRefLen(id, lang, ref, tokens, len(tokens))
+}
+
+// AddRefLen is AddRef with the document's length given, as Index.AddRefLen.
+func (b *Builder) AddRefLen(id, lang string, ref uint64, tokens []string, length int) {
 	if b.t == nil {
 		b.t = newTenantIndex()
 	}
-	b.t.add(id, lang, ref, tokens)
+	b.t.add(id, lang, ref, tokens, length)
 }
 
 // Remove forgets document id, as Index.Remove does (an unknown id does nothing).
@@ -332,7 +357,8 @@ func newTenantIndex() *tenantIndex {
 		gen: gens.Add(1)}
 }
 
-func (t *tenantIndex) add(id, lang string, ref uint64, tokens []string) {
+func (t *tenantIndex) add(id, lang string, ref uint64, tokens []string, length int) {
+	length = min(max(length, 0), len(tokens))
 	t.remove(id)
 	t.changes++
 	c := t.corpora[lang]
@@ -363,15 +389,15 @@ func (t *tenantIndex) add(id, lang string, ref uint64, tokens []string) {
 		i = j
 	}
 	c.docs++
-	c.totalLen += int64(len(tokens))
+	c.totalLen += int64(length)
 	for key := range t.corpora {
 		if key == lang {
 			lang = key // share the key's bytes instead of keeping the caller's copy
 			break
 		}
 	}
-	t.docs[id] = docEntry{lang: lang, length: uint32(len(tokens)), terms: ids, slot: slot}
-	t.slots[slot] = slotEntry{id: id, ref: ref, length: uint32(len(tokens)), corpus: c, terms: ids}
+	t.docs[id] = docEntry{lang: lang, length: uint32(length), terms: ids, slot: slot}
+	t.slots[slot] = slotEntry{id: id, ref: ref, length: uint32(length), corpus: c, terms: ids}
 	if ref != 0 {
 		t.byRef[ref] = slot
 	}

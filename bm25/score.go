@@ -18,6 +18,17 @@ type Stats struct {
 type Doc struct {
 	ID     string
 	Tokens []string
+	// Length is the document's length for BM25 when it is not len(Tokens) (0): the count of
+	// Analyze's tokens for the output of Analysis.AnalyzeDoc.
+	Length int
+}
+
+// length is the document's length for BM25.
+func (d Doc) length() int {
+	if d.Length > 0 {
+		return d.Length
+	}
+	return len(d.Tokens)
 }
 
 // Scored is a candidate's id with its BM25 score.
@@ -92,7 +103,7 @@ func ScoreWeighted(terms []Weighted, docs []Doc, st Stats, p Params) []Scored {
 				tf[c]++
 			}
 		}
-		norm := p.K1 * (1 - p.B + p.B*float64(len(d.Tokens))/avgLen)
+		norm := p.K1 * (1 - p.B + p.B*float64(d.length())/avgLen)
 		var s float64
 		for c, f := range tf {
 			if f == 0 {

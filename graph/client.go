@@ -31,6 +31,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/bm25"
 	"github.com/knowmind/knowmind/schema"
 	"github.com/knowmind/knowmind/search"
 	"github.com/knowmind/knowmind/shapes"
@@ -57,6 +58,9 @@ type Config struct {
 	// Reranker reorders recall's best candidates (a cross-encoder, see embed.CrossEncoder); nil = none,
 	// and recall says "rerank": "none".
 	Reranker search.Reranker
+	// Analysis turns German rules of the text index's analysis off (bm25.Analysis), for the
+	// benchmarks' ablations; the zero value keeps them all.
+	Analysis bm25.Analysis
 	// NoExactVectors turns off the exact vector search in this process (vecindex.go): recall
 	// then finds vector candidates with Dgraph's HNSW and the full-text pools only, and the
 	// service holds no copy of the vectors (4·dim bytes a chunk).

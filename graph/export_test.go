@@ -156,14 +156,15 @@ func (t *Tenant) SequentialTextLoad(ctx context.Context) (*bm25.Index, TextLoadP
 	ph.Read, ph.Chunks = time.Since(start), len(docs)
 	start = time.Now()
 	tokens := make([][]string, len(docs))
+	lengths := make([]int, len(docs))
 	for i, d := range docs {
-		tokens[i] = bm25.Analyze(d.Lang, d.Text)
+		tokens[i], lengths[i] = t.analyzeDoc(d.Lang, d.Text)
 	}
 	ph.Analyse = time.Since(start)
 	start = time.Now()
 	var b bm25.Builder
 	for i, d := range docs {
-		b.Add(d.ID, d.Lang, tokens[i])
+		b.AddRefLen(d.ID, d.Lang, 0, tokens[i], lengths[i])
 	}
 	var ix bm25.Index
 	ix.Replace(t.Name, &b)

@@ -211,7 +211,9 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 // tenant's word vectors, semantic model and title field, and the weights of o.
 func (t *Tenant) fuseInput(req RecallRequest, o search.Options) search.Input {
 	w := o.Weights
-	in := search.Input{Text: req.text, Analyze: t.text.tokens.analyze}
+	in := search.Input{Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
+		return t.text.tokens.analyze(uid, lang, text, t.analyzeDoc)
+	}}
 	if !o.Plan.TextScore {
 		in.Text = [2]search.TextSide{}
 	}
@@ -317,14 +319,15 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, o se
 	if p.Text {
 		wg.Go(func() {
 			for i, lang := range []string{"de", ""} {
-				sides[i] = search.NewTextSide(&t.text.ix, t.Name, lang, query, served)
+				sides[i] = search.NewTextSide(&t.text.ix, t.Name, lang, query, t.c.cfg.Analysis, served)
 			}
 		})
 		if served && (w.SemanticPool > 0 || p.SemanticSVD || w.Concept > 0) {
 			wg.Go(func() {
 				if m := t.semModel(p.SemanticLinks); m != nil {
 					// The terms NewTextSide analyses, in its order.
-					terms := slices.Concat(bm25.Analyze("de", query), bm25.Analyze("", query))
+					terms := slices.Concat(search.QueryTerms(&t.text.ix, t.Name, "de", query, t.c.cfg.Analysis),
+						search.QueryTerms(&t.text.ix, t.Name, "", query, t.c.cfg.Analysis))
 					if qv := m.Query(terms); qv != nil {
 						req.sem, req.semQuery = m, qv
 						pool = m.TopN(qv, w.SemanticPool, nil)

@@ -128,9 +128,10 @@ func (t *Tenant) indexText(memoryID, lang, sha, title string, chunks []textChunk
 	lang = storedTextLang(lang)
 	// Analysed before the index's lock is taken: recalls' reads and a load's swap wait for it.
 	docs := make([]analysedDoc, len(chunks))
-	titleTokens := bm25.Analyze(lang, title)
+	titleTokens := t.analyzeText(lang, title)
 	for i, c := range chunks {
-		docs[i] = analysedDoc{id: textDocID(memoryID, c.Position), lang: lang, uid: c.UID, tokens: bm25.Analyze(lang, c.Text), title: titleTokens}
+		docs[i] = analysedDoc{id: textDocID(memoryID, c.Position), lang: lang, uid: c.UID, title: titleTokens}
+		docs[i].tokens, docs[i].length = t.analyzeDoc(lang, c.Text)
 		if c.UID != 0 && c.Vec != nil && t.exactVectors() {
 			docs[i].vec = chunkVector{uid: c.UID, vec: c.Vec}
 		}
@@ -152,6 +153,18 @@ func storedTextLang(lang string) string {
 		return "de"
 	}
 	return ""
+}
+
+// analyzeText is the analysis of the tenant's text index: bm25.AnalyzeForSearch with the
+// client's Config.Analysis, without a vocabulary (a document's terms must not depend on the
+// documents indexed before it).
+func (t *Tenant) analyzeText(lang, text string) []string {
+	return t.c.cfg.Analysis.Analyze(lang, text, nil)
+}
+
+// analyzeDoc is analyzeText with the document's length for BM25 (bm25.Analysis.AnalyzeDoc).
+func (t *Tenant) analyzeDoc(lang, text string) ([]string, int) {
+	return t.c.cfg.Analysis.AnalyzeDoc(lang, text, nil)
 }
 
 func textDocID(memoryID string, position int) string {
@@ -218,7 +231,7 @@ func (x *textIndex) addMemoryLocked(tenant, memoryID string, docs []analysedDoc)
 	var vecs []chunkVector
 	for i, d := range docs {
 		x.forgetDocLocked(tenant, d.id) // held under another memory id: counted once
-		x.ix.AddRef(tenant, d.id, d.lang, d.uid, d.tokens)
+		x.ix.AddRefLen(tenant, d.id, d.lang, d.uid, d.tokens, d.length)
 		if len(d.title) > 0 {
 			x.titles.AddRef(tenant, d.id, d.lang, d.uid, d.title)
 		}
@@ -539,7 +552,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *bm25.Builder, *w
 			for b := range read {
 				b.docs = make([][]analysedDoc, len(b.memories))
 				for i, m := range b.memories {
-					b.docs[i] = m.analyse(ctx, t.c.log, recompute)
+					b.docs[i] = m.analyse(ctx, t.c.log, recompute, t.analyzeDoc)
 				}
 				analysed <- b
 			}
@@ -574,7 +587,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *bm25.Builder, *w
 					if old := built.DocTerms(d.id); old != nil {
 						words.Remove(old) // the same document again: counted once
 					}
-					built.AddRef(d.id, d.lang, d.uid, d.tokens)
+					built.AddRefLen(d.id, d.lang, d.uid, d.tokens, d.length)
 					if len(d.title) > 0 {
 						titles.AddRef(d.id, d.lang, d.uid, d.title)
 					} else {
@@ -623,7 +636,7 @@ type scannedMemory struct {
 // analyse turns the memory's chunks into BM25 documents with their vectors: read, or computed
 // with recompute when set. A vector that cannot be parsed or computed is logged and left out:
 // the chunk stays findable through HNSW.
-func (m scannedMemory) analyse(ctx context.Context, log *slog.Logger, recompute Embedder) []analysedDoc {
+func (m scannedMemory) analyse(ctx context.Context, log *slog.Logger, recompute Embedder, analyze func(lang, text string) ([]string, int)) []analysedDoc {
 	docs := make([]analysedDoc, 0, len(m.Chunks))
 	sources := m.sources()
 	var computed [][]float32
@@ -632,11 +645,12 @@ func (m scannedMemory) analyse(ctx context.Context, log *slog.Logger, recompute 
 	}
 	titles := map[string][]string{} // per language: a memory's chunks share their title's analysis
 	for i, s := range sources {
-		d := analysedDoc{id: s.ID, lang: s.Lang, tokens: bm25.Analyze(s.Lang, s.Text)}
+		d := analysedDoc{id: s.ID, lang: s.Lang}
+		d.tokens, d.length = analyze(s.Lang, s.Text)
 		if m.Title != "" {
 			tt, ok := titles[s.Lang]
 			if !ok {
-				tt = bm25.Analyze(s.Lang, m.Title)
+				tt, _ = analyze(s.Lang, m.Title)
 				titles[s.Lang] = tt
 			}
 			d.title = tt
@@ -717,43 +731,49 @@ const maxCachedTokens = 2_000_000
 // and popular chunks are scored by many queries. Oldest entries are evicted first.
 type tokenCache struct {
 	mu     sync.Mutex
-	tokens map[string][]string
+	tokens map[string]cachedTokens
 	order  []string // keys in insertion order; order[head:] are live
 	head   int
 	total  int
 }
 
-// analyze returns bm25.Analyze(lang, text) for the chunk with this uid, from the cache when it
-// can.
-func (c *tokenCache) analyze(uid, lang, text string) []string {
+// cachedTokens is a chunk's analysis: its tokens and its length for BM25.
+type cachedTokens struct {
+	tokens []string
+	length int
+}
+
+// analyze returns analyze(lang, text) (the tenant's Tenant.analyzeDoc) for the chunk with this
+// uid, from the cache when it can.
+func (c *tokenCache) analyze(uid, lang, text string, analyze func(lang, text string) ([]string, int)) ([]string, int) {
 	c.mu.Lock()
-	toks, ok := c.tokens[uid]
+	hit, ok := c.tokens[uid]
 	c.mu.Unlock()
 	if ok {
-		return toks
+		return hit.tokens, hit.length
 	}
-	toks = bm25.Analyze(lang, text)
+	toks, length := analyze(lang, text)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.tokens == nil {
-		c.tokens = map[string][]string{}
+		c.tokens = map[string]cachedTokens{}
 	}
 	if _, ok := c.tokens[uid]; ok || len(toks) > maxCachedTokens/100 {
-		return toks // raced with another query, or too long to be worth a slot
+		return toks, length // raced with another query, or too long to be worth a slot
 	}
-	c.tokens[uid] = toks
+	c.tokens[uid] = cachedTokens{tokens: toks, length: length}
 	c.order = append(c.order, uid)
 	c.total += len(toks)
 	for c.total > maxCachedTokens && c.head < len(c.order) {
 		old := c.order[c.head]
 		c.order[c.head] = ""
 		c.head++
-		c.total -= len(c.tokens[old])
+		c.total -= len(c.tokens[old].tokens)
 		delete(c.tokens, old)
 	}
 	if c.head > len(c.order)/2 && c.head > 1024 {
 		c.order = append([]string(nil), c.order[c.head:]...)
 		c.head = 0
 	}
-	return toks
+	return toks, length
 }

@@ -433,6 +433,7 @@ type analysedDoc struct {
 	id, lang string
 	uid      uint64 // the chunk's uid (0: not known), what recall's text search returns
 	tokens   []string
+	length   int      // the text's length for BM25 (bm25.Analysis.AnalyzeDoc)
 	title    []string // the memory's title, analysed (the title field; nil: none)
 	vec      chunkVector
 }
@@ -473,7 +474,7 @@ func (x *textIndex) fetch(ctx context.Context, t *Tenant, txn *dgo.Txn, gen uint
 		}
 		docs := make([][]analysedDoc, len(memories))
 		for i, m := range memories {
-			docs[i] = m.analyse(ctx, t.c.log, recompute)
+			docs[i] = m.analyse(ctx, t.c.log, recompute, t.analyzeDoc)
 		}
 		x.mu.Lock()
 		if !x.loadedAsLocked(gen) {

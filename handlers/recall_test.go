@@ -89,6 +89,30 @@ func TestRecallToolGermanStemming(t *testing.T) {
 	}
 }
 
+// TestRecallToolGermanCompoundsAndVerbs: the question's compound and verb form against the
+// memory's split words and separated verb ("Reisekostenabrechnung einreichen" vs "die Abrechnung
+// der Reisekosten reicht man … ein"; "Kündigungsfrist" vs "kündigen … Frist"), within the
+// default floor, through the MCP endpoint. It holds without a German word list too: the query's
+// compound is split against the tenant's own vocabulary (bm25.AnalyzeForSearch).
+func TestRecallToolGermanCompoundsAndVerbs(t *testing.T) {
+	c := newRecallClient(t)
+	travel := c.store("Handbuch: Dienstreisen",
+		"Die Abrechnung der Reisekosten reicht man spätestens vier Wochen nach der Rückkehr ein.")
+	notice := c.store("Handbuch: Arbeitsvertrag",
+		"Wer kündigen möchte, muss eine Frist von drei Monaten zum Quartalsende einhalten.")
+	c.store("Handbuch: Büro", "Das Büro schließt um 20 Uhr; die Alarmanlage schaltet der Letzte ein.")
+	c.store("Handbuch: Urlaub", "Jeder hat Anspruch auf 30 Urlaubstage im Jahr.")
+
+	for q, want := range map[string]string{
+		"Bis wann muss ich die Reisekostenabrechnung einreichen?": travel,
+		"Wie lang ist die Kündigungsfrist?":                       notice,
+	} {
+		if ids := c.recall("knowmind_recall", map[string]any{"query": q}); len(ids) == 0 || ids[0] != want {
+			t.Errorf("%q: recall = %+v, want %s first", q, c.lastRecalled.Hits, want)
+		}
+	}
+}
+
 // hops reaches the graph through MCP, default 2; how hops rank is graph's
 // TestRecallHopsReachLinkedMemories on the same scenario.
 func TestRecallToolHops(t *testing.T) {

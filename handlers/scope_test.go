@@ -158,6 +158,12 @@ func TestCrossTenantScopes(t *testing.T) {
 				want(c, "knowmind_link_note", map[string]any{"from": id, "to": mainNote.ID}, texts)
 			}
 		}
+		// By title: a hidden note's wiki ref, in its project and in the default one.
+		for _, n := range c.hidden {
+			for _, project := range []string{n.Project, "main"} {
+				want(c, "knowmind_get_note", map[string]any{"id": "[[" + n.Title + "]]", "project": project}, texts)
+			}
+		}
 		// What the caller may see answers, without the hidden: the relations and the
 		// neighbourhood of the memory linked to a secret note, and the replay of today.
 		for _, tool := range []struct {

@@ -26,8 +26,10 @@ type Candidates struct {
 
 // Input is what Fuse needs besides the candidates.
 type Input struct {
-	Text    [2]TextSide
-	Analyze func(uid, lang, text string) []string // cached bm25.Analyze, for text Dgraph read
+	Text [2]TextSide
+	// Analyze analyses text Dgraph read as the text index does (cached): its tokens and its
+	// length for BM25 (bm25.Analysis.AnalyzeDoc).
+	Analyze func(uid, lang, text string) (tokens []string, length int)
 	// Stats looks up corpus statistics for more terms (the feedback's); nil turns feedback off.
 	Stats          func(lang string, terms []string) bm25.Stats
 	FeedbackWeight float64
@@ -98,7 +100,8 @@ func Fuse(cands *Candidates, in Input) []rank.Hit {
 				continue
 			}
 			memoryOf[c.Chunk] = c.Memory
-			docs = append(docs, bm25.Doc{ID: c.Chunk, Tokens: in.Analyze(c.Chunk, side.Lang, body)})
+			tokens, length := in.Analyze(c.Chunk, side.Lang, body)
+			docs = append(docs, bm25.Doc{ID: c.Chunk, Tokens: tokens, Length: length})
 		}
 		ideal := bm25.Ideal(side.Terms, side.Stats)
 		scored := bm25.Score(side.Terms, docs, side.Stats, bm25.Params{})

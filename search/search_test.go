@@ -22,14 +22,14 @@ func index(texts ...string) *bm25.Index {
 
 func TestTextSideServedFindsTheBestChunks(t *testing.T) {
 	ix := index("the kiln fired the clay bowls", "a hike to the lake", "glazed bowls from the kiln", "lake and forest")
-	side := search.NewTextSide(ix, "t", "", "kiln bowls", true)
+	side := search.NewTextSide(ix, "t", "", "kiln bowls", bm25.Analysis{}, true)
 	if !side.Served || !side.On() || side.Match != "" {
 		t.Fatalf("served side: %+v", side)
 	}
 	if len(side.Scores) != 2 || side.Scores[1] <= 0 || side.Scores[3] <= 0 {
 		t.Fatalf("scores %v, want chunks 1 and 3", side.Scores)
 	}
-	if none := search.NewTextSide(ix, "t", "de", "kiln", true); none.On() {
+	if none := search.NewTextSide(ix, "t", "de", "kiln", bm25.Analysis{}, true); none.On() {
 		t.Fatalf("no German text stored, yet a side: %+v", none)
 	}
 }
@@ -52,7 +52,7 @@ func TestMatchTermsTakesTheRarestWithinBudget(t *testing.T) {
 // and the text match outranks a weak vector neighbour.
 func TestFuseKeepsEligibleCandidates(t *testing.T) {
 	ix := index("the kiln fired the clay bowls", "a hike to the lake", "glazed bowls from the kiln")
-	side := search.NewTextSide(ix, "t", "", "kiln bowls", true)
+	side := search.NewTextSide(ix, "t", "", "kiln bowls", bm25.Analysis{}, true)
 	cands := &search.Candidates{
 		Text: []search.Candidate{
 			{Chunk: "0x1", Ref: 1, Memory: "0xa"},

@@ -27,12 +27,19 @@ type TextSide struct {
 // On tells whether the side has candidates to ask the store about.
 func (s TextSide) On() bool { return s.Match != "" || len(s.Scores) > 0 }
 
-// NewTextSide analyses the query for one language of a tenant's text index and finds its text
-// candidates: with served, the best TextCandidates of the index and as seeds up to GraphSeeds
-// chunks holding the rarest query words (AddVectorScores adds the vector candidates' scores);
-// otherwise the words Dgraph's anyoftext should match.
-func NewTextSide(ix *bm25.Index, tenant, lang, query string, served bool) TextSide {
-	side := TextSide{Lang: lang, Terms: bm25.Analyze(lang, query)}
+// QueryTerms analyses a query for one language as the tenant's text index analysed its
+// documents (a: bm25.Analysis, the zero value in the service), splitting German compounds
+// against the index's own terms too.
+func QueryTerms(ix *bm25.Index, tenant, lang, query string, a bm25.Analysis) []string {
+	return a.Analyze(lang, query, func(term string) bool { return ix.Has(tenant, lang, term) })
+}
+
+// NewTextSide analyses the query for one language of a tenant's text index (QueryTerms) and
+// finds its text candidates: with served, the best TextCandidates of the index and as seeds up
+// to GraphSeeds chunks holding the rarest query words (AddVectorScores adds the vector
+// candidates' scores); otherwise the words Dgraph's anyoftext should match.
+func NewTextSide(ix *bm25.Index, tenant, lang, query string, a bm25.Analysis, served bool) TextSide {
+	side := TextSide{Lang: lang, Terms: QueryTerms(ix, tenant, lang, query, a)}
 	if len(side.Terms) == 0 {
 		return side
 	}

@@ -628,6 +628,12 @@ func setSessionTimes(ctx context.Context, ten *benchTenant, c *locomo.Conversati
 		}
 		when[t.DiaID] = d
 	}
+	return setValidFrom(ctx, ten, when)
+}
+
+// setValidFrom sets the time (Memory.valid_from) of each memory whose source is a key of when;
+// memories already at their time are left alone.
+func setValidFrom(ctx context.Context, ten *benchTenant, when map[string]time.Time) error {
 	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Memory.status, "indexed")) { uid Memory.source Memory.valid_from } }`)
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ const usage = `usage: knowmind-bench <benchmark> [flags]
 
 benchmarks:
   locomo --data FILE   retrieval quality on a LoCoMo-format file (recall@k, MRR, ablations)
+  german               retrieval quality on the German check (bench/german: recall@k, MRR, ablations, off-topic)
   speed [--n N]        recall latency/throughput at N synthetic memories, vs the same DQL sent directly
   import --n N --tenant NAME [--batch N] [--out FILE] [serve flags]
                        write N synthetic memories as JSONL and import them with knowmind import (the import rate)
@@ -37,6 +38,8 @@ func main() {
 	switch os.Args[1] {
 	case "locomo":
 		err = runBenchLocomo(ctx, os.Args[2:])
+	case "german":
+		err = runBenchGerman(ctx, os.Args[2:])
 	case "speed":
 		err = runBenchSpeed(ctx, os.Args[2:])
 	case "import":

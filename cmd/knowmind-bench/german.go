@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/bench/german"
+	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/graph"
+)
+
+// runBenchGerman stores the German check's memories in one tenant (title, content, source the
+// memory's id, time its date) and scores recall's rankings and ablations on its questions, with
+// the tools' default floor; the off-topic questions should get no hit.
+func runBenchGerman(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench german", flag.ContinueOnError)
+	var bf benchFlags
+	bf.register(fs)
+	only := fs.String("only", "", "run only the rankings whose name matches this regular expression")
+	showOffTopic := fs.Bool("show-off-topic", false, "also print the default ranking's hits (with scores, no floor) for each off-topic question, a diagnosis")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	onlyRe, err := regexp.Compile(*only)
+	if err != nil {
+		return fmt.Errorf("--only: %w", err)
+	}
+	corpus, err := german.Load()
+	if err != nil {
+		return err
+	}
+	b, err := openBenchBackend(ctx, bf)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	const tenantName = "german-check"
+	ten, err := b.tenant(ctx, tenantName)
+	if err != nil {
+		return err
+	}
+	stored, err := storedSources(ctx, ten)
+	if err != nil {
+		return err
+	}
+	when := map[string]time.Time{}
+	for _, m := range corpus.Memories {
+		if when[m.ID], err = m.Time(); err != nil {
+			return fmt.Errorf("memory %s: %w", m.ID, err)
+		}
+	}
+	if len(stored) == 0 {
+		for _, m := range corpus.Memories {
+			if _, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{
+				Title: m.Title, Content: m.Text, MemoryType: knowmind.MemoryEpisodic, Source: m.ID,
+			}); err != nil {
+				return fmt.Errorf("store %s: %w", m.ID, err)
+			}
+		}
+		if err := setValidFrom(ctx, ten, when); err != nil {
+			return err
+		}
+	}
+	// A tenant as seen by a client whose text index analyses with the German rules a turns off:
+	// each opens the tenant and builds its own index from the store.
+	tenantWith := func(a bm25.Analysis) (*graph.Tenant, error) {
+		if a == (bm25.Analysis{}) {
+			return ten.Tenant, nil
+		}
+		cfg := b.graphCfg
+		cfg.Analysis = a
+		c, err := graph.Open(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return c.Tenant(ctx, tenantName, false)
+	}
+	ranker := func(tn *graph.Tenant, hops int, minScore float64, sig ablation) german.Ranker {
+		return func(ctx context.Context, q string) ([]string, error) {
+			res, err := tn.RecallWith(ctx, knowmind.RecallQuery{Query: q, K: 10, Hops: hops, MinScore: minScore}, sig.options())
+			if err != nil {
+				return nil, err
+			}
+			out := make([]string, 0, len(res.Hits))
+			for _, h := range res.Hits {
+				out = append(out, h.Source) // the memory's id in the corpus
+			}
+			return out, nil
+		}
+	}
+	textOnly := ablation{NoVector: true, NoRerank: true, NoSemantic: true}
+	full := ablation{NoRerank: true}
+	noGerman := bm25.Analysis{NoCompounds: true, NoVerbs: true, NoSpellings: true}
+	runs := []struct {
+		name     string
+		analysis bm25.Analysis
+		hops     int
+		minScore float64
+		sig      ablation
+	}{
+		{"text only (BM25)", bm25.Analysis{}, 0, knowmind.RecallMinScore, textOnly},
+		{"text only (BM25) without the German rules", noGerman, 0, knowmind.RecallMinScore, textOnly},
+		{"full fusion (the tool's default)", bm25.Analysis{}, 2, knowmind.RecallMinScore, full},
+		{"full fusion without the German rules", noGerman, 2, knowmind.RecallMinScore, full},
+		{"full fusion without compounds", bm25.Analysis{NoCompounds: true}, 2, knowmind.RecallMinScore, full},
+		{"full fusion without separable verbs", bm25.Analysis{NoVerbs: true}, 2, knowmind.RecallMinScore, full},
+		{"full fusion without umlaut/ß spellings", bm25.Analysis{NoSpellings: true}, 2, knowmind.RecallMinScore, full},
+		{"text only (BM25) without compounds", bm25.Analysis{NoCompounds: true}, 0, knowmind.RecallMinScore, textOnly},
+		{"text only (BM25) without separable verbs", bm25.Analysis{NoVerbs: true}, 0, knowmind.RecallMinScore, textOnly},
+		{"text only (BM25) without umlaut/ß spellings", bm25.Analysis{NoSpellings: true}, 0, knowmind.RecallMinScore, textOnly},
+		{"text only (BM25) without the word list (the tenant's vocabulary only)", bm25.Analysis{NoWordList: true}, 0, knowmind.RecallMinScore, textOnly},
+		{"full fusion without the word list (the tenant's vocabulary only)", bm25.Analysis{NoWordList: true}, 2, knowmind.RecallMinScore, full},
+		{"full fusion, min_score 0 (no floor)", bm25.Analysis{}, 2, 0, full},
+	}
+	w := os.Stdout
+	fmt.Fprintf(w, "# German check: %d memories, %d questions, %d off-topic, embedder %s, German word list: %d words\n\n",
+		len(corpus.Memories), len(corpus.Questions), len(corpus.OffTopic), b.embedder.ID(), german.SystemWordsLen())
+	var named []german.Named
+	for _, r := range runs {
+		if !onlyRe.MatchString(r.name) {
+			continue
+		}
+		tn, err := tenantWith(r.analysis)
+		if err != nil {
+			return err
+		}
+		rep, err := german.Evaluate(ctx, corpus, ranker(tn, r.hops, r.minScore, r.sig))
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
+		fmt.Fprintf(w, "## %s\n\n", r.name)
+		rep.WriteTable(w)
+		fmt.Fprintln(w)
+		named = append(named, german.Named{Name: r.name, Report: rep})
+	}
+	if *showOffTopic {
+		fmt.Fprintln(w, "## Off-topic questions: the default ranking's best hits without a floor")
+		fmt.Fprintln(w)
+		for _, q := range corpus.OffTopic {
+			res, err := ten.RecallWith(ctx, knowmind.RecallQuery{Query: q, K: 3, Hops: 2}, full.options())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "- %s:", q)
+			for _, h := range res.Hits {
+				fmt.Fprintf(w, " %s %.3f", h.Source, h.Score)
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "## Summary")
+	fmt.Fprintln(w)
+	german.WriteSummary(w, named)
+	return nil
+}
