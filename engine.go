@@ -232,6 +232,8 @@ type ReviewResult struct {
 	Status     string     `json:"status"`
 	MemoryID   string     `json:"memory_id,omitempty"`
 	Thresholds Thresholds `json:"thresholds"` // the extractor's thresholds after this review
+	// PMMatches: event goals the accepted fact fired (knowmind_set_goal); only when some did.
+	PMMatches []GoalMatch `json:"pm_matches,omitempty"`
 }
 
 // CalibrationBucket is the review record of one confidence bucket of one extractor.

@@ -41,6 +41,11 @@ func FuzzWritePath(f *testing.F) {
 	f.Add("nfkc", strings.Repeat("\uFDFA", 3_000), false)
 	f.Add("emoji", strings.Repeat("\U0001F600", 20_000), true)
 	f.Add("mixed", "# \uFDFA\n"+strings.Repeat("\uFDFA ", 100)+"\n\n```\n"+strings.Repeat("z", 9000)+"\n```", false)
+	// Small ones near the bounds, so that the mutator also has inputs that cost little to write.
+	f.Add("", strings.Repeat("\uFDFA", 1_700), false)
+	f.Add("x", strings.Repeat("x", 4_801), true)
+	f.Add("#", "# "+strings.Repeat("a\u0301", 1_300), false)
+	f.Add("\u0130", "\u023a\u01c4 \u200b\u00ad\u00a0\u2028 K ﬁ ㍻ ﷺ", true)
 	f.Fuzz(func(t *testing.T, title, content string, document bool) {
 		env := dgraphtest.Shared(t)
 		fuzzOnce.Do(func() { fuzzTen = dgraphtest.NewTenant(t) })

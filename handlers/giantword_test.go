@@ -52,7 +52,6 @@ func TestGiantWordsInEveryWriteTool(t *testing.T) {
 	}
 	structured(t, callTool(t, c.url, c.write, "knowmind_store_memory", map[string]any{"title": "Ziel", "content": "ein kurzer Text"}), &stored)
 	note := c.create(map[string]any{"project": "main", "body": "# Notiz\nkurz"})
-	structured(t, callTool(t, c.url, newToken(t, c.tenant, knowmind.ScopeAdmin), "knowmind_set_capture_thresholds", map[string]any{"store_threshold": 1, "draft_threshold": 0.01}), &struct{}{})
 
 	for name, g := range giants {
 		call("knowmind_store_memory", name, map[string]any{"title": g, "content": "x"})
@@ -79,10 +78,13 @@ func TestGiantWordsInEveryWriteTool(t *testing.T) {
 		call("knowmind_set_goal", name, map[string]any{"text": g, "trigger": map[string]any{"words": []string{g}}})
 		call("knowmind_set_goal", name, map[string]any{"text": "Ziel", "trigger": map[string]any{"words": []string{"a"}, "tags": []string{g}, "category": g}})
 	}
-	// review_draft's edit: a draft from a capture kept below the store threshold.
-	call("knowmind_capture", "a fact", map[string]any{"text": "Frau Schneider wohnt seit 2021 in Detmold."})
+	// review_draft's edit: the drafts a meeting note leaves below the store threshold.
+	call("knowmind_capture", "a meeting note", map[string]any{"text": meetingNote})
 	var drafts ListDraftsResult
 	structured(t, callTool(t, c.url, c.read, "knowmind_list_drafts", map[string]any{}), &drafts)
+	if len(drafts.Drafts) == 0 {
+		t.Fatal("no draft to edit")
+	}
 	for _, d := range drafts.Drafts {
 		for name, g := range giants {
 			call("knowmind_review_draft", name, map[string]any{"draft_id": d.ID, "action": "edit", "text": g})
@@ -114,7 +116,15 @@ func TestGiantWordsInEveryWriteTool(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	restarted := env.Cluster.Pid("alpha1")
-	time.Sleep(5 * time.Second) // the poisoned alpha of issue 34 died while replaying, seconds after it was healthy
+	// Logins fail for a few seconds after a restart (503); the poisoned alpha of issue 34 died
+	// while replaying, seconds after it was healthy.
+	time.Sleep(5 * time.Second)
+	for r := callTool(t, c.url, c.read, "knowmind_health", map[string]any{}); r.Error != nil; r = callTool(t, c.url, c.read, "knowmind_health", map[string]any{}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the service does not answer after the alpha's restart: %.300s", r.Body)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	alive("vierten")
 	if env.Cluster.Pid("alpha1") != restarted || !env.Cluster.Healthy() {
 		t.Fatal("the alpha died again after its restart")
