@@ -15,8 +15,8 @@ const (
 	// MaxNoteRevisionsRead bounds the revisions explore with as_of looks
 	// through for a note's former title and body (newest first).
 	MaxNoteRevisionsRead = 1000
-	ExploreMaxChunks       = 100
-	ExploreMaxChunkChars   = 2_000
+	ExploreMaxChunks     = 100
+	ExploreMaxChunkChars = 2_000
 	// ExploreMaxVersions bounds the version chain read in each direction.
 	ExploreMaxVersions = 100
 	// ExploreMaxEntities bounds the centre's entities listed.
