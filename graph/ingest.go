@@ -52,6 +52,11 @@ type entry struct {
 	vectors      [][]float32
 	chunkUIDs    []uint64 // per chunk, once committed (0: not known)
 	entityUIDs   []string // Memory.entities (memory engine)
+	entityRefs   []knowmind.EntityRef
+	// checkConflicts: afterWrite compares the entry with the current facts
+	// about candidates (the entities a store named) and the nearest by meaning.
+	checkConflicts bool
+	candidates     []knowmind.CandidateEntity
 }
 
 // committed records the chunk uids Dgraph assigned to the blank nodes of e.node(blank, ...),
@@ -364,9 +369,9 @@ func (t *Tenant) recordFailed(ctx context.Context, e *entry, cause error) (knowm
 		for i, c := range e.chunks {
 			e.chunkUIDs[i], _ = parseUID(byPosition[c.Position])
 		}
-		t.indexed(e)
+		aw := t.afterWrite(ctx, e)
 		return knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusIndexed,
-			ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider()}, nil
+			ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider(), PMMatches: aw.pmMatches()}, nil
 	}
 	t.c.log.Error("ingest failed", "tenant", t.Name, "kind", e.kind, "id", e.id, "title", e.title, "err", cause)
 	res := knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusFailed,

@@ -139,7 +139,7 @@ func (s *service) registerTools(srv *mcp.Server) {
 		Description: "Ingests a longer text as a document: split into sections (Markdown headings, paragraphs, then a size " +
 			"limit with overlap), one vector per section, one graph node. Upsert per title: an existing document of the same " +
 			"title is replaced by the new version once it is ingested; its ids are in replaced_document_ids. A replaced document is " +
-			"closed (valid_to) and superseded by the new one, never erased: it leaves recall, search and list_recent, its relations " +
+			"closed (valid_to) and superseded by the new one, never erased: it leaves recall, retrieve and list_recent, its relations " +
 			"move to the new version, and knowmind_replay, knowmind_recall_at_time and knowmind_explore with as_of still read it.",
 		Scope: knowmind.ScopeWrite,
 		// Replaces the previous document of the same title (closed, not
