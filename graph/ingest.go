@@ -80,6 +80,10 @@ func checkContent(content string) (string, error) {
 	if content == "" {
 		return "", knowmind.Internal(knowmind.ReasonContentRequired, "content is required and must not be empty")
 	}
+	// gRPC refuses to send a string that is not UTF-8 (an internal error, found by FuzzWritePath).
+	if !utf8.ValidString(content) {
+		return "", knowmind.InvalidParam("content", "content is not valid UTF-8")
+	}
 	return content, nil
 }
 
@@ -91,6 +95,9 @@ func checkText(param, s string, max int, required bool) (string, error) {
 	}
 	if utf8.RuneCountInString(s) > max {
 		return "", knowmind.InvalidParam(param, "%s exceeds %d characters", param, max)
+	}
+	if !utf8.ValidString(s) {
+		return "", knowmind.InvalidParam(param, "%s is not valid UTF-8", param)
 	}
 	return s, nil
 }
