@@ -29,10 +29,13 @@ crashloop: $(DGRAPH)
 
 ## fuzz: every Go fuzz target for FUZZTIME each (their seed corpora run in `make test`); FuzzWritePath writes into a real Dgraph
 FUZZTIME ?= 1m
+# FuzzWritePath counts inputs, not time: a write of up to 200 KB takes seconds, and a time limit
+# that ends during one fails the run ("context deadline exceeded").
+FUZZWRITES ?= 60
 fuzz: $(DGRAPH)
 	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME) ./chunk/
 	$(GO) test -run '^$$' -fuzz '^FuzzGuardBound$$' -fuzztime $(FUZZTIME) ./graph/
-	KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -run '^$$' -fuzz '^FuzzWritePath$$' -fuzztime $(FUZZTIME) -parallel 1 ./graph/
+	KNOWMIND_DGRAPH_BIN=$(CURDIR)/$(DGRAPH) $(GO) test -run '^$$' -fuzz '^FuzzWritePath$$' -fuzztime $(FUZZWRITES)x -parallel 1 ./graph/
 	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./bm25/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./shapes/
 	$(GO) test -run '^$$' -fuzz '^FuzzToolParams$$' -fuzztime $(FUZZTIME) ./handlers/

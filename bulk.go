@@ -112,5 +112,6 @@ type ItemResult struct {
 	ID            string // the memory's id (new or existing); for a relation the edge id
 	Title         string
 	ChunksWritten int
-	Err           error // *Error where the cause is the input
+	Err           error       // *Error where the cause is the input
+	PMMatches     []GoalMatch // event goals this memory fired
 }

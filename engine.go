@@ -3,9 +3,11 @@ package knowmind
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // The memory engine (seed 001): knowmind_capture turns raw text into facts.
@@ -230,6 +232,8 @@ type ReviewResult struct {
 	Status     string     `json:"status"`
 	MemoryID   string     `json:"memory_id,omitempty"`
 	Thresholds Thresholds `json:"thresholds"` // the extractor's thresholds after this review
+	// PMMatches: event goals the accepted fact fired (knowmind_set_goal); only when some did.
+	PMMatches []GoalMatch `json:"pm_matches,omitempty"`
 }
 
 // CalibrationBucket is the review record of one confidence bucket of one extractor.
@@ -303,4 +307,27 @@ func EntitySlug(name string) string {
 		}
 	}
 	return b.String()
+}
+
+// Validate checks a whole draft record (an imported one) by the bounds knowmind_capture applies
+// to a new one, naming the record's parameter, draft.
+func (d Draft) Validate() error {
+	switch {
+	case strings.TrimSpace(d.ID) == "" || utf8.RuneCountInString(d.ID) > MaxIDChars:
+		return InvalidParam("draft", "draft.id is required (at most %d characters)", MaxIDChars)
+	case strings.TrimSpace(d.Text) == "" || utf8.RuneCountInString(d.Text) > MaxFactChars:
+		return InvalidParam("draft", "draft.text is required (at most %d characters)", MaxFactChars)
+	case !slices.Contains([]string{DraftOpen, DraftAccepted, DraftRejected}, d.Status):
+		return InvalidParam("draft", "draft.status must be draft, accepted or rejected")
+	case d.Confidence < 0 || d.Confidence > 1:
+		return InvalidParam("draft", "draft.confidence must lie in 0..1")
+	case len(d.Entities) > MaxEntitiesPerFact || len(d.ConflictsWith) > MaxEntitiesPerFact:
+		return InvalidParam("draft", "draft.entities and draft.conflicts_with hold at most %d each", MaxEntitiesPerFact)
+	}
+	for _, e := range d.Entities {
+		if EntitySlug(e.ID) != e.ID || e.ID == "" || len(e.ID) > MaxIDChars || e.Type == "" || len(e.Type) > 64 {
+			return InvalidParam("draft", "draft.entities: %q/%q is no entity reference", e.Type, e.ID)
+		}
+	}
+	return nil
 }

@@ -12,8 +12,11 @@ const (
 	// ExploreMaxContentChars cuts the centre's content (a document can hold
 	// a million characters); its chunks show the rest section by section.
 	ExploreMaxContentChars = 20_000
-	ExploreMaxChunks       = 100
-	ExploreMaxChunkChars   = 2_000
+	// MaxNoteRevisionsRead bounds the revisions explore with as_of looks
+	// through for a note's former title and body (newest first).
+	MaxNoteRevisionsRead = 1000
+	ExploreMaxChunks     = 100
+	ExploreMaxChunkChars = 2_000
 	// ExploreMaxVersions bounds the version chain read in each direction.
 	ExploreMaxVersions = 100
 	// ExploreMaxEntities bounds the centre's entities listed.

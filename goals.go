@@ -1,9 +1,11 @@
 package knowmind
 
 import (
+	"slices"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Prospective memory (seed 001, memory_set_goal): a goal is a future-directed
@@ -217,4 +219,29 @@ func matchTrigger(tr GoalTrigger, m WrittenMemory, words map[string]bool) (strin
 		why = append(why, "category "+tr.Category)
 	}
 	return strings.Join(why, "; "), true
+}
+
+// Validate checks a whole goal record (an imported one) by the bounds knowmind_set_goal applies
+// to a new one, naming the record's parameter, goal.
+func (g Goal) Validate() error {
+	switch {
+	case strings.TrimSpace(g.ID) == "" || utf8.RuneCountInString(g.ID) > MaxIDChars:
+		return InvalidParam("goal", "goal.id is required (at most %d characters)", MaxIDChars)
+	case strings.TrimSpace(g.Text) == "" || utf8.RuneCountInString(g.Text) > MaxGoalChars:
+		return InvalidParam("goal", "goal.text is required (at most %d characters)", MaxGoalChars)
+	case !slices.Contains([]string{GoalOpen, GoalDone, GoalCancelled}, g.Status):
+		return InvalidParam("goal", "goal.status must be open, done or cancelled")
+	case g.Kind == GoalTime && g.DueAt == nil:
+		return InvalidParam("goal", "a time goal needs goal.due_at")
+	case g.Kind == GoalEvent && (g.Trigger == nil || g.Trigger.Empty()):
+		return InvalidParam("goal", "an event goal needs goal.trigger")
+	case g.Kind != GoalTime && g.Kind != GoalEvent:
+		return InvalidParam("goal", "goal.kind must be time or event")
+	case len(g.MatchedIDs) > MaxGoalMatchesKept || g.FiredCount < 0:
+		return InvalidParam("goal", "goal.matched_memory_ids holds at most %d ids", MaxGoalMatchesKept)
+	}
+	if tr := g.Trigger; tr != nil && (len(tr.Words) > MaxGoalWords || len(tr.Tags) > MaxGoalTags) {
+		return InvalidParam("goal", "goal.trigger holds at most %d words and %d tags", MaxGoalWords, MaxGoalTags)
+	}
+	return nil
 }

@@ -67,3 +67,26 @@ func BenchmarkGoalIndexMatch5000(b *testing.B) {
 		}
 	}
 }
+
+// A goal or draft record is checked once, by its Validate method, naming the record.
+func TestGoalAndDraftValidate(t *testing.T) {
+	due := time.Now()
+	ok := Goal{ID: "g1", Text: "Angebot nachfassen", Status: GoalOpen, Kind: GoalTime, DueAt: &due}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("a valid goal: %v", err)
+	}
+	for _, g := range []Goal{{}, {ID: "g1", Text: "x", Status: "later", Kind: GoalTime, DueAt: &due},
+		{ID: "g1", Text: "x", Status: GoalOpen, Kind: GoalTime}, {ID: "g1", Text: "x", Status: GoalOpen, Kind: GoalEvent}} {
+		if e := AsError(g.Validate()); e == nil || e.Code != EINVALID {
+			t.Errorf("goal %+v: %v, want EINVALID", g, e)
+		}
+	}
+	d := Draft{ID: "d1", Text: "Kunde zahlt per Lastschrift", Status: DraftOpen, Confidence: 0.6}
+	if err := d.Validate(); err != nil {
+		t.Fatalf("a valid draft: %v", err)
+	}
+	d.Confidence = 1.5
+	if e := AsError(d.Validate()); e == nil || e.Code != EINVALID {
+		t.Errorf("confidence 1.5: %v, want EINVALID", e)
+	}
+}

@@ -194,6 +194,8 @@ type NoteWriteResult struct {
 	LinksDropped []DroppedLink `json:"linksDropped,omitempty"`
 	// LinksTruncated counts the body's [[links]] past MaxWikiLinksPerNote, which were not linked.
 	LinksTruncated int `json:"linksTruncated,omitempty"`
+	// PMMatches: event goals the note's text fired (knowmind_set_goal); only when some did.
+	PMMatches []GoalMatch `json:"pm_matches,omitempty"`
 }
 
 // DroppedLink is one link of a note write that was not made.

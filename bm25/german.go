@@ -73,6 +73,10 @@ func (a Analysis) AnalyzeDoc(lang, text string, known func(term string) bool) (t
 // too): beyond it only Analyze's tokens count.
 const maxGermanText = 64 << 10
 
+// maxSplitWords bounds the distinct words of one query split against the vocabulary: each
+// split asks the vocabulary about every substring (a few hundred stems for a long word).
+const maxSplitWords = 16
+
 // clauseBack is how many words before a clause-final particle may hold its verb.
 const clauseBack = 12
 
@@ -92,6 +96,7 @@ func (a Analysis) germanWords(text string, known func(string) bool) []string {
 	}
 	stream := setup().base.Analyze([]byte(text))
 	var out []string
+	split := map[string]bool{} // the words a query split (each once, at most maxSplitWords)
 	for i, tok := range stream {
 		w := string(tok.Term)
 		if hasDigit(w) {
@@ -116,7 +121,8 @@ func (a Analysis) germanWords(text string, known func(string) bool) []string {
 			// compound and its parts would count as three pieces of evidence where the text
 			// holds one, and the co-occurrence models would learn the parts' company from
 			// every false split.
-			if known != nil && verb == "" && !knownTerms(known).Has(w) {
+			if known != nil && verb == "" && !split[w] && len(split) < maxSplitWords && !knownTerms(known).Has(w) {
+				split[w] = true
 				out = append(out, german.Split(w, lex)...)
 			}
 			// E-Mail-Adresse: email, emailadresse (and from Mail on, mailadresse).

@@ -200,7 +200,8 @@ var (
 	dateStart = []string{"start*", "beginn*", "begin*", "kick*", "commenc*", "ab", "projektstart*", "launch*"}
 	dateEnd   = []string{"end*", "bis", "until", "till", "expir*", "ablauf*", "läuft", "runs", "frist*", "abgabefrist*", "deadline*", "due", "fällig*", "spätestens", "latest", "abgabe*", "einreich*", "submit*"}
 	dateSince = []string{"seit", "since", "gegründet", "founded", "unterschrieben", "unterzeichnet", "signed", "eingestellt", "hired", "joined", "gebucht", "booked"}
-	dateMoved = []string{"verschoben", "verlegt", "vorgezogen", "moved", "postponed", "rescheduled", "delayed", "brought"}
+	dateMoved = []string{"verschoben", "verschiebt", "verschiebung*", "verlegt", "vorverlegt", "vorgezogen", "moved", "postponed",
+		"postponement", "rescheduled", "delayed", "brought", "pushed", "slipped", "slips"}
 )
 
 // dates reads the dates of the sentence as month-day@year values ("03-15@2026",
@@ -470,7 +471,8 @@ var (
 	requiredWords = []string{"muss", "müssen", "musst", "pflicht*", "verpflicht*", "erforderlich*", "notwendig*", "nötig*",
 		"vorgeschrieben*", "obligatorisch*", "zwingend*", "brauch*", "benötig*", "must", "required", "requires", "require",
 		"mandatory", "compulsory", "obligatory", "need", "needs", "needed", "has", "have"}
-	optionalWords = []string{"freiwillig*", "optional*", "voluntary", "fakultativ*"}
+	optionalWords = []string{"freiwillig*", "optional*", "voluntary", "fakultativ*", "entfällt", "entfallen", "waived", "abgeschafft",
+		"aufgehoben"}
 )
 
 // obligation reads whether something is required: "muss", "Pflicht",
@@ -524,9 +526,9 @@ var statusPhrases = []struct {
 	status  string
 	phrases []string
 }{
-	{"cancelled", []string{"abgesagt", "gestrichen", "storniert", "fällt aus", "fällt weg", "gestoppt", "abgebrochen", "eingestellt", "gekündigt", "aufgelöst", "beendet worden", "cancelled", "canceled", "called off", "scrapped", "stopped", "terminated", "discontinued", "dropped", "axed"}},
+	{"cancelled", []string{"abgesagt", "absage", "entfällt", "stornierung", "kündigung", "cancellation", "termination", "gestrichen", "storniert", "fällt aus", "fällt weg", "gestoppt", "abgebrochen", "eingestellt", "gekündigt", "aufgelöst", "beendet worden", "cancelled", "canceled", "called off", "scrapped", "stopped", "terminated", "discontinued", "dropped", "axed"}},
 	{"paused", []string{"pausiert", "auf eis", "ausgesetzt", "on hold", "paused", "suspended", "frozen"}},
-	{"rejected", []string{"abgelehnt", "verworfen", "rejected", "declined", "denied", "turned down"}},
+	{"rejected", []string{"abgelehnt", "ablehnung", "rejection", "verworfen", "rejected", "declined", "denied", "turned down"}},
 	{"done", []string{"abgeschlossen", "fertig", "erledigt", "fertiggestellt", "ausgeliefert", "complete", "completed", "finished", "done", "delivered", "went live", "is live", "ist live"}},
 	{"ongoing", []string{"läuft noch", "läuft weiter", "läuft planmäßig", "in arbeit", "in bearbeitung", "in umsetzung", "in progress", "ongoing", "underway", "under way", "still running", "on track", "im plan", "im zeitplan"}},
 	{"planned", []string{"geplant", "in planung", "planned", "vorgesehen"}},
@@ -613,13 +615,24 @@ var placeRE = regexp.MustCompile(`(?:` + strings.Join([]string{
 	`hat (?:seinen|ihren|den|einen|sein|ihr) ` + adv + `(?:haupt|firmen|unternehmens|geschäfts)?sitz ` + adv + `in`,
 	`(?:sitzt|sitzen|liegt|liegen|wohnt|wohnen|lebt|leben|arbeitet|arbeiten) ` + adv + `in`,
 	`(?:befindet|befinden) sich ` + adv + `in`, `ansässig in`, `beheimatet in`,
-	`(?:zieht|ziehen|zog|umgezogen|verlegt|verlagert|wechselt) (?:\S+ )?nach`,
+	`(?:zieht|ziehen|zog|umgezogen|umzug|verlegt|verlagert|wechselt|wechsel) (?:\S+ ){0,3}nach`, `standort (?:ist |liegt )?` + adv + `in`,
 	`(?:findet|finden|fand) ` + adv + `in`, `(?:ist|sind|war) ` + adv + `in`,
 	`(?:is|are|was) ` + adv + `(?:based|located|headquartered|situated) in`, `based in`, `headquartered in`,
 	`headquarters (?:is|are) ` + adv + `in`, `(?:works|work) out of`, `operates (?:out of|from)`,
-	`(?:lives|live|living|works|work|working) ` + adv + `in`, `(?:moved|relocated|moving|relocating) (?:\S+ )?to`,
+	`(?:lives|live|living|works|work|working) ` + adv + `in`, `(?:moved|relocated|moving|relocating|relocation|move) (?:\S+ ){0,2}to`,
+	`(?:head office|headquarters|hq|main office) (?:is |are )?` + adv + `in`,
 	`(?:takes|take|took) place in`, `(?:will be|is|are|was) held in`, `(?:is|are) ` + adv + `in`,
 }, "|") + `) (?:(?:der|dem|den|die|das|the|our|unserem|unserer|unser|unseren|its|their|ihrem|ihrer|seinem|seiner) )?`)
+
+// placeCueNoun reports a capitalised word of a place phrasing (Sitz, Hauptsitz, Umzug, Standort).
+func placeCueNoun(w string) bool {
+	for _, c := range []string{"sitz", "umzug", "standort", "wechsel", "head", "hq", "main", "our", "the", "unser"} {
+		if strings.Contains(w, c) {
+			return true
+		}
+	}
+	return subjectStop[w]
+}
 
 // notPlaces follow "ist in" and are states, not places.
 var notPlaces = map[string]bool{"planung": true, "arbeit": true, "betrieb": true, "vorbereitung": true, "bearbeitung": true,
@@ -638,7 +651,12 @@ func (p *sentence) place() {
 			continue
 		}
 		values = append(values, t.low)
-		p.useSpan(m[0], t.end)
+		// The phrasing's words are cues; a name inside it ("Umzug der Firma Kranich nach") stays the subject.
+		for j, u := range p.toks {
+			if u.start >= m[0] && u.end <= t.end && (!u.cap || j == i || placeCueNoun(u.low)) {
+				p.used[j] = true
+			}
+		}
 	}
 	if len(values) == 0 {
 		return
@@ -675,7 +693,7 @@ var roleCues = []struct {
 
 func (p *sentence) role() {
 	role := ""
-	var cues []int
+	var cues, compounds []int
 	for i, t := range p.toks {
 		for _, rc := range roleCues {
 			if hasWord(t, rc.words) {
@@ -686,50 +704,90 @@ func (p *sentence) role() {
 				break
 			}
 		}
+		// "Vertriebsleiterin", "Marketingchef": the role of the compound's first part.
+		if at := compoundRole(t.low); at > 0 && !slices.Contains(cues, i) {
+			if role == "" {
+				role = "lead"
+			}
+			compounds = append(compounds, i)
+		}
 	}
 	if role == "" {
 		return
 	}
-	persons := p.persons()
-	if len(persons) == 0 {
+	persons, at := p.persons()
+	// "ersetzt Frank Heller", "Nachfolgerin von Frank Heller", "instead of Henry": the person
+	// named right after a replacing word is the former holder, not a holder.
+	var holders []string
+	for k, v := range persons {
+		replaced := false
+		for j := max(0, at[k]-3); j < at[k]; j++ {
+			if hasWord(p.toks[j], replacingWords) {
+				replaced = true
+			}
+		}
+		if !replaced {
+			holders = append(holders, v)
+		}
+	}
+	if len(holders) == 0 {
 		return
 	}
 	for _, i := range cues {
 		p.used[i] = true
 	}
+	for _, i := range compounds {
+		p.toks[i].stem = stem(p.toks[i].low[:compoundRole(p.toks[i].low)])
+	}
 	for i, t := range p.toks {
-		if hasWord(t, []string{"account", "neue", "neuer", "neuen", "new", "project", "projekt", "by", "von", "of", "over", "in"}) {
+		if hasWord(t, []string{"account", "neue", "neuer", "neuen", "new", "project", "projekt", "by", "von", "of", "over", "in", "als", "as"}) ||
+			hasWord(t, replacingWords) {
 			p.used[i] = true
 		}
 	}
-	p.add(claim{kind: KindRole, attr: role, values: persons})
+	p.add(claim{kind: KindRole, attr: role, values: holders})
+}
+
+// replacingWords come before the former holder of a role.
+var replacingWords = []string{"ersetzt", "ablöst", "löst", "nachfolger*", "statt", "anstelle", "anstatt", "replaces", "replacing",
+	"replaced", "succeeds", "succeeding", "successor", "instead", "from"}
+
+// compoundRole is the byte offset of a role word ending a compound
+// ("vertriebsleiterin" 8, "marketingchef" 9), or 0.
+func compoundRole(w string) int {
+	for _, r := range []string{"leiterin", "leiter", "leitung", "chefin", "chef", "manager", "verantwortliche"} {
+		if i := strings.LastIndex(w, r); i >= 3 {
+			return i
+		}
+	}
+	return 0
 }
 
 // persons finds people: a form of address and a name (Herr Vogel), or a
 // common given name and, if written next to it, a surname (Lisa Müller,
 // Priya). A person is written given+surname or +surname; the comparator
 // matches them by surname or, without one, by given name.
-func (p *sentence) persons() []string {
-	var out []string
+func (p *sentence) persons() (values []string, at []int) {
 	for i := 0; i < len(p.toks); i++ {
 		t := p.toks[i]
 		switch {
 		case names.Honorific(t.raw) && i+1 < len(p.toks) && p.toks[i+1].cap:
-			out = append(out, "+"+p.toks[i+1].low)
+			values, at = append(values, "+"+p.toks[i+1].low), append(at, i)
 			p.used[i], p.used[i+1] = true, true
 			i++
 		case t.cap && names.Given(t.raw):
+			at = append(at, i)
 			if i+1 < len(p.toks) && p.toks[i+1].cap && !names.LegalForm(p.toks[i+1].raw) && !names.Given(p.toks[i+1].raw) && !commonCaps[p.toks[i+1].low] {
-				out = append(out, t.low+"+"+p.toks[i+1].low)
+				values = append(values, t.low+"+"+p.toks[i+1].low)
 				p.used[i], p.used[i+1] = true, true
 				i++
 				continue
 			}
-			out = append(out, t.low+"+")
+			values = append(values, t.low+"+")
 			p.used[i] = true
 		}
 	}
-	return out
+	return values, at
 }
 
 // commonCaps are capitalised words that follow a given name without being a surname.

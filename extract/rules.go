@@ -80,7 +80,7 @@ var abbreviations = map[string]bool{
 	"inc": true, "vs": true, "prof": true, "st": true, "evtl": true, "ggf": true, "inkl": true, "zzgl": true,
 	"abs": true, "co": true, "str": true, "tel": true, "vgl": true, "jan": true, "feb": true, "mär": true,
 	"apr": true, "jun": true, "jul": true, "aug": true, "sep": true, "sept": true, "okt": true, "oct": true,
-	"nov": true, "dez": true, "dec": true,
+	"nov": true, "dez": true, "dec": true, "mio": true, "mrd": true, "tsd": true, "fa": true,
 }
 
 // Sentences splits text at line breaks and at ., ! or ? followed by a blank,

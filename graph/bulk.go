@@ -191,13 +191,21 @@ func (t *Tenant) WriteEntries(ctx context.Context, recs []knowmind.Record, cur k
 	}
 	t.c.log.Debug("bulk write", "tenant", t.Name, "records", len(recs), "written", len(written),
 		"lookup", looked.Sub(started), "embed", embedded.Sub(looked), "write", time.Since(embedded))
+	var current []*entry
 	for _, b := range written {
 		res := knowmind.ItemResult{Status: knowmind.ItemStored, ID: b.id, Title: b.title}
 		if b.status == knowmind.StatusIndexed {
-			t.indexed(b.entry)
+			current = append(current, b.entry)
 			res.Status, res.ChunksWritten = knowmind.ItemIndexed, len(b.chunks)
 		}
 		results[b.index] = res
+	}
+	for _, m := range t.afterWrite(ctx, current...).matches {
+		for i := range results {
+			if results[i].ID == m.MemoryID && results[i].Status == knowmind.ItemIndexed {
+				results[i].PMMatches = append(results[i].PMMatches, m)
+			}
+		}
 	}
 	return results, nil
 }

@@ -162,7 +162,8 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 			continue
 		}
 		f.entry = newEntry(knowmind.KindMemory, "", strings.TrimSpace(f.cand.Text))
-		f.entry.memoryType, f.entry.source = knowmind.MemorySemantic, source
+		f.entry.memoryType, f.entry.source, f.entry.category = knowmind.MemorySemantic, source, category
+		f.entry.entityRefs = f.refs
 		if err := f.entry.split(); err != nil {
 			return res, err
 		}
@@ -236,10 +237,16 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 		}
 	}
 
+	var written []*entry
 	for _, f := range facts {
 		if f.entry != nil {
-			t.indexed(f.entry)
+			written = append(written, f.entry)
 		}
+	}
+	if aw := t.afterWrite(ctx, written...); len(aw.matches) > 0 {
+		res.PMMatches = aw.matches
+	}
+	for _, f := range facts {
 		out := knowmind.CapturedFact{ID: f.id, Text: strings.TrimSpace(f.cand.Text), Confidence: f.cand.Confidence,
 			Entities: f.refs, Span: f.cand.Span, Reason: f.cand.Reason, Unchanged: f.unchanged}
 		if out.Entities == nil {

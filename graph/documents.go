@@ -234,11 +234,12 @@ func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentI
 		replaced = append(replaced, o.ID)
 	}
 	// Closed versions stay in the text index for recall_at_time, as update_fact leaves them.
-	t.indexed(e)
+	aw := t.afterWrite(ctx, e)
 	t.c.log.Info("document ingested", "tenant", t.Name, "id", e.id, "title", title,
 		"chunks", len(e.chunks), "replaced", replaced, "took", time.Since(started).Round(time.Millisecond))
 	return knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: title, Status: knowmind.StatusIndexed,
-		ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider(), ReplacedDocumentIDs: replaced}, nil
+		ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider(), ReplacedDocumentIDs: replaced,
+		PMMatches: aw.pmMatches()}, nil
 }
 
 func (t *Tenant) recordFailedDocument(ctx context.Context, e *entry, cause error) (knowmind.StoreResult, error) {

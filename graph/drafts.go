@@ -248,7 +248,10 @@ func (t *Tenant) ReviewDraft(ctx context.Context, in knowmind.ReviewInput) (know
 			text = strings.TrimSpace(in.Text)
 		}
 		e = newEntry(knowmind.KindMemory, "", text)
-		e.memoryType, e.source = knowmind.MemorySemantic, d.Source
+		e.memoryType, e.source, e.category = knowmind.MemorySemantic, d.Source, d.Category
+		for _, ent := range d.Entities {
+			e.entityRefs = append(e.entityRefs, knowmind.EntityRef{Type: ent.Type, ID: ent.ID})
+		}
 		if err := e.split(); err != nil {
 			return knowmind.ReviewResult{}, err
 		}
@@ -313,7 +316,7 @@ func (t *Tenant) ReviewDraft(ctx context.Context, in knowmind.ReviewInput) (know
 		return knowmind.ReviewResult{}, knowmind.Internal(knowmind.ReasonIngestFailed, "the review could not be written; the draft is unchanged")
 	}
 	if e != nil {
-		t.indexed(e)
+		res.PMMatches = t.afterWrite(ctx, e).pmMatches()
 		for _, m := range d.Conflicts {
 			t.linkContradiction(ctx, e.id, m.ID, "the accepted draft contradicted it")
 		}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dgraph-io/dgo/v240"
 	"github.com/dgraph-io/dgo/v240/protos/api"
@@ -56,56 +54,13 @@ func (t *Tenant) exportGoalsAndDrafts(ctx context.Context, emit func(knowmind.Re
 	return nil
 }
 
-// checkGoalRecord bounds an imported goal as knowmind_set_goal bounds a new one.
-func checkGoalRecord(g *knowmind.Goal) error {
-	if g == nil {
-		return knowmind.InvalidParam("goal", "a goal record holds its object in goal")
+// validRecord checks an imported goal or draft (nil: the record lacks its object) by the rules
+// of the root package, which the tools apply to a new one.
+func validRecord[T interface{ Validate() error }](v *T, param string) error {
+	if v == nil {
+		return knowmind.InvalidParam(param, "a %s record holds its object in %s", param, param)
 	}
-	switch {
-	case strings.TrimSpace(g.ID) == "" || utf8.RuneCountInString(g.ID) > knowmind.MaxIDChars:
-		return knowmind.InvalidParam("goal", "goal.id is required (at most %d characters)", knowmind.MaxIDChars)
-	case strings.TrimSpace(g.Text) == "" || utf8.RuneCountInString(g.Text) > knowmind.MaxGoalChars:
-		return knowmind.InvalidParam("goal", "goal.text is required (at most %d characters)", knowmind.MaxGoalChars)
-	case !slices.Contains([]string{knowmind.GoalOpen, knowmind.GoalDone, knowmind.GoalCancelled}, g.Status):
-		return knowmind.InvalidParam("goal", "goal.status must be open, done or cancelled")
-	case g.Kind == knowmind.GoalTime && g.DueAt == nil:
-		return knowmind.InvalidParam("goal", "a time goal needs goal.due_at")
-	case g.Kind == knowmind.GoalEvent && (g.Trigger == nil || g.Trigger.Empty()):
-		return knowmind.InvalidParam("goal", "an event goal needs goal.trigger")
-	case g.Kind != knowmind.GoalTime && g.Kind != knowmind.GoalEvent:
-		return knowmind.InvalidParam("goal", "goal.kind must be time or event")
-	case len(g.MatchedIDs) > knowmind.MaxGoalMatchesKept || g.FiredCount < 0:
-		return knowmind.InvalidParam("goal", "goal.matched_memory_ids holds at most %d ids", knowmind.MaxGoalMatchesKept)
-	}
-	if tr := g.Trigger; tr != nil && (len(tr.Words) > knowmind.MaxGoalWords || len(tr.Tags) > knowmind.MaxGoalTags) {
-		return knowmind.InvalidParam("goal", "goal.trigger holds at most %d words and %d tags", knowmind.MaxGoalWords, knowmind.MaxGoalTags)
-	}
-	return nil
-}
-
-// checkDraftRecord bounds an imported draft as knowmind_capture bounds a new one.
-func checkDraftRecord(d *knowmind.Draft) error {
-	if d == nil {
-		return knowmind.InvalidParam("draft", "a draft record holds its object in draft")
-	}
-	switch {
-	case strings.TrimSpace(d.ID) == "" || utf8.RuneCountInString(d.ID) > knowmind.MaxIDChars:
-		return knowmind.InvalidParam("draft", "draft.id is required (at most %d characters)", knowmind.MaxIDChars)
-	case strings.TrimSpace(d.Text) == "" || utf8.RuneCountInString(d.Text) > knowmind.MaxFactChars:
-		return knowmind.InvalidParam("draft", "draft.text is required (at most %d characters)", knowmind.MaxFactChars)
-	case !slices.Contains([]string{knowmind.DraftOpen, knowmind.DraftAccepted, knowmind.DraftRejected}, d.Status):
-		return knowmind.InvalidParam("draft", "draft.status must be draft, accepted or rejected")
-	case d.Confidence < 0 || d.Confidence > 1:
-		return knowmind.InvalidParam("draft", "draft.confidence must lie in 0..1")
-	case len(d.Entities) > knowmind.MaxEntitiesPerFact || len(d.ConflictsWith) > knowmind.MaxEntitiesPerFact:
-		return knowmind.InvalidParam("draft", "draft.entities and draft.conflicts_with hold at most %d each", knowmind.MaxEntitiesPerFact)
-	}
-	for _, e := range d.Entities {
-		if knowmind.EntitySlug(e.ID) != e.ID || e.ID == "" || len(e.ID) > knowmind.MaxIDChars || e.Type == "" || len(e.Type) > 64 {
-			return knowmind.InvalidParam("draft", "draft.entities: %q/%q is no entity reference", e.Type, e.ID)
-		}
-	}
-	return nil
+	return (*v).Validate()
 }
 
 func goalNode(g *knowmind.Goal, blank string) map[string]any {
@@ -144,12 +99,12 @@ func (t *Tenant) writeGoalsAndDrafts(ctx context.Context, recs []knowmind.Record
 		r := recs[i]
 		var err error
 		if r.Type == knowmind.RecordGoal {
-			if err = checkGoalRecord(r.Goal); err == nil {
+			if err = validRecord(r.Goal, "goal"); err == nil {
 				goalIDs = append(goalIDs, r.Goal.ID)
 				results[i].ID = r.Goal.ID
 			}
 		} else {
-			if err = checkDraftRecord(r.Draft); err == nil {
+			if err = validRecord(r.Draft, "draft"); err == nil {
 				d := r.Draft
 				draftIDs = append(draftIDs, d.ID)
 				results[i].ID = d.ID

@@ -108,6 +108,11 @@ func (t *Tenant) Explore(ctx context.Context, q knowmind.ExploreQuery) (knowmind
 	if err != nil {
 		return knowmind.ExploreResult{}, err
 	}
+	if q.AsOf != nil && res.Memory.Kind == knowmind.KindNote {
+		if err := t.noteAsOf(ctx, uid, *q.AsOf, &res); err != nil {
+			return knowmind.ExploreResult{}, err
+		}
+	}
 	if err := t.neighbourhood(ctx, uid, q, &res); err != nil {
 		return knowmind.ExploreResult{}, err
 	}
@@ -337,4 +342,64 @@ func exploreEdge(set *shapes.Set, selfID, relName string, p hopNode) knowmind.Ex
 		e.ID = storedOr(&p.edgeFacets, e.ID)
 	}
 	return e
+}
+
+// noteRevisionsQuery lists a note's revisions (its former bodies, each with
+// the interval it was current) without their bodies; noteRevisionBodyQuery
+// reads the one body needed.
+const noteRevisionsQuery = `{
+  n(func: uid(%s)) {
+    r: ~Revision.note (orderdesc: Revision.revision, first: %d) { uid Revision.valid_from Revision.valid_to }
+  }
+}`
+
+const noteRevisionBodyQuery = `{ r(func: uid(%s)) { Revision.title Revision.body } }`
+
+// noteAsOf replaces the centre's title and content with the note's revision
+// current at at, when an edit has replaced it since: a note is edited in
+// place, and every edit keeps the former title and body as a Revision
+// (notes.go). ENOTFOUND when the note did not exist yet.
+func (t *Tenant) noteAsOf(ctx context.Context, uid string, at time.Time, res *knowmind.ExploreResult) error {
+	if !uidPattern.MatchString(uid) {
+		return fmt.Errorf("explore: bad uid %q", uid)
+	}
+	if res.Memory.CreatedAt.After(at) {
+		return &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "memory_id",
+			Message: fmt.Sprintf("note %q did not exist at %s", res.Memory.ID, at.UTC().Format(time.RFC3339))}
+	}
+	var out struct {
+		N []struct {
+			R []struct {
+				UID       string     `json:"uid"`
+				ValidFrom time.Time  `json:"Revision.valid_from"`
+				ValidTo   *time.Time `json:"Revision.valid_to"`
+			} `json:"r"`
+		} `json:"n"`
+	}
+	if err := t.queryVars(ctx, fmt.Sprintf(noteRevisionsQuery, uid, knowmind.MaxNoteRevisionsRead), nil, &out); err != nil {
+		return fmt.Errorf("explore: note revisions: %w", err)
+	}
+	if len(out.N) == 0 {
+		return nil
+	}
+	for _, r := range out.N[0].R {
+		if !validAt(r.ValidFrom, r.ValidTo, at) || !uidPattern.MatchString(r.UID) {
+			continue
+		}
+		var body struct {
+			R []struct {
+				Title string `json:"Revision.title"`
+				Body  string `json:"Revision.body"`
+			} `json:"r"`
+		}
+		if err := t.queryVars(ctx, fmt.Sprintf(noteRevisionBodyQuery, r.UID), nil, &body); err != nil {
+			return fmt.Errorf("explore: note revision: %w", err)
+		}
+		if len(body.R) > 0 {
+			res.Memory.Title = body.R[0].Title
+			res.Memory.Content, res.ContentTruncated = cutRunes(body.R[0].Body, knowmind.ExploreMaxContentChars)
+		}
+		return nil
+	}
+	return nil
 }

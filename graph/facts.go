@@ -167,7 +167,7 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 		return knowmind.UpdateFactResult{}, knowmind.Internal(knowmind.ReasonIngestFailed,
 			"the new version could not be written; nothing was changed")
 	}
-	t.indexed(e)
+	res.PMMatches = t.afterWrite(ctx, e).pmMatches()
 	t.supersededCapture(ctx, target)
 	return res, nil
 }

@@ -52,6 +52,11 @@ type entry struct {
 	vectors      [][]float32
 	chunkUIDs    []uint64 // per chunk, once committed (0: not known)
 	entityUIDs   []string // Memory.entities (memory engine)
+	entityRefs   []knowmind.EntityRef
+	// checkConflicts: afterWrite compares the entry with the current facts
+	// about candidates (the entities a store named) and the nearest by meaning.
+	checkConflicts bool
+	candidates     []knowmind.CandidateEntity
 }
 
 // committed records the chunk uids Dgraph assigned to the blank nodes of e.node(blank, ...),
@@ -75,6 +80,10 @@ func checkContent(content string) (string, error) {
 	if content == "" {
 		return "", knowmind.Internal(knowmind.ReasonContentRequired, "content is required and must not be empty")
 	}
+	// gRPC refuses to send a string that is not UTF-8 (an internal error, found by FuzzWritePath).
+	if !utf8.ValidString(content) {
+		return "", knowmind.InvalidParam("content", "content is not valid UTF-8")
+	}
 	return content, nil
 }
 
@@ -86,6 +95,9 @@ func checkText(param, s string, max int, required bool) (string, error) {
 	}
 	if utf8.RuneCountInString(s) > max {
 		return "", knowmind.InvalidParam(param, "%s exceeds %d characters", param, max)
+	}
+	if !utf8.ValidString(s) {
+		return "", knowmind.InvalidParam(param, "%s is not valid UTF-8", param)
 	}
 	return s, nil
 }
@@ -357,9 +369,9 @@ func (t *Tenant) recordFailed(ctx context.Context, e *entry, cause error) (knowm
 		for i, c := range e.chunks {
 			e.chunkUIDs[i], _ = parseUID(byPosition[c.Position])
 		}
-		t.indexed(e)
+		aw := t.afterWrite(ctx, e)
 		return knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusIndexed,
-			ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider()}, nil
+			ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider(), PMMatches: aw.pmMatches()}, nil
 	}
 	t.c.log.Error("ingest failed", "tenant", t.Name, "kind", e.kind, "id", e.id, "title", e.title, "err", cause)
 	res := knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusFailed,

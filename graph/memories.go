@@ -115,10 +115,14 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 	if len(found.Same) > 0 {
 		return t.unchanged(found.Same[0]), nil
 	}
-	t.indexed(e)
+	for _, en := range ents {
+		e.entityRefs = append(e.entityRefs, knowmind.EntityRef{Type: en.Type, ID: en.ID})
+	}
+	e.candidates, e.checkConflicts = ents, true
+	aw := t.afterWrite(ctx, e)
 	res := knowmind.StoreResult{MemoryID: e.id, ID: e.id, Title: e.title, Status: knowmind.StatusIndexed,
-		ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider()}
-	res.Entities, res.Conflicts = t.storedConflicts(ctx, e, ents)
+		ChunksWritten: len(e.chunks), EmbeddingProvider: t.provider(), PMMatches: aw.pmMatches()}
+	res.Entities, res.Conflicts = e.entityRefs, aw.conflicts
 	return res, nil
 }
 

@@ -334,9 +334,9 @@ func (t *Tenant) CreateNote(ctx context.Context, scope knowmind.NoteScope, in kn
 			Message: fmt.Sprintf("a note titled %q exists in this folder: %s", title, out.Dup[0].ID),
 			Data:    map[string]any{"existingId": out.Dup[0].ID}}
 	}
-	t.indexed(e)
+	aw := t.afterWrite(ctx, e)
 	res := knowmind.NoteWriteResult{ID: e.id, Title: title, Path: path, Class: in.Class, VersionToken: version, Revision: 1,
-		Links: []string{}, PendingLinks: []string{}}
+		Links: []string{}, PendingLinks: []string{}, PMMatches: aw.pmMatches()}
 	if projectUID != "" {
 		res.Project = projectHandle
 		wiki, truncated := wikiSpecs(body)
@@ -528,9 +528,9 @@ func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in know
 			Message: fmt.Sprintf("a note titled %q exists in this folder: %s", title, out.Dup[0].ID),
 			Data:    map[string]any{"existingId": out.Dup[0].ID}}
 	}
-	t.indexed(e)
+	aw := t.afterWrite(ctx, e)
 	res := knowmind.NoteWriteResult{ID: n.ID, Title: title, Project: n.projectHandle(), Path: n.Path, Class: n.Class,
-		VersionToken: version, Revision: revision, Links: []string{}, PendingLinks: []string{}}
+		VersionToken: version, Revision: revision, Links: []string{}, PendingLinks: []string{}, PMMatches: aw.pmMatches()}
 	if puid := n.projectUID(); puid != "" {
 		wiki, truncated := wikiSpecs(body)
 		res.LinksTruncated = truncated

@@ -224,8 +224,12 @@ func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, v
 		}
 	}
 	res := RenameResult{NoteWriteResult: results[0], Rewritten: []string{}}
+	entries := make([]*entry, 0, len(rewrites))
+	for _, rw := range rewrites {
+		entries = append(entries, rw.e)
+	}
+	res.PMMatches = t.afterWrite(ctx, entries...).pmMatches()
 	for i, rw := range rewrites {
-		t.indexed(rw.e)
 		if i > 0 {
 			res.Rewritten = append(res.Rewritten, rw.n.ID)
 		}

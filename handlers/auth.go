@@ -49,9 +49,14 @@ const (
 const touchEvery = time.Minute
 
 // tokenLookupTimeout bounds the Dgraph lookup of a kmt_ token, so a paused
-// or overloaded store answers 503 in time for knowmind_health's promise
-// (health.go) instead of holding the request until the client gives up.
-const tokenLookupTimeout = 1500 * time.Millisecond
+// store answers 503 in time for knowmind_health's promise (health.go)
+// instead of holding the request until the client gives up. A store that is
+// merely slow does not lock out the tokens in use: one the store confirmed
+// within slowStoreGrace stands in for a lookup that ran out of time.
+const (
+	tokenLookupTimeout = time.Second
+	slowStoreGrace     = time.Minute
+)
 
 // JWTConfig enables signed JWT bearer tokens beside kmt_ tokens, for
 // deployments with an identity provider. Claims: tenant (string, under
@@ -134,9 +139,15 @@ type authenticator struct {
 	// verified holds the hashes of kmt_ tokens that authenticated since
 	// start (at most maxVerified): they are looked up even from an address
 	// whose failed-lookup budget strangers have spent. Each is still looked
-	// up, so revocation stays immediate.
+	// up, so revocation stays immediate while the store answers.
 	verifiedMu sync.Mutex
-	verified   map[string]struct{}
+	verified   map[string]verifiedToken
+}
+
+// verifiedToken is a kmt_ token as the store last confirmed it.
+type verifiedToken struct {
+	tok graph.Token
+	at  time.Time
 }
 
 // maxVerified bounds the remembered token hashes (64 bytes each).
@@ -211,19 +222,32 @@ func (a *authenticator) costsLookup(r *http.Request) bool {
 }
 
 func (a *authenticator) opaque(ctx context.Context, token string) (*auth.TokenInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, tokenLookupTimeout)
+	hash := graph.HashToken(token)
+	lookup, cancel := context.WithTimeout(ctx, tokenLookupTimeout)
 	defer cancel()
-	tok, err := a.tokens.VerifyToken(ctx, token)
-	if err != nil {
+	tok, err := a.tokens.VerifyToken(lookup, token)
+	now := time.Now()
+	switch {
+	case err == nil:
+		a.verifiedMu.Lock()
+		if a.verified == nil || len(a.verified) >= maxVerified {
+			a.verified = map[string]verifiedToken{} // forgetting costs only a lookup counted again
+		}
+		a.verified[hash] = verifiedToken{tok: tok, at: now}
+		a.verifiedMu.Unlock()
+		a.touch(tok)
+	case ctx.Err() == nil && (lookup.Err() != nil || graph.Unreachable(err)):
+		// The store did not answer in time (the caller is still waiting).
+		a.verifiedMu.Lock()
+		v, ok := a.verified[hash]
+		a.verifiedMu.Unlock()
+		if !ok || now.Sub(v.at) > slowStoreGrace || (v.tok.ExpiresAt != nil && !now.Before(*v.tok.ExpiresAt)) {
+			return nil, err
+		}
+		tok = v.tok
+	default:
 		return nil, err
 	}
-	a.verifiedMu.Lock()
-	if a.verified == nil || len(a.verified) >= maxVerified {
-		a.verified = map[string]struct{}{} // forgetting costs only a lookup counted again
-	}
-	a.verified[graph.HashToken(token)] = struct{}{}
-	a.verifiedMu.Unlock()
-	a.touch(tok)
 	p := tok.Principal()
 	ti := &auth.TokenInfo{UserID: p.TokenID, Scopes: scopeStrings(p.Scopes),
 		Extra: map[string]any{extraPrincipal: p, extraJWT: false}}

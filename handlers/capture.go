@@ -56,16 +56,5 @@ func (s *service) capture(ctx context.Context, p CaptureParams) (CaptureResult, 
 	if err != nil {
 		return CaptureResult{}, err
 	}
-	res, err := t.Capture(ctx, in, ex)
-	if err != nil {
-		return res, err
-	}
-	var mems []knowmind.WrittenMemory
-	for _, f := range res.Stored {
-		if !f.Unchanged {
-			mems = append(mems, knowmind.WrittenMemory{ID: f.ID, Text: f.Text, Category: p.Category, Entities: f.Entities})
-		}
-	}
-	res.PMMatches = s.matchGoals(ctx, t, mems)
-	return res, nil
+	return t.Capture(ctx, in, ex)
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/graph"
 )
 
 // closeGoalTool declares knowmind_close_goal (tools.go: toolList).
@@ -167,17 +166,4 @@ func (s *service) closeGoal(ctx context.Context, p CloseGoalParams) (GoalResult,
 	}
 	g, err := t.CloseGoal(ctx, p.GoalID, status)
 	return GoalResult{Goal: g}, err
-}
-
-// matchGoals runs goal matching after a write. The write is committed: a
-// failed match is logged and answers no matches rather than failing the write.
-func (s *service) matchGoals(ctx context.Context, t *graph.Tenant, mems []knowmind.WrittenMemory) []knowmind.GoalMatch {
-	ms, err := t.MatchGoals(ctx, mems)
-	if err != nil {
-		s.log.WarnContext(ctx, "goal matching failed", "err", err)
-	}
-	if ms == nil {
-		ms = []knowmind.GoalMatch{}
-	}
-	return ms
 }

@@ -26,9 +26,9 @@ type HealthResult struct {
 }
 
 // healthTimeout bounds the readiness check behind knowmind_health: with the
-// token lookup (tokenLookupTimeout) before it, a paused or unreachable
+// token lookup before it (tokenLookupTimeout), a paused or unreachable
 // Dgraph is answered 503 within 2 s, whatever it does.
-const healthTimeout = 1500 * time.Millisecond
+const healthTimeout = 900 * time.Millisecond
 
 // health answers "ok" when Dgraph is reachable and 503 otherwise. It needs no
 // scope and opens no tenant.

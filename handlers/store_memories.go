@@ -97,13 +97,8 @@ func (s *service) storeMemories(ctx context.Context, p StoreMemoriesParams) (Sto
 		}
 		res.Results[i] = r
 	}
-	var mems []knowmind.WrittenMemory
-	for i, it := range items {
-		if it.Status == knowmind.ItemIndexed {
-			m := p.Memories[i]
-			mems = append(mems, knowmind.WrittenMemory{ID: it.ID, Text: m.Title + "\n" + m.Content, Tags: m.Tags})
-		}
+	for _, it := range items {
+		res.PMMatches = append(res.PMMatches, it.PMMatches...)
 	}
-	res.PMMatches = s.matchGoals(ctx, t, mems)
 	return res, nil
 }

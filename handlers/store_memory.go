@@ -69,9 +69,6 @@ func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMe
 	if res.Unchanged && p.Title != "" && p.Title != res.Title {
 		res.Note = fmt.Sprintf("this content is already stored as memory %s titled %q; nothing was written and that title was kept", res.ID, res.Title)
 	}
-	if !res.Unchanged {
-		res.PMMatches = s.matchGoals(ctx, t, []knowmind.WrittenMemory{{ID: res.ID, Text: p.Title + "\n" + p.Content, Tags: p.Tags, Entities: res.Entities}})
-	}
 	return res, nil
 }
 

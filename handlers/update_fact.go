@@ -42,11 +42,7 @@ func (s *service) updateFact(ctx context.Context, p UpdateFactParams) (UpdateFac
 	res, err := t.UpdateFact(ctx, knowmind.UpdateFactInput{
 		TargetID: p.TargetID, NewTitle: p.NewTitle, NewContent: p.NewContent, UpdateReason: p.UpdateReason,
 	})
-	if err != nil {
-		return res, err
-	}
-	res.PMMatches = s.matchGoals(ctx, t, []knowmind.WrittenMemory{{ID: res.NewMemoryID, Text: p.NewTitle + "\n" + p.NewContent}})
-	return res, nil
+	return res, err
 }
 
 // precheck answers a new_content over the limit as -32603 too_large, as

@@ -53,9 +53,6 @@ func (s *service) uploadDocument(ctx context.Context, p UploadDocumentParams) (U
 	if res.ReplacedDocumentIDs == nil {
 		res.ReplacedDocumentIDs = []string{} // the spec's array, never null
 	}
-	if !res.Unchanged {
-		res.PMMatches = s.matchGoals(ctx, t, []knowmind.WrittenMemory{{ID: res.ID, Text: p.Title + "\n" + p.Content}})
-	}
 	return res, nil
 }
 

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -214,4 +215,32 @@ func TestReplacedDocumentStaysInItsTime(t *testing.T) {
 	if then.Memory.ID != v1.ID || then.Memory.ValidTo == nil {
 		t.Errorf("explore of the replaced id: %+v, want it closed", then.Memory)
 	}
+}
+
+// Issue 36: a note is edited in place, and every edit keeps the former title
+// and body as a revision; explore as of a time before the edit reads them.
+func TestExploreNoteAsOfReadsItsRevision(t *testing.T) {
+	c := newNotesClient(t)
+	n := c.create(map[string]any{"project": "main", "body": "# Reiseplan\n\nAbfahrt am Montag mit der Bahn."})
+	time.Sleep(20 * time.Millisecond)
+	before := time.Now().UTC()
+	time.Sleep(20 * time.Millisecond)
+	c.edit(map[string]any{"id": n.ID, "versionToken": n.VersionToken, "op": "replace",
+		"content": "# Reiseplan 2027\n\nAbfahrt am Dienstag mit dem Flugzeug."})
+
+	var now, then ExploreResult
+	structured(t, callTool(t, c.url, c.read, "knowmind_explore", map[string]any{"memory_id": n.ID}), &now)
+	if now.Memory.Title != "Reiseplan 2027" || !strings.Contains(now.Memory.Content, "Flugzeug") {
+		t.Fatalf("explore now: %q %q", now.Memory.Title, now.Memory.Content)
+	}
+	structured(t, callTool(t, c.url, c.read, "knowmind_explore", map[string]any{"memory_id": n.ID,
+		"as_of": before.Format(time.RFC3339Nano)}), &then)
+	if then.Memory.Title != "Reiseplan" || !strings.Contains(then.Memory.Content, "Bahn") || strings.Contains(then.Memory.Content, "Flugzeug") {
+		t.Fatalf("explore as of before the edit: %q %q, want the former title and body", then.Memory.Title, then.Memory.Content)
+	}
+	if len(then.Nodes) == 0 || then.Nodes[0].Title != "Reiseplan" {
+		t.Fatalf("the centre node as of before the edit: %+v", then.Nodes)
+	}
+	wantRPCError(t, callTool(t, c.url, c.read, "knowmind_explore", map[string]any{"memory_id": n.ID,
+		"as_of": "2020-01-01T00:00:00Z"}), codeNotFound, "")
 }
