@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -182,4 +184,45 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestReadmeListsTheMetrics: the README's metric table names exactly the knowmind_ metrics the
+// registry serves (the per-tenant index gauges with their collector).
+func TestReadmeListsTheMetrics(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(readme)[strings.Index(string(readme), "| metric | labels |"):]
+	section = section[:strings.Index(section, "\n\n")]
+	documented := map[string]bool{}
+	for _, row := range strings.Split(section, "\n") {
+		cells := strings.Split(row, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		for _, name := range regexp.MustCompile("`(knowmind_[a-z_]+)`").FindAllStringSubmatch(cells[1], -1) {
+			documented[name[1]] = true
+		}
+	}
+	m := NewMetrics(func() []graph.IndexSize { return nil })
+	ch := make(chan *prometheus.Desc, 100)
+	go func() { m.Registry().Describe(ch); close(ch) }()
+	served := map[string]bool{}
+	fqName := regexp.MustCompile(`fqName: "(knowmind_[a-z_]+)"`)
+	for d := range ch {
+		if n := fqName.FindStringSubmatch(d.String()); n != nil {
+			served[n[1]] = true
+		}
+	}
+	for n := range served {
+		if !documented[n] {
+			t.Errorf("/metrics serves %s, which the README's table does not list", n)
+		}
+	}
+	for n := range documented {
+		if !served[n] {
+			t.Errorf("the README lists %s, which /metrics does not serve", n)
+		}
+	}
 }
