@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,6 +79,12 @@ func NewMetrics(indexSizes func() []graph.IndexSize) *Metrics {
 	}
 	m.registry.MustRegister(m.toolCalls, m.toolSeconds, m.ingests, m.ingestChunks, m.authFailures, m.rateLimits, m.dgraphSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "knowmind_build_info",
+		Help: "Always 1; the labels say which knowmind and Go build serves.",
+	}, []string{"version", "goversion"})
+	buildInfo.WithLabelValues(knowmind.Version, runtime.Version()).Set(1)
+	m.registry.MustRegister(buildInfo)
 	if indexSizes != nil {
 		m.registry.MustRegister(indexCollector{sizes: indexSizes})
 	}
