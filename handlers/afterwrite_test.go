@@ -108,7 +108,7 @@ func TestEveryFactWriteFiresGoals(t *testing.T) {
 		"knowmind_delete_note", "knowmind_move_note", "knowmind_move_folder", "knowmind_rename_project",
 		"knowmind_set_goal", "knowmind_close_goal", "knowmind_set_capture_thresholds", "knowmind_start_session"}
 
-	r := send(t, url, write, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	r := send(t, url, write, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, toolsetsHeader, "all") // every toolset, not only the default
 	var list struct {
 		Tools []struct {
 			Name        string `json:"name"`
