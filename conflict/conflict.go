@@ -274,8 +274,6 @@ var (
 		"don't": true, "won't": true, "aren't": true, "wasn't": true, "didn't": true, "cannot": true, "can't": true}
 	attributeVerbs = []string{"ist", "sind", "war", "waren", "beträgt", "betraegt", "heißt", "heisst", "leitet", "liegt",
 		"wohnt", "arbeitet", "gehört", "is", "are", "was", "were", "equals", "leads", "lives", "works", "belongs"}
-	// roleVerbs name a role one holder fills at a time.
-	roleVerbs = []string{"leitet", "leads", "gehört", "belongs"}
 	stopwords = map[string]bool{"der": true, "die": true, "das": true, "den": true, "dem": true, "des": true, "ein": true,
 		"eine": true, "einen": true, "einem": true, "einer": true, "und": true, "oder": true, "am": true, "im": true,
 		"in": true, "an": true, "auf": true, "zu": true, "zum": true, "zur": true, "bei": true, "mit": true, "von": true,
