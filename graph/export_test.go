@@ -247,3 +247,10 @@ func SetSemanticRebuildEvery(d time.Duration) (restore func()) {
 func (t *Tenant) SemanticLinks(ctx context.Context) (map[uint64][]uint64, error) {
 	return t.semLinks(ctx)
 }
+
+// TextPendingOps is how many hook calls wait for the running load of the tenant's statistics.
+func (t *Tenant) TextPendingOps() int {
+	t.text.mu.Lock()
+	defer t.text.mu.Unlock()
+	return len(t.text.pending)
+}

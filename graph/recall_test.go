@@ -288,12 +288,20 @@ func TestRecallValidation(t *testing.T) {
 
 func TestRecallTextStatsFollowIngest(t *testing.T) {
 	f := newRecallFixture(t)
-	f.store("Eins", "Die Lieferung kommt am Montag.")
-	f.store("Zwei", "Die Lieferung kommt am Dienstag.")
 	if f.ten.TextStatsLoaded() {
 		t.Fatal("statistics loaded before the first recall")
 	}
-	f.recall(knowmind.RecallQuery{Query: "Lieferung", K: 5}) // loads them from a scan
+	// store_memory's conflict check asks recall for the nearest current memories
+	// (conflicts.go, nearestCurrent): the first store loads them from a scan.
+	f.store("Eins", "Die Lieferung kommt am Montag.")
+	if !f.ten.TextStatsLoaded() {
+		t.Fatal("statistics not loaded by the first store's conflict check")
+	}
+	if st := f.ten.TextStats("de", "lieferung"); st.Docs != 1 || st.DF["lieferung"] != 1 {
+		t.Fatalf("after the first store: %+v", st)
+	}
+	f.store("Zwei", "Die Lieferung kommt am Dienstag.")
+	f.recall(knowmind.RecallQuery{Query: "Lieferung", K: 5})
 	if st := f.ten.TextStats("de", "lieferung"); st.Docs != 2 || st.DF["lieferung"] != 2 {
 		t.Fatalf("after load: %+v", st)
 	}

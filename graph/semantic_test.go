@@ -110,6 +110,17 @@ func TestRecallSemanticPoolFindsWithoutSharedWords(t *testing.T) {
 	}
 	target := f.store("Weekend", "Throwing pottery on the wheel all Saturday.")
 	q := knowmind.RecallQuery{Query: "kiln glaze", K: knowmind.RecallMaxK}
+	// store_memory's conflict check recalls the nearest memories, so the first store built the
+	// model from one chunk (empty: below semMinDocs), and the later stores came within
+	// semRebuildEvery of that build. Let the next recall rebuild it from the whole tenant, as
+	// the first recall after semRebuildEvery does.
+	restore := graph.SetSemanticRebuildEvery(0)
+	f.recall(q) // starts the rebuild
+	refs, current := f.ten.SemanticState()
+	restore()
+	if chunks := f.ten.TextRefs(); !current || !slices.Equal(refs, chunks) {
+		t.Fatalf("semantic model (current %v) holds %d chunks, the text index %d", current, len(refs), len(chunks))
+	}
 	// score is the target's score and how many unrelated memories rank above it (-1: not a hit).
 	score := func(o search.Options) (float64, int) {
 		unrelated := 0

@@ -237,25 +237,40 @@ func TestTextStatsLoadKeepsWritesDuringIt(t *testing.T) {
 	f.syncByRecall(f.a)
 	before := f.a.TextStatsMemories()
 
+	// The writes run beside the load, not inside its hook: store_memory's conflict check
+	// recalls, and a recall waits for the load. The hook holds the load until both writes'
+	// after-write steps have queued their index updates (committed after the snapshot).
 	var once sync.Once
-	var hookErr error
+	var writes sync.WaitGroup
+	var storeErr, uploadErr, queueErr error
 	restore := graph.SetTextLoadHook(func(tenant string) {
 		if tenant != f.a.Name {
 			return
 		}
 		once.Do(func() {
-			_, hookErr = f.a.StoreMemory(f.ctx, knowmind.StoreMemoryInput{Title: "Neu",
-				Content: "Die Lieferung kommt mit dem Gabelstapler."})
-			if hookErr == nil {
-				_, hookErr = f.a.UploadDocument(f.ctx, knowmind.UploadDocumentInput{Title: "Lager",
+			writes.Go(func() {
+				_, storeErr = f.a.StoreMemory(f.ctx, knowmind.StoreMemoryInput{Title: "Neu",
+					Content: "Die Lieferung kommt mit dem Gabelstapler."})
+			})
+			writes.Go(func() {
+				_, uploadErr = f.a.UploadDocument(f.ctx, knowmind.UploadDocumentInput{Title: "Lager",
 					Content: "# Lager\n\nDas Lager öffnet am Hof."})
+			})
+			deadline := time.Now().Add(time.Minute)
+			for f.a.TextPendingOps() < 2 {
+				if time.Now().After(deadline) {
+					queueErr = fmt.Errorf("%d index updates queued during the load, want 2", f.a.TextPendingOps())
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
 		})
 	})
 	err := f.a.RebuildTextStats(f.ctx)
 	restore()
-	if err != nil || hookErr != nil {
-		t.Fatalf("load: %v; writes during it: %v", err, hookErr)
+	writes.Wait()
+	if err != nil || storeErr != nil || uploadErr != nil || queueErr != nil {
+		t.Fatalf("load: %v; writes during it: store %v, upload %v, queued: %v", err, storeErr, uploadErr, queueErr)
 	}
 	if _, got := df(f.a, "Gabelstapler", "Hof", "Rampe"); !maps.Equal(got, map[string]int64{"Gabelstapler": 1, "Hof": 1, "Rampe": 1}) {
 		t.Fatalf("DF after the load %v: the writes during it are lost", got)

@@ -213,7 +213,14 @@ func TestTextStatsSyncKeepsLocalWrites(t *testing.T) {
 	f.store(f.a, "Eins", "Die Lieferung kommt am Montag.")
 	f.upload(f.a, "Lager", "# Lager\n\nDas Lager öffnet an der Rampe.")
 	old := f.upload(f.b, "Handbuch", "# Wartung\n\nDas Getriebe wird jedes Jahr geprüft.")
-	f.syncByRecall(f.a) // loads the statistics (the interval is not shortened: no sync)
+	// a's first store already loaded the statistics (its conflict check recalls the nearest
+	// memories), before b's upload; a load now makes a hold b's document.
+	if err := f.a.RebuildTextStats(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := df(f.a, "Getriebe"); got["Getriebe"] != 1 {
+		t.Fatalf("DF after the load %v, want b's document held", got)
+	}
 	// b erases its document and stores another, so a's counts disagree and the sync diffs all ids.
 	f.erase(f.b, old.ID)
 	f.upload(f.b, "Handbuch", "# Wartung\n\nDie Kupplung wird jedes Jahr geprüft.")
@@ -367,7 +374,11 @@ func TestTextStatsSyncSeesEditsOfOtherReplica(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.syncByRecall(f.a) // loads the statistics, the note included
+	// a's first store already loaded the statistics (its conflict check recalls the nearest
+	// memories), before b wrote the note: load them again, the note included.
+	if err := f.a.RebuildTextStats(f.ctx); err != nil {
+		t.Fatal(err)
+	}
 	if _, got := df(f.a, "Getriebe"); got["Getriebe"] != 1 {
 		t.Fatalf("DF before the edit %v", got)
 	}
