@@ -39,37 +39,28 @@ func TestBenchConflicts(t *testing.T) {
 	var byCapture, byStore evalset.Score
 	others := [2]int{}
 	for _, p := range pairs {
-		res := capture.capture(map[string]any{"text": p.New})
-		found := false
-		for _, c := range res.Conflicts {
-			if c.ExistingID == oldIDs[0][p.Old] {
-				found = true
-			} else {
-				others[0]++
-				t.Logf("capture: other conflict %q -> %q (%s)", c.ExistingText, p.New, c.Reason)
+		// tally counts the pair as found when conflicts name its old fact, and the others apart.
+		tally := func(mode string, conflicts []knowmind.Conflict, oldID string, score *evalset.Score, others *int) {
+			found := false
+			for _, c := range conflicts {
+				if c.ExistingID == oldID {
+					found = true
+				} else {
+					*others++
+					t.Logf("%s: other conflict %q -> %q (%s)", mode, c.ExistingText, p.New, c.Reason)
+				}
+			}
+			score.Add(p, found)
+			if found != p.Conflict() {
+				t.Logf("%s %s %s: found %v: %q -> %q", mode, p.Kind, p.Lang, found, p.Old, p.New)
 			}
 		}
-		byCapture.Add(p, found)
-		if found != p.Conflict() {
-			t.Logf("capture %s %s: found %v: %q -> %q", p.Kind, p.Lang, found, p.Old, p.New)
-		}
-
+		res := capture.capture(map[string]any{"text": p.New})
+		tally("capture", res.Conflicts, oldIDs[0][p.Old], &byCapture, &others[0])
 		var sr knowmind.StoreResult
 		structured(t, callTool(t, store.url, store.write, "knowmind_store_memory",
 			map[string]any{"content": p.New}), &sr)
-		found = false
-		for _, c := range sr.Conflicts {
-			if c.ExistingID == oldIDs[1][p.Old] {
-				found = true
-			} else {
-				others[1]++
-				t.Logf("store_memory: other conflict %q -> %q (%s)", c.ExistingText, p.New, c.Reason)
-			}
-		}
-		byStore.Add(p, found)
-		if found != p.Conflict() {
-			t.Logf("store_memory %s %s: found %v: %q -> %q", p.Kind, p.Lang, found, p.Old, p.New)
-		}
+		tally("store_memory", sr.Conflicts, oldIDs[1][p.Old], &byStore, &others[1])
 	}
 	var b strings.Builder
 	byCapture.Write(&b, "knowmind_capture (rules extractor), old fact stored without entities: pairs found / pairs")
