@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/conflict"
+	"github.com/knowmind/knowmind/internal/runes"
 )
 
 // Conflict detection has two halves: this file chooses the current memories
@@ -78,10 +78,7 @@ func (t *Tenant) FindConflicts(ctx context.Context, text string, keys []string, 
 // nearestCurrent returns the current memories (not documents) nearest to
 // text by recall's ranking, leaving out those in seen.
 func (t *Tenant) nearestCurrent(ctx context.Context, text string, seen map[string]bool) ([]conflict.Fact, error) {
-	query := strings.TrimSpace(text)
-	if utf8.RuneCountInString(query) > knowmind.RecallMaxQueryChars {
-		query = string([]rune(query)[:knowmind.RecallMaxQueryChars])
-	}
+	query := runes.Cut(strings.TrimSpace(text), knowmind.RecallMaxQueryChars)
 	if query == "" {
 		return nil, nil
 	}
