@@ -16,18 +16,13 @@ import (
 // (Span.Match).
 
 // Dates returns the days the text names, resolved against at (the text's own time, UTC), each
-// at midnight UTC: first the relative expressions, then the absolute dates, in the order
-// found, without repeats, at most limit of them.
+// at midnight UTC, in the order the text names them, without repeats, at most limit of them.
 func Dates(text string, at time.Time, limit int) []time.Time {
 	if limit <= 0 || at.IsZero() {
 		return nil
 	}
 	at = at.UTC()
 	today := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
-	type found struct {
-		pos int
-		day time.Time
-	}
 	var all []found
 	add := func(pos int, d time.Time) {
 		if !d.IsZero() && d.Year() >= 1 && d.Year() <= 9999 {
@@ -48,10 +43,10 @@ func Dates(text string, at time.Time, limit int) []time.Time {
 			add(m[0], r.resolve(today, groups))
 		}
 	}
-	slices.SortStableFunc(all, func(a, b found) int { return a.pos - b.pos })
-	for _, d := range absoluteDates(text) {
-		add(len(text), d)
+	for _, f := range absoluteDates(text, today) {
+		add(f.pos, f.day)
 	}
+	slices.SortStableFunc(all, func(a, b found) int { return a.pos - b.pos })
 	out := make([]time.Time, 0, min(len(all), limit))
 	for _, f := range all {
 		if len(out) == limit {
@@ -70,6 +65,12 @@ func Dates(text string, at time.Time, limit int) []time.Time {
 func AsksWhen(q string) bool { return asksWhen.MatchString(q) }
 
 var asksWhen = regexp.MustCompile(`(?i)(^|[^\pL])(when|what date|which date|what day|which day|what year|which year|what month|which month|how long ago|wann|welche[mns]? (datum|tag|jahr|monat|woche)|an welchem|wie lange ist es her)([^\pL]|$)`)
+
+// found is a day the text names, at byte pos.
+type found struct {
+	pos int
+	day time.Time
+}
 
 type relativeRule struct {
 	re      *regexp.Regexp
@@ -244,9 +245,12 @@ var relativeRules = []relativeRule{
 }
 
 // absoluteDates returns the dates the text writes out (the forms Parse reads; a month or a
-// year as its first day; a month without a year is left out).
-func absoluteDates(text string) []time.Time {
-	var out []time.Time
+// year as its first day). A day or a month without a year ("am 31. März", "on May 7", "im
+// Oktober", "by the end of June") is its nearest occurrence to today, the text's own day; a
+// weekday after "am"/"on" ("am Montag") the next one after it.
+func absoluteDates(text string, today time.Time) []found {
+	var out []found
+	pos := 0 // where the match being read starts
 	taken := make([]bool, len(text)+1)
 	take := func(loc []int) bool {
 		for i := loc[0]; i < loc[1]; i++ {
@@ -261,7 +265,7 @@ func absoluteDates(text string) []time.Time {
 	}
 	day := func(y, m, d int) {
 		if s, ok := daySpan(y, m, d); ok {
-			out = append(out, s.From)
+			out = append(out, found{pos, s.From})
 		}
 	}
 	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
@@ -270,6 +274,7 @@ func absoluteDates(text string) []time.Time {
 			if !take(loc[:2]) {
 				continue
 			}
+			pos = loc[0]
 			g := make([]string, len(loc)/2)
 			for i := range g {
 				if loc[2*i] >= 0 {
@@ -284,6 +289,52 @@ func absoluteDates(text string) []time.Time {
 	each(isoDate, func(g []string) { day(atoi(g[1]), atoi(g[2]), atoi(g[3])) })
 	each(germanDate, func(g []string) { day(atoi(g[3]), atoi(g[2]), atoi(g[1])) })
 	each(monthYear, func(g []string) { day(atoi(g[2]), int(months[strings.ToLower(g[1])]), 1) })
+	near := func(m, d int) {
+		if t := nearest(today, m, d); !t.IsZero() {
+			out = append(out, found{pos, t})
+		}
+	}
+	each(dayMonth, func(g []string) { near(int(months[strings.ToLower(g[2])]), atoi(g[1])) })
+	each(monthDay, func(g []string) { near(int(months[strings.ToLower(g[1])]), atoi(g[2])) })
+	each(numericDayMonth, func(g []string) { near(atoi(g[2]), atoi(g[1])) })
+	each(inMonth, func(g []string) { near(int(months[strings.ToLower(g[1])]), 1) })
+	each(onWeekday, func(g []string) { out = append(out, found{pos, weekday(today, g[1], 1)}) })
 	each(year, func(g []string) { day(atoi(g[1]), 1, 1) })
 	return out
+}
+
+var (
+	// 31. März · 7 May · 7th of May (no year follows: the forms with a year are read first)
+	dayMonth = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th|\.)?\s+(?:of\s+)?` + monthRe + `\b`)
+	// May 7 · May 7th
+	monthDay = regexp.MustCompile(`(?i)\b` + monthRe + `\s+(\d{1,2})(?:st|nd|rd|th)?\b`)
+	// 30.06. (a German day and month without a year)
+	numericDayMonth = regexp.MustCompile(`\b(\d{1,2})\.(\d{1,2})\.(?:\s|$|[,;)])`)
+	// im Mai · in October · Ende Juni · für Oktober · bis Juli · end of June
+	inMonth = regexp.MustCompile(`(?i)\b(?:in|im|ende|anfang|mitte|für|fuer|bis|ab|seit|end of|early|late|until|since|by)\s+` + monthRe + `\b`)
+	// am Montag · on Monday
+	onWeekday = regexp.MustCompile(`(?i)\b(?:am|on)\s+` + weekdayRe + `\b`)
+)
+
+// nearest returns the day d of month m nearest to today (this year's, last year's or next
+// year's); zero when there is no such day.
+func nearest(today time.Time, m, d int) time.Time {
+	var best time.Time
+	for _, y := range []int{today.Year() - 1, today.Year(), today.Year() + 1} {
+		s, ok := daySpan(y, m, d)
+		if !ok {
+			continue
+		}
+		if best.IsZero() || absDuration(s.From.Sub(today)) < absDuration(best.Sub(today)) {
+			best = s.From
+		}
+	}
+	return best
+}
+
+func absDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }

@@ -32,6 +32,11 @@ func TestDates(t *testing.T) {
 		{"The release on 13 October 2023 and the audit on 2023-11-02, see 14.03.2026.", []time.Time{day(2023, 10, 13), day(2023, 11, 2), day(2026, 3, 14)}},
 		{"Started in May 2021, back in 2019.", []time.Time{day(2021, 5, 1), day(2019, 1, 1)}},
 		{"Nothing about time here, just a daybook and a todayish word.", nil},
+		{"Resturlaub verfällt am 31. März des Folgejahres.", []time.Time{day(2023, 3, 31)}},
+		{"Die Preisliste gilt ab 1. März; der Umzug ist für Oktober geplant.", []time.Time{day(2023, 3, 1), day(2023, 10, 1)}},
+		{"Der Vertrag läuft bis Ende Juni.", []time.Time{day(2023, 6, 1)}},
+		{"Das Gespräch ist am Montag, die Frist endet am 30.06. um zwölf.", []time.Time{day(2023, 5, 15), day(2023, 6, 30)}},
+		{"We met on May 2nd and again on 5 May.", []time.Time{day(2023, 5, 2), day(2023, 5, 5)}},
 	} {
 		got := Dates(tc.text, at, 8)
 		if len(got) != len(tc.want) {
