@@ -154,7 +154,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 	for i, m := range cands {
 		times[i] = search.MemoryTime{Memory: m.UID, ValidFrom: m.ValidFrom, Dates: m.Dates}
 	}
-	in.Signals.Time, in.Signals.TimeWeight = search.TimeSignal(q.Query, times, w)
+	search.TimeSignals(q.Query, times, w, &in.Signals)
 	in.Ahead = <-early // scored while the request was in flight
 	fused := search.Fuse(out.candidates(), in)
 	rr := t.c.cfg.Reranker

@@ -33,8 +33,8 @@ type Weights struct {
 	// TextDates: the time a question names is matched against the days the memory's text
 	// names (Memory.dates) too, not only against its own time.
 	TextDates bool
-	// AsksWhen: a question that asks for a time without naming one ("When did …?") scores
-	// the memories whose text names a day with this weight (TimeSignal).
+	// AsksWhen: a question that asks for a time without naming one ("When did …?") raises
+	// the memories whose text names a day by this factor (TimeSignals, rank.Signals.Dated).
 	AsksWhen float64
 	// Feedback: pseudo-relevance feedback (package prf); it needs the candidates' text, which
 	// only Dgraph's full-text step reads, so a weight above 0 implies Plan.DgraphText.

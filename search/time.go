@@ -3,6 +3,7 @@ package search
 import (
 	"time"
 
+	"github.com/knowmind/knowmind/rank"
 	"github.com/knowmind/knowmind/timeq"
 )
 
@@ -15,13 +16,14 @@ type MemoryTime struct {
 	Dates     []time.Time
 }
 
-// TimeSignal scores the candidate memories for the time signal (rank.Signals.Time) and returns
-// the signal's weight (0: off for this question):
-//   - a question that names a time (timeq.Parse) against each memory's own time and, with
-//     Weights.TextDates, the days its text names: the best match (timeq.Span.Match, TimeSlack);
-//   - a question that asks for a time and names none ("When did …", "Wann …") with weight
-//     Weights.AsksWhen: 1 for each memory whose text names a day, where such an answer stands.
-func TimeSignal(query string, mems []MemoryTime, w Weights) (map[string]float64, float64) {
+// TimeSignals sets the time signals of one recall in sig:
+//   - a question that names a time (timeq.Parse): rank.Signals.Time, each memory's own time
+//     and, with Weights.TextDates, the days its text names matched against it (the best
+//     match; timeq.Span.Match with TimeSlack), of weight Weights.Time;
+//   - a question that asks for a time and names none ("When did …", "Wann …"):
+//     rank.Signals.Dated, 1 for each memory whose text names a day (where such an answer
+//     stands), a factor of weight Weights.AsksWhen.
+func TimeSignals(query string, mems []MemoryTime, w Weights, sig *rank.Signals) {
 	span, named := timeq.Parse(query)
 	switch {
 	case named && w.Time > 0:
@@ -40,7 +42,7 @@ func TimeSignal(query string, mems []MemoryTime, w Weights) (map[string]float64,
 				out[m.Memory] = max(out[m.Memory], best)
 			}
 		}
-		return out, w.Time
+		sig.Time, sig.TimeWeight = out, w.Time
 	case !named && w.AsksWhen > 0 && timeq.AsksWhen(query):
 		out := make(map[string]float64, len(mems))
 		for _, m := range mems {
@@ -48,7 +50,6 @@ func TimeSignal(query string, mems []MemoryTime, w Weights) (map[string]float64,
 				out[m.Memory] = 1
 			}
 		}
-		return out, w.AsksWhen
+		sig.Dated, sig.DatedWeight = out, w.AsksWhen
 	}
-	return nil, 0
 }
