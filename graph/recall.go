@@ -206,7 +206,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 // tenant's word vectors, semantic model and title field, and the weights of o.
 func (t *Tenant) fuseInput(req RecallRequest, o search.Options) search.Input {
 	w := o.Weights
-	in := search.Input{Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
+	in := search.Input{Coverage: w.Coverage, Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
 		return t.text.tokens.analyze(uid, lang, text, t.analyzeDoc)
 	}}
 	if !o.Plan.TextScore {

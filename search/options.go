@@ -39,6 +39,9 @@ type Weights struct {
 	// Feedback: pseudo-relevance feedback (package prf); it needs the candidates' text, which
 	// only Dgraph's full-text step reads, so a weight above 0 implies Plan.DgraphText.
 	Feedback float64
+	// Coverage: the semantic and concept signals count as shares of the whole query, scaled
+	// by how much of its information the tenant's vocabulary holds (Input.Coverage).
+	Coverage bool
 	// PoolAsText scores the semantic pool's chunks that no text signal found in the text signal
 	// too, as PoolAsText × their cosine.
 	PoolAsText float64
