@@ -51,7 +51,7 @@ func TestLoadRefusesInconsistentDumps(t *testing.T) {
 	good := Dump{Corpora: []DumpCorpus{{Lang: "", Terms: []string{"cat"}}},
 		Docs: []DumpDoc{{ID: "a", Terms: []uint32{0}, Freqs: []uint32{1}, Length: 1}}}
 	for name, d := range map[string]Dump{
-		"term out of range": {Corpora: good.Corpora, Docs: []DumpDoc{{ID: "a", Terms: []uint32{5}, Freqs: []uint32{1}}}},
+		"term out of range":   {Corpora: good.Corpora, Docs: []DumpDoc{{ID: "a", Terms: []uint32{5}, Freqs: []uint32{1}}}},
 		"corpus out of range": {Corpora: good.Corpora, Docs: []DumpDoc{{ID: "a", Corpus: 2}}},
 		"document twice":      {Corpora: good.Corpora, Docs: []DumpDoc{good.Docs[0], good.Docs[0]}},
 		"freqs short":         {Corpora: good.Corpora, Docs: []DumpDoc{{ID: "a", Terms: []uint32{0}}}},

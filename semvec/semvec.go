@@ -19,8 +19,8 @@ package semvec
 
 import (
 	"cmp"
-	"fmt"
 	"container/heap"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"

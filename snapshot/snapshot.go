@@ -192,17 +192,20 @@ func ReadFile(path string) (Tag, map[string][]byte, error) {
 
 // WriteFile replaces the snapshot at path atomically: it writes a temporary file beside it,
 // fsyncs it, renames it over path and fsyncs the directory. A temporary file a crash left
-// behind is harmless (Read never looks at it) and removed by the next WriteFile of that path.
+// behind is harmless (Read never looks at it) and removed by a later WriteFile of that path
+// once it is older than staleTemp.
 func WriteFile(path string, tag Tag, sections []Section) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	removeStaleTemps(path)
+	// A name of its own: two processes on one data dir (serve and stdio) may write at once.
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
+	tmp := f.Name()
 	fail := func(err error) error {
 		f.Close()
 		os.Remove(tmp)
@@ -235,6 +238,19 @@ func WriteFile(path string, tag Tag, sections []Section) error {
 		return fmt.Errorf("snapshot: sync %s: %w", dir, err)
 	}
 	return nil
+}
+
+// staleTemp is how old a temporary file must be before a write takes it for a crash's leftover
+// rather than another process's write in progress.
+const staleTemp = time.Hour
+
+func removeStaleTemps(path string) {
+	temps, _ := filepath.Glob(path + ".*tmp")
+	for _, tmp := range temps {
+		if fi, err := os.Stat(tmp); err == nil && time.Since(fi.ModTime()) > staleTemp {
+			os.Remove(tmp)
+		}
+	}
 }
 
 // Enc appends the values a section is made of. The zero value is ready to use.
