@@ -22,7 +22,7 @@ import (
 // by a version that knows it (backfillDates).
 
 // datesSchemaVersion is the tenant schema version that added Memory.dates.
-const datesSchemaVersion = 9
+const datesSchemaVersion = 10
 
 // datesBackfillBatch bounds the contents read per round of the one-time backfill (each up to
 // knowmind.MaxContentChars).

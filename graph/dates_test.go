@@ -102,12 +102,12 @@ func TestMemoryDatesBackfill(t *testing.T) {
 		}
 		ids = append(ids, res.MemoryID)
 	}
-	// As a version before schema 9 left them: no dates, version 8 recorded.
+	// As a version before schema 10 left them: no dates, version 9 recorded.
 	if _, err := dgraphtest.DG(t, ten).NewTxn().Do(ctx, &api.Request{
 		Query: `{ m as var(func: has(Memory.dates))  meta as var(func: eq(Meta.key, "knowmind")) }`,
 		Mutations: []*api.Mutation{
 			{DelNquads: []byte(`uid(m) <Memory.dates> * .`)},
-			{SetNquads: []byte(`uid(meta) <Meta.schema_version> "8" .`)},
+			{SetNquads: []byte(`uid(meta) <Meta.schema_version> "9" .`)},
 		},
 		CommitNow: true,
 	}); err != nil {
