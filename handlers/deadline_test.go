@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ import (
 
 // Issue 34 item 6: with the alpha paused (SIGSTOP) every call is answered
 // 503 within its deadline, knowmind_health within 2 s, and after SIGCONT the
-// same calls succeed again. The test runs its own Dgraph, since pausing the
+// same calls succeed again. knowmind_dgraph_up follows: 1, 0 while paused, 1. The test runs its own Dgraph, since pausing the
 // package's shared one would stall every other test.
 func TestPausedAlphaAnswers503AndRecovers(t *testing.T) {
 	if testing.Short() {
@@ -50,9 +51,21 @@ func TestPausedAlphaAnswers503AndRecovers(t *testing.T) {
 		}
 		return true, nil
 	}
+	const operator = "metrics-secret"
+	d.Metrics, d.MetricsToken = NewMetrics(nil), operator
+	d.Metrics.WatchDgraph(client.Ping)
 	srv := httptest.NewServer(NewRouter(d))
 	defer srv.Close()
 	url := srv.URL + mcpPath
+	dgraphUp := func(when, want string) {
+		t.Helper()
+		r := do(t, http.MethodGet, srv.URL+"/metrics", operator, "")
+		line := fmt.Sprintf("knowmind_dgraph_up{alpha=%q} %s", env.Alphas[0], want)
+		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), line+"\n") {
+			t.Errorf("/metrics %s: HTTP %d, want the line %q in\n%s", when, r.Status, line, r.Body)
+		}
+	}
+	dgraphUp("before the pause", "1")
 
 	const tenant = "paused"
 	kmt, _, err := client.CreateToken(ctx, tenant, []knowmind.Scope{knowmind.ScopeRead, knowmind.ScopeWrite}, "test", nil)
@@ -131,6 +144,7 @@ func TestPausedAlphaAnswers503AndRecovers(t *testing.T) {
 	if r.Status != http.StatusServiceUnavailable {
 		t.Errorf("/readyz with the alpha paused: HTTP %d, want 503", r.Status)
 	}
+	dgraphUp("with the alpha paused", "0")
 
 	resume()
 	deadline := time.Now().Add(30 * time.Second)
@@ -154,6 +168,7 @@ func TestPausedAlphaAnswers503AndRecovers(t *testing.T) {
 		t.Errorf("recall after SIGCONT: %+v", recalled)
 	}
 	structured(t, callTool(t, url, kmt, "knowmind_list_recent", map[string]any{}), &struct{}{})
+	dgraphUp("after SIGCONT", "1")
 }
 
 // waitStopped waits until every thread of pid is stopped: a thread busy in

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -36,6 +37,7 @@ type Metrics struct {
 	authFailures  *prometheus.CounterVec
 	rateLimits    *prometheus.CounterVec
 	dgraphSeconds *prometheus.HistogramVec
+	dgraphUp      *dgraphUpCollector
 }
 
 // maxTenantSeries bounds the per-tenant index gauges.
@@ -88,7 +90,18 @@ func NewMetrics(indexSizes func() []graph.IndexSize) *Metrics {
 	if indexSizes != nil {
 		m.registry.MustRegister(indexCollector{sizes: indexSizes})
 	}
+	m.dgraphUp = &dgraphUpCollector{}
+	m.registry.MustRegister(m.dgraphUp)
 	return m
+}
+
+// WatchDgraph makes each scrape ask every alpha whether it answers (ping is
+// graph.Client.Ping) and report it as knowmind_dgraph_up. Until it is
+// called the gauge is absent, not 0: nothing was asked.
+func (m *Metrics) WatchDgraph(ping func(context.Context) map[string]error) {
+	if m != nil {
+		m.dgraphUp.ping.Store(&ping)
+	}
 }
 
 // Registry is where the metrics live (e.g. for a test's Gather).
@@ -244,6 +257,32 @@ func (m *Metrics) countBatchIngest(tool string, structured any) {
 		chunks += it.ChunksWritten
 	}
 	m.ingestChunks.WithLabelValues(tool).Add(float64(chunks))
+}
+
+// dgraphUpCollector asks the alphas at scrape time, so the gauge is as
+// fresh as the scrape; a paused or dead alpha costs the scrape at most
+// Ping's own timeout. The label values are the configured alphas.
+type dgraphUpCollector struct {
+	ping atomic.Pointer[func(context.Context) map[string]error]
+}
+
+var dgraphUpDesc = prometheus.NewDesc("knowmind_dgraph_up",
+	"1 if the Dgraph alpha answered a version check at this scrape, else 0.", []string{"alpha"}, nil)
+
+func (c *dgraphUpCollector) Describe(ch chan<- *prometheus.Desc) { ch <- dgraphUpDesc }
+
+func (c *dgraphUpCollector) Collect(ch chan<- prometheus.Metric) {
+	ping := c.ping.Load()
+	if ping == nil {
+		return
+	}
+	for alpha, err := range (*ping)(context.Background()) {
+		up := 1.0
+		if err != nil {
+			up = 0
+		}
+		ch <- prometheus.MustNewConstMetric(dgraphUpDesc, prometheus.GaugeValue, up, alpha)
+	}
 }
 
 // indexCollector reports the in-process recall indexes per tenant at scrape

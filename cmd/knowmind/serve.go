@@ -60,6 +60,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	defer b.Close()
 	indexSizes = b.client.IndexSizes
+	metrics.WatchDgraph(b.client.Ping)
 
 	// The schema was applied by openBackend before we got here; ready means
 	// the managed Dgraph is healthy and every alpha answers.

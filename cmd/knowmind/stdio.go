@@ -37,9 +37,20 @@ func runStdio(ctx context.Context, args []string) error {
 		return err
 	}
 	token, tenant, scopes := *tokenFlag, *tenantFlag, *scopesFlag
+	// Messages name where the token came from, so a stale KNOWMIND_TOKEN in
+	// a desktop client's config is not mistaken for a flag nobody passed.
+	tokenFrom := "KNOWMIND_TOKEN"
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "token" {
+			tokenFrom = "--token"
+		}
+	})
 	if (token == "") == (tenant == "") || len(pos) > 0 {
 		fmt.Fprintln(os.Stderr, stdioUsage)
-		return errors.New("stdio: give either --token or --tenant")
+		if token != "" && tenant != "" {
+			return fmt.Errorf("stdio: a token (%s) and --tenant: give one", tokenFrom)
+		}
+		return errors.New("stdio: give either --token (or KNOWMIND_TOKEN) or --tenant")
 	}
 	log, err := newServiceLogger(cfg.LogLevel, cfg.LogFormat, os.Stderr)
 	if err != nil {
@@ -77,11 +88,16 @@ func runStdio(ctx context.Context, args []string) error {
 			return tok.Principal(), nil
 		}
 		if caller.Principal, err = verify(ctx); err != nil {
-			return fmt.Errorf("stdio: --token: %w", err)
+			return fmt.Errorf("stdio: the token from %s: %w", tokenFrom, err)
 		}
 		caller.Verify = verify
 	}
-	log.Info("knowmind stdio", "tenant", caller.Principal.Tenant, "scopes", caller.Principal.Scopes)
+	if token != "" {
+		log.Info("knowmind stdio", "tenant", caller.Principal.Tenant, "scopes", caller.Principal.Scopes,
+			"token", caller.Principal.TokenID, "token_from", tokenFrom)
+	} else {
+		log.Info("knowmind stdio", "tenant", caller.Principal.Tenant, "scopes", caller.Principal.Scopes)
+	}
 	return handlers.ServeStdio(ctx, handlers.Deps{Graph: b.client, Logger: log,
 		Extractors: extractors, Vocabulary: shapesVocabulary(cfg.ShapesDir)}, caller, &mcp.StdioTransport{})
 }

@@ -197,3 +197,36 @@ func TestStdioAnswersCallsInFlightAtEOF(t *testing.T) {
 		t.Errorf("%d of %d store_memory calls answered after EOF; stdout:\n%s", len(answered), calls, stdout.String())
 	}
 }
+
+// Issue 39: a token from KNOWMIND_TOKEN is reported as coming from the
+// environment, in the error when it is refused and in the start line, so a
+// stale variable in a client's config is not blamed on a --token flag.
+func TestStdioNamesWhereTheTokenCameFrom(t *testing.T) {
+	env := sharedDgraph(t)
+	run := func(extraEnv []string, args ...string) (string, error) {
+		cmd := exec.Command(os.Args[0], append([]string{"stdio"}, args...)...)
+		cmd.Env = append(childEnv(t, env), append([]string{"KNOWMIND_LOG_LEVEL=info"}, extraEnv...)...)
+		cmd.Stdin = strings.NewReader("") // EOF at once: a good token serves nothing and exits
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		return stderr.String(), err
+	}
+	const unknown = "kmt_thisTokenWasNeverIssued0000000000000000"
+	out, err := run([]string{"KNOWMIND_TOKEN=" + unknown})
+	if err == nil || !strings.Contains(out, "the token from KNOWMIND_TOKEN") || strings.Contains(out, "--token") {
+		t.Errorf("unknown token in KNOWMIND_TOKEN: err %v, stderr:\n%s", err, out)
+	}
+	out, err = run(nil, "--token", unknown)
+	if err == nil || !strings.Contains(out, "the token from --token") {
+		t.Errorf("unknown token in --token: err %v, stderr:\n%s", err, out)
+	}
+	secret, tok, err := env.Client.CreateToken(context.Background(), dgraphtest.TenantName(t), []knowmind.Scope{knowmind.ScopeRead}, "desktop", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = run([]string{"KNOWMIND_TOKEN=" + secret})
+	if err != nil || !strings.Contains(out, "token_from=KNOWMIND_TOKEN") || !strings.Contains(out, tok.ID) || strings.Contains(out, secret) {
+		t.Errorf("good token in KNOWMIND_TOKEN: err %v, stderr:\n%s", err, out)
+	}
+}
