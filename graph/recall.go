@@ -98,6 +98,9 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 		*into += now.Sub(mark)
 		mark = now
 	}
+	if q.AsOf != nil {
+		keep = currentAt(*q.AsOf, keep) // a note edited since reads as its revision of then
+	}
 	req, err := t.PrepareRecall(ctx, q, o)
 	if err != nil {
 		return knowmind.RecallResult{}, nil, err
@@ -200,6 +203,13 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 		}
 	}
 	res.Hits = search.AboveFloor(res.Hits, q.MinScore)
+	if q.AsOf != nil {
+		revs, err := t.revisionHits(ctx, q, keep)
+		if err != nil {
+			return knowmind.RecallResult{}, nil, err
+		}
+		res.Hits = mergeRevisionHits(res.Hits, revs, q.K)
+	}
 	notes := map[string]dgNote{}
 	for _, n := range out.Notes {
 		notes[n.ID] = n

@@ -93,6 +93,9 @@ type textIndex struct {
 	// shas are the Memory.content_sha a sync read a held memory's chunks at: a memory updated
 	// since with another sha is read again (textsync.go). Absent: not read by a sync.
 	shas map[string]string
+
+	// snap is the bookkeeping of the tenant's snapshot on disk (snapshot.go).
+	snap snapshotState
 }
 
 type textState int
@@ -281,6 +284,7 @@ func (t *Tenant) RebuildTextStats(ctx context.Context) error {
 		t.text.mu.Lock()
 	}
 	t.text.state = textUnloaded
+	t.text.snap.rescan = true
 	t.text.mu.Unlock()
 	return t.text.ensure(ctx, t)
 }
@@ -299,8 +303,17 @@ func (x *textIndex) ensureWith(ctx context.Context, t *Tenant, loadCtx context.C
 		x.mu.Lock()
 		switch x.state {
 		case textLoaded:
+			opening := x.snap.opening
 			x.mu.Unlock()
-			return nil
+			if opening == nil {
+				return nil
+			}
+			select { // a snapshot being caught up: loaded once that ends
+			case <-opening:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		case textLoading:
 			ready := x.ready
 			x.mu.Unlock()
@@ -320,6 +333,12 @@ func (x *textIndex) ensureWith(ctx context.Context, t *Tenant, loadCtx context.C
 // load reads and analyses the tenant's chunks without the lock — the hooks meanwhile queue
 // their calls in pending — and swaps the result in under it, then replays the queue.
 func (x *textIndex) load(ctx context.Context, t *Tenant) error {
+	if x.openSnapshot(ctx, t) {
+		x.mu.Lock()
+		close(x.ready)
+		x.mu.Unlock()
+		return nil
+	}
 	started := time.Now()
 	built, titles, words, memories, shas, vecs, read, err := loadTexts(ctx, t)
 
@@ -353,6 +372,7 @@ func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 	t.c.log.Info("bm25 statistics loaded", "tenant", t.Name, "memories", len(memories), "chunks", chunks,
 		"vectors", vecs.len(),
 		"took", time.Since(started).Round(time.Millisecond), "reading", read.Round(time.Millisecond))
+	t.snapshotSoon()
 	return nil
 }
 

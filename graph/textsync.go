@@ -170,6 +170,9 @@ func (x *textIndex) runSync(ctx context.Context, t *Tenant, run syncRun) (textSy
 	if err != nil {
 		return res, fmt.Errorf("sync full-text statistics of tenant %q: %w", t.Name, err)
 	}
+	if res.added+res.changed+res.removed > 0 {
+		t.snapshotSoon()
+	}
 	return res, nil
 }
 

@@ -65,6 +65,7 @@ type Config struct {
 	LogLevel         string
 	WarmTextStats    bool          // load every tenant's BM25 statistics at startup, not on its first recall
 	ExactVectors     bool          // hold every tenant's chunk vectors for recall's exact vector search
+	IndexDir         string        // where tenants' derived indexes are persisted; default data-dir/index, "none" = not persisted
 	Extractor        string        // knowmind_capture's default extractor: rules | llm
 	LLMURL           string        // OpenAI-compatible chat completions server for the llm extractor
 	LLMModel         string        // its model name
@@ -189,6 +190,8 @@ func (c *Config) register(fs *flag.FlagSet) (complete func() error) {
 		"load every tenant's BM25 statistics (and vectors) in the background at startup instead of on its first recall (env KNOWMIND_WARM_TEXT_STATS)")
 	fs.BoolVar(&c.ExactVectors, "exact-vectors", boolOr(envOr("exact-vectors", ""), true),
 		"hold every tenant's chunk vectors in the service (4·dim bytes a chunk) so recall finds vector candidates exactly; off: Dgraph's approximate HNSW only (env KNOWMIND_EXACT_VECTORS)")
+	fs.StringVar(&c.IndexDir, "index-dir", envOr("index-dir", ""),
+		"directory of the tenants' index snapshots (BM25 statistics, vectors, semantic model), read at a restart instead of rebuilding them from Dgraph; default data-dir/index, also with an external --dgraph; none = not persisted (env KNOWMIND_INDEX_DIR)")
 	fs.StringVar(&c.Extractor, "extractor", envOr("extractor", "rules"), "knowmind_capture's default extractor: rules (offline) or llm (env KNOWMIND_EXTRACTOR)")
 	fs.StringVar(&c.LLMURL, "llm-url", envOr("llm-url", ""), "base URL of an OpenAI-compatible chat completions server for the llm extractor; key in KNOWMIND_LLM_API_KEY (env KNOWMIND_LLM_URL)")
 	fs.StringVar(&c.LLMModel, "llm-model", envOr("llm-model", ""), "model name for the llm extractor (env KNOWMIND_LLM_MODEL)")
@@ -249,7 +252,10 @@ func (c *Config) complete(dgraph, dgraphHTTP, origins, oauthAudience, proxies, s
 // Dgraph's children run in their own working directory, and a relative
 // data dir handed to them (the default ./data) pointed nowhere.
 func (c *Config) absPaths() error {
-	for _, p := range []*string{&c.DataDir, &c.DgraphBin, &c.EncryptKeyFile, &c.ShapesDir, &c.ModelDir, &c.RerankerDir, &c.JWTPublicKeys} {
+	if c.IndexDir == "" && c.DataDir != "" {
+		c.IndexDir = filepath.Join(c.DataDir, "index")
+	}
+	for _, p := range []*string{&c.DataDir, &c.DgraphBin, &c.EncryptKeyFile, &c.ShapesDir, &c.ModelDir, &c.RerankerDir, &c.JWTPublicKeys, &c.IndexDir} {
 		if *p == "" {
 			continue
 		}
