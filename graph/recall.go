@@ -99,7 +99,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 		mark = now
 	}
 	if q.AsOf != nil {
-		keep = currentAt(*q.AsOf, keep) // a note edited since reads as its revision of then
+		f.keep = currentAt(*q.AsOf, f.keep) // a note edited since reads as its revision of then
 	}
 	req, err := t.PrepareRecall(ctx, q, o)
 	if err != nil {
@@ -204,7 +204,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 	}
 	res.Hits = search.AboveFloor(res.Hits, q.MinScore)
 	if q.AsOf != nil {
-		revs, err := t.revisionHits(ctx, q, keep)
+		revs, err := t.revisionHits(ctx, q, f.keep)
 		if err != nil {
 			return knowmind.RecallResult{}, nil, err
 		}
