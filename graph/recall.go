@@ -302,12 +302,13 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, o se
 	)
 	exactVectors := p.Vector && t.exactVectors() && p.ExactVectors
 	if exactVectors || p.Text {
-		// The tenant's text index and vectors, loaded once per process (a sync with the store
-		// started when one is due, textsync.go); the semantic model is built from the index.
+		// The tenant's text index and vectors, loaded once per process and brought up to date
+		// with other replicas' writes when the tenant's change watermark moved (watermark.go);
+		// the semantic model is built from the index.
 		if err := t.text.ensure(ctx, t); err != nil {
 			return req, err
 		}
-		t.text.maybeSync(ctx, t)
+		t.text.fresh(ctx, t)
 	}
 	if p.Vector {
 		emb := t.c.cfg.Embedder
