@@ -72,8 +72,8 @@ type StoreResult struct {
 	// Unchanged: the same content was already stored; nothing was written
 	// and ID is the existing entry's.
 	Unchanged bool `json:"unchanged,omitempty"`
-	// ReplacedDocumentIDs (upload_document only, then never nil): documents
-	// of the same title deleted after the new one was ingested.
+	// ReplacedDocumentIDs (upload_document only, then never nil): the current
+	// documents of the same title the new one supersedes (closed, not erased).
 	ReplacedDocumentIDs []string `json:"replaced_document_ids,omitzero"`
 	// Entities (store_memory with entities): what the memory names. Conflicts
 	// (store_memory): the current memories it contradicts, among those about the

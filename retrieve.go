@@ -67,6 +67,7 @@ type RetrievedMemory struct {
 	MemoryType string     `json:"memory_type,omitempty"`
 	Tags       []string   `json:"tags,omitempty"`
 	Source     string     `json:"source,omitempty"`
+	Path       string     `json:"path,omitempty"` // a note's folder (in a replay: its folder then)
 	CreatedAt  time.Time  `json:"created_at"`
 	ValidFrom  time.Time  `json:"valid_from"`
 	ValidTo    *time.Time `json:"valid_to"`        // null while valid (a replay shows when it ended later)

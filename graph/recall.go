@@ -98,6 +98,9 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 		*into += now.Sub(mark)
 		mark = now
 	}
+	if q.AsOf != nil {
+		keep = currentAt(*q.AsOf, keep) // a note edited since reads as its revision of then
+	}
 	req, err := t.PrepareRecall(ctx, q, o)
 	if err != nil {
 		return knowmind.RecallResult{}, nil, err
@@ -199,6 +202,13 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 		}
 	}
 	res.Hits = search.AboveFloor(res.Hits, q.MinScore)
+	if q.AsOf != nil {
+		revs, err := t.revisionHits(ctx, q, keep)
+		if err != nil {
+			return knowmind.RecallResult{}, nil, err
+		}
+		res.Hits = mergeRevisionHits(res.Hits, revs, q.K)
+	}
 	notes := map[string]dgNote{}
 	for _, n := range out.Notes {
 		notes[n.ID] = n
@@ -291,12 +301,13 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, o se
 	)
 	exactVectors := p.Vector && t.exactVectors() && p.ExactVectors
 	if exactVectors || p.Text {
-		// The tenant's text index and vectors, loaded once per process (a sync with the store
-		// started when one is due, textsync.go); the semantic model is built from the index.
+		// The tenant's text index and vectors, loaded once per process and brought up to date
+		// with other replicas' writes when the tenant's change watermark moved (watermark.go);
+		// the semantic model is built from the index.
 		if err := t.text.ensure(ctx, t); err != nil {
 			return req, err
 		}
-		t.text.maybeSync(ctx, t)
+		t.text.fresh(ctx, t)
 	}
 	if p.Vector {
 		emb := t.c.cfg.Embedder

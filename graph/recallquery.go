@@ -369,6 +369,7 @@ const recallDetailsQuery = `{
   }
   notes(func: uid(%[1]s)) @filter(eq(Memory.kind, "note")) {
     uid Memory.id Memory.tags Note.path Note.class Note.owner Note.project { uid Project.handle Project.aliases }
+    Memory.created_at ` + noteSinceField + `
   }
   docs(func: uid(%[1]s)) @filter(eq(Memory.kind, "document")) {
     uid

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/dgraph-io/dgo/v240"
@@ -164,12 +163,7 @@ func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, v
 				node["Note.aliases"] = aliases
 			}
 		}
-		set = append(set, node, map[string]any{
-			"uid": "_:rev" + strconv.Itoa(i), "dgraph.type": "Revision", "Revision.note": map[string]any{"uid": "uid(" + v + ")"},
-			"Revision.revision": rw.n.Revision, "Revision.version": rw.n.Version, "Revision.title": rw.n.Title,
-			"Revision.body": rw.n.Content, "Revision.valid_from": rw.n.UpdatedAt.UTC().Format(time.RFC3339Nano),
-			"Revision.valid_to": now, "Revision.by": rw.n.UpdatedBy,
-		})
+		set = append(set, node, revisionNode("rev"+strconv.Itoa(i), "uid("+v+")", rw.n, now))
 		results[i] = knowmind.NoteWriteResult{ID: rw.n.ID, Title: rw.title, Project: rw.n.projectHandle(), Path: rw.n.Path,
 			Class: rw.n.Class, VersionToken: version, Revision: revision, Links: []string{}, PendingLinks: []string{}}
 	}

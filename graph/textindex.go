@@ -41,13 +41,14 @@ import (
 // (Add and Remove are idempotent, so replaying one the scan already saw is harmless).
 //
 // Several replicas: the hooks only see writes made by this process. Writes of other service
-// replicas on the same Dgraph are picked up by a periodic reconcile (textsync.go): a recall
-// that finds the last one older than textSyncInterval (60 s) starts one in the background, which
-// adds the indexed memories created since the previous one and, when the store's count of
-// indexed memories disagrees with the number held, diffs all ids to drop deleted ones. So
-// while a tenant is being recalled, another replica's writes reach these statistics within
-// about textSyncInterval (plus one sync's duration); a tenant nobody recalls is not synced, as
-// nobody reads its statistics. A sync never loses or undoes this process's own concurrent
+// replicas on the same Dgraph are picked up by a reconcile (textsync.go), which adds the
+// indexed memories created since the previous one and, when the store's count of indexed
+// memories disagrees with the number held, diffs all ids to drop deleted ones. A recall starts
+// one when the tenant's change watermark moved (watermark.go: one indexed query, at most every
+// watermarkInterval, 1 s) and waits for it briefly, and in any case when the last one is older
+// than textSyncInterval (60 s). So another replica's writes reach a recall that begins about a
+// second after they were acknowledged; a tenant nobody recalls is not synced, as nobody reads
+// its statistics. A sync never loses or undoes this process's own concurrent
 // writes. Until the next sync the ranking is only approximately the one a single replica would
 // compute — BM25 degrades gracefully, bm25.Score clamps unknown document frequencies.
 //
@@ -94,6 +95,8 @@ type textIndex struct {
 	// shas are the Memory.content_sha a sync read a held memory's chunks at: a memory updated
 	// since with another sha is read again (textsync.go). Absent: not read by a sync.
 	shas map[string]string
+	// watch is the change watermark that tells a ranked read when to sync (watermark.go).
+	watch freshness
 
 	// snap is the bookkeeping of the tenant's snapshot on disk (snapshot.go).
 	snap snapshotState

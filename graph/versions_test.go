@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -206,4 +207,84 @@ func storeText(t *testing.T, ten *graph.Tenant, content string) string {
 		t.Fatal(err)
 	}
 	return res.ID
+}
+
+// TestEveryReplacedVersionGetsItsSupersedes: an upload that replaces several current documents
+// of its title (one written by an older store or left failed beside the current one) links the
+// new version to each with SUPERSEDES and moves the relations of all of them; a repeated
+// replace adds one more link to the chain and the earlier links stay.
+func TestEveryReplacedVersionGetsItsSupersedes(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	upload := func(title, content string) knowmind.StoreResult {
+		t.Helper()
+		res, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: title, Content: content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	d1 := upload("Reiserichtlinie", "# Reiserichtlinie\n\nDienstreisen mit der Bahn.")
+	d2 := upload("Reiserichtlinie alt", "# Reiserichtlinie\n\nDienstreisen mit dem Auto.")
+	dgraphtest.Upsert(t, ten, fmt.Sprintf(`{ d as var(func: eq(Memory.id, %q)) }`, d2.ID), nil,
+		`uid(d) <Memory.title> "Reiserichtlinie" .`) // two current documents of one title
+	peer := storeText(t, ten, "Das Reisebudget 2027.")
+	if _, err := ten.Link(ctx, d1.ID, peer, "REFERENCES"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ten.Link(ctx, peer, d2.ID, "REFERENCES"); err != nil {
+		t.Fatal(err)
+	}
+	d3 := upload("Reiserichtlinie", "# Reiserichtlinie\n\nDienstreisen mit dem Flugzeug.")
+	if got := slices.Sorted(slices.Values(d3.ReplacedDocumentIDs)); !slices.Equal(got, slices.Sorted(slices.Values([]string{d1.ID, d2.ID}))) {
+		t.Fatalf("replaced %v, want %s and %s", d3.ReplacedDocumentIDs, d1.ID, d2.ID)
+	}
+	edges := func(id string) (out, in map[string][]string) {
+		t.Helper()
+		rels, err := ten.ListRelations(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, in = map[string][]string{}, map[string][]string{}
+		for _, e := range rels.Outgoing {
+			if e.ValidTo == nil {
+				out[e.RelType] = append(out[e.RelType], e.To)
+			}
+		}
+		for _, e := range rels.Incoming {
+			if e.ValidTo == nil {
+				in[e.RelType] = append(in[e.RelType], e.From)
+			}
+		}
+		for _, m := range []map[string][]string{out, in} {
+			for k := range m {
+				slices.Sort(m[k])
+			}
+		}
+		return out, in
+	}
+	out, in := edges(d3.ID)
+	if want := slices.Sorted(slices.Values([]string{d1.ID, d2.ID})); !slices.Equal(out["SUPERSEDES"], want) {
+		t.Fatalf("%s SUPERSEDES %v, want both replaced versions %v", d3.ID, out["SUPERSEDES"], want)
+	}
+	if !slices.Equal(out["REFERENCES"], []string{peer}) || !slices.Equal(in["REFERENCES"], []string{peer}) {
+		t.Fatalf("the relations of both replaced versions on the new one: out %v, in %v", out, in)
+	}
+	for _, old := range []string{d1.ID, d2.ID} {
+		if out, in := edges(old); !slices.Equal(in["SUPERSEDES"], []string{d3.ID}) || len(out["REFERENCES"])+len(in["REFERENCES"]) != 0 {
+			t.Fatalf("%s: open edges out %v in %v, want only %s SUPERSEDES it", old, out, in, d3.ID)
+		}
+	}
+
+	d4 := upload("Reiserichtlinie", "# Reiserichtlinie\n\nDienstreisen nach Absprache.")
+	if !slices.Equal(d4.ReplacedDocumentIDs, []string{d3.ID}) {
+		t.Fatalf("repeated replace replaced %v, want %s", d4.ReplacedDocumentIDs, d3.ID)
+	}
+	out, _ = edges(d4.ID)
+	if !slices.Equal(out["SUPERSEDES"], []string{d3.ID}) || !slices.Equal(out["REFERENCES"], []string{peer}) {
+		t.Fatalf("%s after the repeated replace: %v", d4.ID, out)
+	}
+	if out, in := edges(d3.ID); len(out["SUPERSEDES"]) != 2 || !slices.Equal(in["SUPERSEDES"], []string{d4.ID}) {
+		t.Fatalf("%s keeps its history links: out %v in %v", d3.ID, out, in)
+	}
 }
