@@ -86,6 +86,9 @@ type Config struct {
 	// IndexDir is where each tenant's derived indexes are persisted (snapshot.go), so that a
 	// restart reads them instead of rebuilding them from Dgraph; "" = not persisted.
 	IndexDir string
+	// IndexMemoryBytes bounds the open tenants' derived caches together (budget.go): over it,
+	// the least recently used tenants' caches are dropped to their snapshots; 0 = unbounded.
+	IndexMemoryBytes int64
 	// ObserveSnapshotLoad, when set, is told how each tenant's first load used its snapshot
 	// (Snapshot* results; metrics).
 	ObserveSnapshotLoad func(result string)
@@ -136,6 +139,7 @@ type Client struct {
 
 	snapMu    sync.Mutex
 	snapLoads map[string]int // snapshot opens by result (snapshot.go)
+	budget    indexBudget    // the index memory budget (budget.go)
 }
 
 // Tenant is a logged-in session on one tenant's namespace.
@@ -214,6 +218,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 
 // Close releases the connections.
 func (c *Client) Close() {
+	c.waitIndexBudget()
 	c.flushSnapshots()
 	c.builds.stop()
 	for _, conn := range c.conns {

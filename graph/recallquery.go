@@ -338,6 +338,11 @@ func buildRecallQuery(p recallPlan) (string, error) {
 	return b.String(), nil
 }
 
+// recallAttrsBlock is added to recallDetailsQuery when a filter reads the hits' category and
+// entities (retrieve's relevance mode).
+const recallAttrsBlock = `
+  attrs(func: uid(%s)) { uid Memory.category Memory.entities { Entity.type Entity.id } }`
+
 // recallDetailsQuery reads what a recall returns of the memories it chose, once they are
 // chosen (the second request of a recall, in the same read-only transaction; sent again for
 // the next fused entries when the caller may not see some of these): id, kind, title, source
