@@ -320,6 +320,16 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 			c.log.Info("note revisions got their searchable text", "tenant", name, "revisions", n)
 		}
 	}
+	if before < datesSchemaVersion {
+		n, err := backfillDates(ctx, dg)
+		if err != nil {
+			_ = recordSchema(ctx, dg, before, "") // the next open completes it
+			return nil, fmt.Errorf("tenant %q: %w", name, err)
+		}
+		if n > 0 {
+			c.log.Info("memories from before Memory.dates got the days their text names", "tenant", name, "memories", n)
+		}
+	}
 	if err := c.checkEmbedder(ctx, name, dg); err != nil {
 		return nil, err
 	}
