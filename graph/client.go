@@ -70,6 +70,10 @@ type Config struct {
 	Logger *slog.Logger
 	// ObserveRPC, when set, is told of every round trip to Dgraph (metrics).
 	ObserveRPC func(method string, d time.Duration, err error)
+	// MaxMovedRelations bounds the open relations a superseded version may hold: update_fact
+	// and an upload replacing a document move them all to the new version in one transaction
+	// (versions.go); 0 = DefaultMaxMovedRelations.
+	MaxMovedRelations int
 	// RPCTimeout is the deadline of one round trip to Dgraph other than a
 	// schema change (deadline.go); 0 = DefaultRPCTimeout, negative = none.
 	RPCTimeout time.Duration
@@ -314,6 +318,16 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 		}
 		if n > 0 {
 			c.log.Info("note revisions got their searchable text", "tenant", name, "revisions", n)
+		}
+	}
+	if before < datesSchemaVersion {
+		n, err := backfillDates(ctx, dg)
+		if err != nil {
+			_ = recordSchema(ctx, dg, before, "") // the next open completes it
+			return nil, fmt.Errorf("tenant %q: %w", name, err)
+		}
+		if n > 0 {
+			c.log.Info("memories from before Memory.dates got the days their text names", "tenant", name, "memories", n)
 		}
 	}
 	if err := c.checkEmbedder(ctx, name, dg); err != nil {

@@ -22,7 +22,6 @@ import (
 	"github.com/knowmind/knowmind/rank"
 	"github.com/knowmind/knowmind/search"
 	"github.com/knowmind/knowmind/semvec"
-	"github.com/knowmind/knowmind/timeq"
 )
 
 // vectorWeight is the vector signal's weight against full text (1). The built-in hash
@@ -153,16 +152,12 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 	w := o.Weights
 	in.Signals = rank.Signals{VectorWeight: t.vectorWeight(), VectorUnrelated: t.vectorUnrelated(),
 		Adjacent: adjacent, Hops: q.Hops, Support: w.Support, TitleNeighbours: w.Title > 0 && w.TitleNeighbours}
-	if span, ok := timeq.Parse(q.Query); ok && w.Time > 0 {
-		// The time the question names against each memory's time (valid_from: when it
-		// was stored, or the occurred_at capture was given).
-		in.Signals.Time, in.Signals.TimeWeight = map[string]float64{}, w.Time
-		for _, m := range out.candidateMemories() {
-			if m.ValidFrom != nil {
-				in.Signals.Time[m.UID] = span.Match(*m.ValidFrom, search.TimeSlack)
-			}
-		}
+	cands := out.candidateMemories()
+	times := make([]search.MemoryTime, len(cands))
+	for i, m := range cands {
+		times[i] = search.MemoryTime{Memory: m.UID, ValidFrom: m.ValidFrom, Dates: m.Dates}
 	}
+	search.TimeSignals(q.Query, times, w, &in.Signals)
 	in.Ahead = <-early // scored while the request was in flight
 	fused := search.Fuse(out.candidates(), in)
 	rr := t.c.cfg.Reranker
@@ -222,7 +217,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 // tenant's word vectors, semantic model and title field, and the weights of o.
 func (t *Tenant) fuseInput(req RecallRequest, o search.Options) search.Input {
 	w := o.Weights
-	in := search.Input{Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
+	in := search.Input{Coverage: w.Coverage, Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
 		return t.text.tokens.analyze(uid, lang, text, t.analyzeDoc)
 	}}
 	if !o.Plan.TextScore {

@@ -78,8 +78,9 @@ func (out *recallResponse) note(uid string) *dgNote {
 
 // dgMem is a candidate chunk's memory with what the time signal needs.
 type dgMem struct {
-	UID       string     `json:"uid"`
-	ValidFrom *time.Time `json:"f"`
+	UID       string      `json:"uid"`
+	ValidFrom *time.Time  `json:"f"`
+	Dates     []time.Time `json:"d"`
 }
 
 // validAt keeps, of the candidates' memories, those valid from asof on (valid_from <= asof;
