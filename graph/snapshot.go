@@ -173,6 +173,9 @@ func (c *Client) flushSnapshots() {
 // writeSnapshot writes the tenant's caches now, unless they are what the last write covered.
 func (t *Tenant) writeSnapshot() error {
 	path := t.snapshotPath()
+	if path == "" {
+		return nil
+	}
 	x := &t.text
 	x.snap.file.Lock()
 	defer x.snap.file.Unlock()
