@@ -221,6 +221,65 @@ type SearchHit struct {
 	Score   float64  `json:"score"`
 }
 
+// SearchQuery is one knowmind_search.
+type SearchQuery struct {
+	Query   string
+	Project string // "" = every project of the scope
+	Path    string // folder; its subfolders included
+	Tag     string
+	Limit   int
+	// MinScore leaves out hits scoring below it (RecallMinScore unless the caller
+	// asks for another).
+	MinScore float64
+}
+
+// ContextItem is one entry of a context bundle.
+type ContextItem struct {
+	ID      string  `json:"id"`
+	Kind    string  `json:"kind"`
+	Class   string  `json:"class,omitempty"`
+	Title   string  `json:"title"`
+	Project string  `json:"project,omitempty"`
+	Path    string  `json:"path,omitempty"`
+	Score   float64 `json:"score"`
+	Content string  `json:"content"`
+	Tokens  int     `json:"tokens"`
+	// Truncated: the content was cut to fit the budget.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// ContextBundle is what knowmind_context returns.
+type ContextBundle struct {
+	Items        []ContextItem `json:"items"`
+	TokensUsed   int           `json:"tokensUsed"`
+	BudgetTokens int           `json:"budgetTokens"`
+	Vector       bool          `json:"vector"`
+}
+
+// RenameResult is the renamed note and the notes whose [[links]] were rewritten.
+type RenameResult struct {
+	NoteWriteResult
+	Rewritten []string `json:"rewritten"` // ids of referring notes now linking the new title
+}
+
+// MoveFolderResult says how many notes moved, and which.
+type MoveFolderResult struct {
+	Project string   `json:"project"`
+	From    string   `json:"from"`
+	To      string   `json:"to"`
+	Moved   int      `json:"moved"`
+	IDs     []string `json:"ids"`
+}
+
+// ListNotesQuery is one knowmind_list_notes page.
+type ListNotesQuery struct {
+	Project string
+	Path    string
+	Tag     string
+	Limit   int
+	Cursor  string
+}
+
 // NoteScope is what a caller may see of notes: the projects of its token (nil = all), its
 // own principal (for private memory) and its toolsets (nil = all): notes belong to the notes
 // toolset, so a token without it sees none, whichever tool it calls. Memories, documents,

@@ -16,6 +16,9 @@ const (
 	MaxUpdateReasonChars = 2000
 	MaxIDChars           = 200
 	MaxRecentCursorChars = 200 // list_recent's and recent_activity's nextCursor
+	// MaxMemoryDates bounds the days one memory's text names that are kept on it
+	// (Memory.Dates): the first ones found.
+	MaxMemoryDates = 16
 )
 
 // Bounds on what one memory or document may make of its content, so the work
@@ -38,6 +41,10 @@ type StoreMemoryInput struct {
 	MemoryType string   `json:"memory_type,omitempty"` // default semantic
 	Tags       []string `json:"tags,omitempty"`
 	Source     string   `json:"source,omitempty"`
+	// OccurredAt is the time the memory is about (default: now): it is valid from then, and the
+	// times its text names relative to it ("yesterday", "letzten Freitag") are resolved against
+	// it (Memory.Dates).
+	OccurredAt *time.Time `json:"occurred_at,omitempty"`
 	// Entities the memory is about (memory engine); ID defaults to EntitySlug(Name).
 	Entities []CandidateEntity `json:"entities,omitempty"`
 	// EntityTypes allowed for Entities; nil = the graph's shapes (see CaptureInput).
@@ -72,8 +79,8 @@ type StoreResult struct {
 	// Unchanged: the same content was already stored; nothing was written
 	// and ID is the existing entry's.
 	Unchanged bool `json:"unchanged,omitempty"`
-	// ReplacedDocumentIDs (upload_document only, then never nil): documents
-	// of the same title deleted after the new one was ingested.
+	// ReplacedDocumentIDs (upload_document only, then never nil): the current
+	// documents of the same title the new one supersedes (closed, not erased).
 	ReplacedDocumentIDs []string `json:"replaced_document_ids,omitzero"`
 	// Entities (store_memory with entities): what the memory names. Conflicts
 	// (store_memory): the current memories it contradicts, among those about the

@@ -42,6 +42,9 @@ type RetrieveQuery struct {
 	Category   string
 	EntityType string
 	Entity     *EntityRef // profile: only this entity's profile; chronological: only memories naming it
+	// MinScore is the relevance mode's floor (recall's: RecallMinScore unless the caller asks
+	// for another).
+	MinScore float64
 	// Graph mode.
 	StartMemoryID string
 	RelationTypes []string // predicates (UPPER_SNAKE) after mapping the seed's names; nil = all
@@ -67,6 +70,7 @@ type RetrievedMemory struct {
 	MemoryType string     `json:"memory_type,omitempty"`
 	Tags       []string   `json:"tags,omitempty"`
 	Source     string     `json:"source,omitempty"`
+	Path       string     `json:"path,omitempty"` // a note's folder (in a replay: its folder then)
 	CreatedAt  time.Time  `json:"created_at"`
 	ValidFrom  time.Time  `json:"valid_from"`
 	ValidTo    *time.Time `json:"valid_to"`        // null while valid (a replay shows when it ended later)

@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -300,4 +301,21 @@ func isStop(lang, w string) bool {
 		return false
 	}
 	return len(stop.Filter(analysis.TokenStream{{Term: []byte(w)}})) == 0
+}
+
+// AnalysisVersion numbers the text analysis (tokenizer, stemmer, stop words, the German rules
+// and their lists): terms produced under one version are not those of another, so anything
+// that keeps analysed terms (graph's index snapshots) is dropped when it changes. Bump it with
+// every change to what Analyze or AnalyzeDoc return for some text.
+const AnalysisVersion = 1
+
+// ID identifies the analysis a makes: the version, the rules turned off and the size of the
+// German word list it splits compounds with (a machine with another list analyses otherwise).
+func (a Analysis) ID() string {
+	words := 0
+	if !a.NoWordList {
+		words = german.SystemWords().Len()
+	}
+	return fmt.Sprintf("bm25/%d compounds=%t verbs=%t spellings=%t words=%d",
+		AnalysisVersion, !a.NoCompounds, !a.NoVerbs, !a.NoSpellings, words)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
 	"github.com/knowmind/knowmind/internal/runes"
+	"github.com/knowmind/knowmind/timeq"
 )
 
 // The example tenant the queries in docs/queries run against: a small CRM
@@ -209,6 +210,15 @@ func memoryNode(ctx context.Context, emb embed.Embedder, m seedMemory) (map[stri
 	}
 	if m.updateReason != "" {
 		n["Memory.update_reason"] = m.updateReason
+	}
+	if at, err := time.Parse(time.RFC3339, validFrom); err == nil {
+		var dates []string
+		for _, d := range timeq.Dates(strings.Join(content, "\n\n"), at, knowmind.MaxMemoryDates) {
+			dates = append(dates, d.Format(time.RFC3339))
+		}
+		if len(dates) > 0 {
+			n["Memory.dates"] = dates
+		}
 	}
 	var ents []map[string]string
 	for _, key := range m.entities {

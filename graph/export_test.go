@@ -254,3 +254,41 @@ func (t *Tenant) TextPendingOps() int {
 	defer t.text.mu.Unlock()
 	return len(t.text.pending)
 }
+
+// IndexBytes exposes the estimate of a tenant's derived caches (budget.go).
+func (t *Tenant) IndexBytes() int { return t.indexBytes() }
+
+// WaitIndexBudget waits for the memory budget's enforcements running.
+func (c *Client) WaitIndexBudget() { c.waitIndexBudget() }
+
+// BuildSemanticModel builds the tenant's semantic model (with links) now, so that a test's recall
+// does not use one built from fewer memories (a rebuild waits semRebuildEvery).
+func (t *Tenant) BuildSemanticModel() {
+	m, gen, chg := t.semBuild(true)
+	s := &t.text.sem
+	s.mu.Lock()
+	s.model, s.gen, s.chg, s.built = m, gen, chg, time.Now()
+	s.mu.Unlock()
+}
+
+// SetWatermarkInterval sets how old the last check of a tenant's change watermark may get before
+// a ranked read checks again, until restore is called.
+func SetWatermarkInterval(d time.Duration) (restore func()) {
+	old := watermarkInterval
+	watermarkInterval = d
+	return func() { watermarkInterval = old }
+}
+
+// CheckWatermark reads the tenant's change watermark as a check before a recall does, and
+// reports whether it differs from the one the last sync read.
+func (t *Tenant) CheckWatermark(ctx context.Context) (changed bool, err error) {
+	x := &t.text
+	x.mu.Lock()
+	since, mark := x.syncedFrom.Add(-textSyncSlack), x.watch.mark
+	known := x.watch.marked && x.watch.markGen == x.gen && x.watch.markSince.Equal(since)
+	x.mu.Unlock()
+	txn := t.dg.NewReadOnlyTxn()
+	defer txn.Discard(ctx)
+	w, err := readWatermark(ctx, txn, since)
+	return !known || w != mark, err
+}

@@ -93,6 +93,7 @@ type dgNote struct {
 	Kind        string     `json:"Memory.kind"`
 	Title       string     `json:"Memory.title"`
 	Content     string     `json:"Memory.content"`
+	Preview     string     `json:"Memory.preview"`
 	Tags        []string   `json:"Memory.tags"`
 	Status      string     `json:"Memory.status"`
 	Lang        string     `json:"Memory.lang"`
@@ -119,6 +120,10 @@ type dgNote struct {
 		Handle  string   `json:"Project.handle"`
 		Aliases []string `json:"Project.aliases"`
 	} `json:"Note.project"`
+	// Since: the newest revision's end, where a query read noteSinceField (bodySince).
+	Since []struct {
+		ValidTo time.Time `json:"Revision.valid_to"`
+	} `json:"since"`
 }
 
 func (n dgNote) projectHandle() string {
@@ -502,12 +507,7 @@ func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in know
 			set["Note.type"] = noteType
 		}
 	}
-	rev := map[string]any{
-		"uid": "_:rev", "dgraph.type": "Revision", "Revision.note": map[string]any{"uid": "uid(n)"},
-		"Revision.revision": n.Revision, "Revision.version": n.Version, "Revision.title": n.Title,
-		"Revision.body": n.Content, "Revision.valid_from": n.UpdatedAt.UTC().Format(time.RFC3339Nano),
-		"Revision.valid_to": now, "Revision.by": n.UpdatedBy,
-	}
+	rev := revisionNode("rev", "uid(n)", n, now)
 	setJSON, err := json.Marshal([]any{set, rev})
 	if err != nil {
 		return knowmind.NoteWriteResult{}, err

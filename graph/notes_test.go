@@ -133,7 +133,7 @@ func BenchmarkSearchNotes(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		hits, _, err := ten.SearchNotes(ctx, notesScope, graph.SearchQuery{Query: topics[i%len(topics)] + " Kunde Details", Limit: 10})
+		hits, _, err := ten.SearchNotes(ctx, notesScope, knowmind.SearchQuery{Query: topics[i%len(topics)] + " Kunde Details", Limit: 10})
 		if err != nil || len(hits) == 0 {
 			b.Fatalf("%v %v", hits, err)
 		}

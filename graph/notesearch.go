@@ -18,18 +18,6 @@ import (
 	"github.com/knowmind/knowmind/search"
 )
 
-// SearchQuery is one knowmind_search.
-type SearchQuery struct {
-	Query   string
-	Project string // "" = every project of the scope
-	Path    string // folder; its subfolders included
-	Tag     string
-	Limit   int
-	// MinScore leaves out hits scoring below it (knowmind.RecallMinScore unless the caller
-	// asks for another).
-	MinScore float64
-}
-
 // notesMetaQuery reads what the notes tools show of notes by id.
 const notesMetaQuery = `{
   n(func: eq(Memory.id, [%s])) @filter(eq(Memory.kind, "note")) {
@@ -49,11 +37,11 @@ func visibleTo(scope knowmind.NoteScope, extra hitFilter) hitFilter {
 	}
 }
 
-// RecallVisible is knowmind_recall, knowmind_recall_at_time and retrieve's relevance mode for
+// RecallVisible is knowmind_recall and knowmind_recall_at_time for
 // scope: the hits it may see, k of them when k pass the floor. A failing embedder is the
 // caller's error (EPROVIDER), as the spec asks of recall.
 func (t *Tenant) RecallVisible(ctx context.Context, scope knowmind.NoteScope, q knowmind.RecallQuery) (knowmind.RecallResult, error) {
-	res, _, err := t.recall(ctx, q, search.Default(), nil, visibleTo(scope, nil))
+	res, _, err := t.recall(ctx, q, search.Default(), nil, recallFilter{keep: visibleTo(scope, nil)})
 	return res, err
 }
 
@@ -62,11 +50,11 @@ func (t *Tenant) RecallVisible(ctx context.Context, scope knowmind.NoteScope, q 
 // false): the notes tools answer without vectors rather than not at all.
 func (t *Tenant) recallVisible(ctx context.Context, scope knowmind.NoteScope, q knowmind.RecallQuery, keep hitFilter) (knowmind.RecallResult, map[string]dgNote, bool, error) {
 	o := search.Default()
-	res, notes, err := t.recall(ctx, q, o, nil, visibleTo(scope, keep))
+	res, notes, err := t.recall(ctx, q, o, nil, recallFilter{keep: visibleTo(scope, keep)})
 	vector := true
 	if e := knowmind.AsError(err); e != nil && e.Code == knowmind.EPROVIDER {
 		vector, o.Plan.Vector = false, false
-		res, notes, err = t.recall(ctx, q, o, nil, visibleTo(scope, keep))
+		res, notes, err = t.recall(ctx, q, o, nil, recallFilter{keep: visibleTo(scope, keep)})
 	}
 	if err != nil {
 		return knowmind.RecallResult{}, nil, false, err
@@ -76,7 +64,7 @@ func (t *Tenant) recallVisible(ctx context.Context, scope knowmind.NoteScope, q 
 
 // SearchNotes is knowmind_search: ranked snippets of visible notes (shared and the caller's
 // own memory), filtered by project, folder and tag.
-func (t *Tenant) SearchNotes(ctx context.Context, scope knowmind.NoteScope, q SearchQuery) ([]knowmind.SearchHit, bool, error) {
+func (t *Tenant) SearchNotes(ctx context.Context, scope knowmind.NoteScope, q knowmind.SearchQuery) ([]knowmind.SearchHit, bool, error) {
 	var puid string
 	if q.Project != "" {
 		var err error
@@ -167,29 +155,6 @@ outer:
 	return -1
 }
 
-// ContextItem is one entry of a context bundle.
-type ContextItem struct {
-	ID      string  `json:"id"`
-	Kind    string  `json:"kind"`
-	Class   string  `json:"class,omitempty"`
-	Title   string  `json:"title"`
-	Project string  `json:"project,omitempty"`
-	Path    string  `json:"path,omitempty"`
-	Score   float64 `json:"score"`
-	Content string  `json:"content"`
-	Tokens  int     `json:"tokens"`
-	// Truncated: the content was cut to fit the budget.
-	Truncated bool `json:"truncated,omitempty"`
-}
-
-// ContextBundle is what knowmind_context returns.
-type ContextBundle struct {
-	Items        []ContextItem `json:"items"`
-	TokensUsed   int           `json:"tokensUsed"`
-	BudgetTokens int           `json:"budgetTokens"`
-	Vector       bool          `json:"vector"`
-}
-
 // minTruncatedTokens: a last item is cut to the rest of the budget only if that leaves it at
 // least this much; otherwise the bundle ends before it.
 const minTruncatedTokens = 40
@@ -197,12 +162,12 @@ const minTruncatedTokens = 40
 // Context is the seed's recall: the visible notes, memories and documents recall ranks for
 // query, with their graph neighbours (two hops), best first, fitted into budget tokens
 // (knowmind.ApproxTokens of title and content).
-func (t *Tenant) Context(ctx context.Context, scope knowmind.NoteScope, query, project string, budget int, minScore float64) (ContextBundle, error) {
+func (t *Tenant) Context(ctx context.Context, scope knowmind.NoteScope, query, project string, budget int, minScore float64) (knowmind.ContextBundle, error) {
 	var puid string
 	if project != "" {
 		var err error
 		if puid, err = t.project(ctx, scope, project); err != nil {
-			return ContextBundle{}, err
+			return knowmind.ContextBundle{}, err
 		}
 	}
 	// Memories and documents belong to no project: a project-limited call leaves them out.
@@ -215,11 +180,11 @@ func (t *Tenant) Context(ctx context.Context, scope knowmind.NoteScope, query, p
 	res, meta, vector, err := t.recallVisible(ctx, scope,
 		knowmind.RecallQuery{Query: query, K: knowmind.RecallMaxK, Hops: knowmind.RecallDefaultHops, MinScore: minScore}, keep)
 	if err != nil {
-		return ContextBundle{}, err
+		return knowmind.ContextBundle{}, err
 	}
-	b := ContextBundle{Items: []ContextItem{}, BudgetTokens: budget, Vector: vector}
+	b := knowmind.ContextBundle{Items: []knowmind.ContextItem{}, BudgetTokens: budget, Vector: vector}
 	for _, h := range res.Hits {
-		item := ContextItem{ID: h.MemoryID, Kind: h.Kind, Title: h.Title, Score: h.Score, Content: h.Content}
+		item := knowmind.ContextItem{ID: h.MemoryID, Kind: h.Kind, Title: h.Title, Score: h.Score, Content: h.Content}
 		if n, ok := meta[h.MemoryID]; ok {
 			item.Class, item.Project, item.Path = n.Class, n.projectHandle(), n.Path
 		}

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/dgraph-io/dgo/v240"
@@ -41,12 +40,6 @@ const moveNoteUpsert = `query q($id: string, $version: string, $key: string) {
   dup(func: uid(d)) { Memory.id }
 }`
 
-// RenameResult is the renamed note and the notes whose [[links]] were rewritten.
-type RenameResult struct {
-	knowmind.NoteWriteResult
-	Rewritten []string `json:"rewritten"` // ids of referring notes now linking the new title
-}
-
 // checkNewTitle refuses a title that cannot be a note's title or a [[link]]'s target.
 func checkNewTitle(title string) (string, error) {
 	title = strings.TrimSpace(title)
@@ -69,19 +62,19 @@ type noteRewrite struct {
 }
 
 // RenameNote is knowmind_rename_note.
-func (t *Tenant) RenameNote(ctx context.Context, scope knowmind.NoteScope, id, versionToken, newTitle string, actor knowmind.Actor) (RenameResult, error) {
+func (t *Tenant) RenameNote(ctx context.Context, scope knowmind.NoteScope, id, versionToken, newTitle string, actor knowmind.Actor) (knowmind.RenameResult, error) {
 	if strings.TrimSpace(versionToken) == "" {
-		return RenameResult{}, knowmind.InvalidParam("versionToken", "versionToken is required: read it with knowmind_get_note")
+		return knowmind.RenameResult{}, knowmind.InvalidParam("versionToken", "versionToken is required: read it with knowmind_get_note")
 	}
 	title, err := checkNewTitle(newTitle)
 	if err != nil {
-		return RenameResult{}, err
+		return knowmind.RenameResult{}, err
 	}
 	for attempt := 1; ; attempt++ {
 		res, retry, err := t.renameOnce(ctx, scope, id, versionToken, title, actor)
 		if !retry || attempt == maxRenameAttempts {
 			if retry {
-				return RenameResult{}, knowmind.Errorf(knowmind.ECONFLICT, "referring notes kept changing during the rename; nothing was written, try again")
+				return knowmind.RenameResult{}, knowmind.Errorf(knowmind.ECONFLICT, "referring notes kept changing during the rename; nothing was written, try again")
 			}
 			return res, err
 		}
@@ -90,22 +83,22 @@ func (t *Tenant) RenameNote(ctx context.Context, scope knowmind.NoteScope, id, v
 
 // renameOnce reads the note and its referrers and writes all of them in one transaction;
 // retry reports that a referring note changed meanwhile (nothing was written).
-func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, versionToken, title string, actor knowmind.Actor) (RenameResult, bool, error) {
+func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, versionToken, title string, actor knowmind.Actor) (knowmind.RenameResult, bool, error) {
 	n, err := t.findNote(ctx, scope, id, "")
 	if err != nil {
-		return RenameResult{}, false, err
+		return knowmind.RenameResult{}, false, err
 	}
 	if n.Version != versionToken {
-		return RenameResult{}, false, knowmind.VersionConflict(n.Version)
+		return knowmind.RenameResult{}, false, knowmind.VersionConflict(n.Version)
 	}
 	if title == n.Title {
-		return RenameResult{}, false, knowmind.InvalidParam("title", "the note is already titled %q", title)
+		return knowmind.RenameResult{}, false, knowmind.InvalidParam("title", "the note is already titled %q", title)
 	}
 	rewrites := []noteRewrite{{n: n, title: title, body: markdown.SetTitle(n.Content, title)}}
 	if puid := n.projectUID(); puid != "" {
 		links, err := t.noteLinks(ctx, n)
 		if err != nil {
-			return RenameResult{}, false, err
+			return knowmind.RenameResult{}, false, err
 		}
 		seen := map[string]bool{n.ID: true}
 		for _, in := range links.In {
@@ -122,7 +115,7 @@ func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, v
 				continue
 			}
 			if len(rewrites) > MaxRenameReferrers {
-				return RenameResult{}, false, knowmind.Internal(knowmind.ReasonTooLarge, "more than %d notes link this title; rename in smaller steps", MaxRenameReferrers)
+				return knowmind.RenameResult{}, false, knowmind.Internal(knowmind.ReasonTooLarge, "more than %d notes link this title; rename in smaller steps", MaxRenameReferrers)
 			}
 			rewrites = append(rewrites, noteRewrite{n: r, title: r.Title, body: body})
 		}
@@ -146,7 +139,7 @@ func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, v
 		fmt.Fprintf(&del, "uid(%s) <Memory.chunks> uid(c%d) .\nuid(c%d) * * .\n", v, i, i)
 		e, err := t.noteEntry(ctx, rw.n.ID, rw.title, rw.body)
 		if err != nil {
-			return RenameResult{}, false, err
+			return knowmind.RenameResult{}, false, err
 		}
 		rw.e = e
 		revision := rw.n.Revision + 1
@@ -170,12 +163,7 @@ func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, v
 				node["Note.aliases"] = aliases
 			}
 		}
-		set = append(set, node, map[string]any{
-			"uid": "_:rev" + strconv.Itoa(i), "dgraph.type": "Revision", "Revision.note": map[string]any{"uid": "uid(" + v + ")"},
-			"Revision.revision": rw.n.Revision, "Revision.version": rw.n.Version, "Revision.title": rw.n.Title,
-			"Revision.body": rw.n.Content, "Revision.valid_from": rw.n.UpdatedAt.UTC().Format(time.RFC3339Nano),
-			"Revision.valid_to": now, "Revision.by": rw.n.UpdatedBy,
-		})
+		set = append(set, node, revisionNode("rev"+strconv.Itoa(i), "uid("+v+")", rw.n, now))
 		results[i] = knowmind.NoteWriteResult{ID: rw.n.ID, Title: rw.title, Project: rw.n.projectHandle(), Path: rw.n.Path,
 			Class: rw.n.Class, VersionToken: version, Revision: revision, Links: []string{}, PendingLinks: []string{}}
 	}
@@ -183,7 +171,7 @@ func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, v
 	conds = append(conds, "eq(len(d), 0)")
 	setJSON, err := json.Marshal(set)
 	if err != nil {
-		return RenameResult{}, false, err
+		return knowmind.RenameResult{}, false, err
 	}
 	var out map[string]json.RawMessage
 	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
@@ -199,7 +187,7 @@ func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, v
 		return json.Unmarshal(resp.Json, &out)
 	})
 	if err != nil {
-		return RenameResult{}, false, fmt.Errorf("rename note: %w", err)
+		return knowmind.RenameResult{}, false, fmt.Errorf("rename note: %w", err)
 	}
 	if dup := out["dup"]; len(dup) > 2 {
 		var d []struct {
@@ -207,7 +195,7 @@ func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, v
 		}
 		_ = json.Unmarshal(dup, &d)
 		if len(d) > 0 {
-			return RenameResult{}, false, &knowmind.Error{Code: knowmind.ECONFLICT,
+			return knowmind.RenameResult{}, false, &knowmind.Error{Code: knowmind.ECONFLICT,
 				Message: fmt.Sprintf("a note titled %q exists in this folder: %s", title, d[0].ID), Data: map[string]any{"existingId": d[0].ID}}
 		}
 	}
@@ -216,14 +204,14 @@ func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, v
 			if i == 0 {
 				cur, err := t.findNote(ctx, scope, n.ID, "")
 				if err != nil {
-					return RenameResult{}, false, err
+					return knowmind.RenameResult{}, false, err
 				}
-				return RenameResult{}, false, knowmind.VersionConflict(cur.Version)
+				return knowmind.RenameResult{}, false, knowmind.VersionConflict(cur.Version)
 			}
-			return RenameResult{}, true, nil
+			return knowmind.RenameResult{}, true, nil
 		}
 	}
-	res := RenameResult{NoteWriteResult: results[0], Rewritten: []string{}}
+	res := knowmind.RenameResult{NoteWriteResult: results[0], Rewritten: []string{}}
 	entries := make([]*entry, 0, len(rewrites))
 	for _, rw := range rewrites {
 		entries = append(entries, rw.e)
@@ -318,35 +306,26 @@ var folderNotesQuery = `query q($p: string, $from: string, $lo: string, $hi: str
   }
 }`
 
-// MoveFolderResult says how many notes moved, and which.
-type MoveFolderResult struct {
-	Project string   `json:"project"`
-	From    string   `json:"from"`
-	To      string   `json:"to"`
-	Moved   int      `json:"moved"`
-	IDs     []string `json:"ids"`
-}
-
 // MoveFolder is knowmind_move_folder (and knowmind_rename_folder): every note the caller may see
 // in folder from and below it moves to the same place under to, in one transaction; ids, titles
 // and links stay. A title taken at the target is 409 and nothing moves.
-func (t *Tenant) MoveFolder(ctx context.Context, scope knowmind.NoteScope, project, from, to string, actor knowmind.Actor) (MoveFolderResult, error) {
+func (t *Tenant) MoveFolder(ctx context.Context, scope knowmind.NoteScope, project, from, to string, actor knowmind.Actor) (knowmind.MoveFolderResult, error) {
 	from, err := knowmind.CleanNotePath("from", from)
 	if err != nil {
-		return MoveFolderResult{}, err
+		return knowmind.MoveFolderResult{}, err
 	}
 	if from == "" {
-		return MoveFolderResult{}, knowmind.InvalidParam("from", "from must name a folder (the root cannot move)")
+		return knowmind.MoveFolderResult{}, knowmind.InvalidParam("from", "from must name a folder (the root cannot move)")
 	}
 	if to, err = knowmind.CleanNotePath("to", to); err != nil {
-		return MoveFolderResult{}, err
+		return knowmind.MoveFolderResult{}, err
 	}
 	if to == from || strings.HasPrefix(to, from+"/") {
-		return MoveFolderResult{}, knowmind.InvalidParam("to", "to must not be %q or inside it", from)
+		return knowmind.MoveFolderResult{}, knowmind.InvalidParam("to", "to must not be %q or inside it", from)
 	}
 	puid, err := t.project(ctx, scope, project)
 	if err != nil {
-		return MoveFolderResult{}, err
+		return knowmind.MoveFolderResult{}, err
 	}
 	for attempt := 1; ; attempt++ {
 		res, retry, err := t.moveFolderOnce(ctx, scope, puid, from, to, actor)
@@ -355,19 +334,19 @@ func (t *Tenant) MoveFolder(ctx context.Context, scope knowmind.NoteScope, proje
 			return res, err
 		}
 		if attempt == maxRenameAttempts {
-			return MoveFolderResult{}, knowmind.Errorf(knowmind.ECONFLICT, "notes in %q kept changing during the move; nothing moved, try again", from)
+			return knowmind.MoveFolderResult{}, knowmind.Errorf(knowmind.ECONFLICT, "notes in %q kept changing during the move; nothing moved, try again", from)
 		}
 	}
 }
 
-func (t *Tenant) moveFolderOnce(ctx context.Context, scope knowmind.NoteScope, puid, from, to string, actor knowmind.Actor) (MoveFolderResult, bool, error) {
+func (t *Tenant) moveFolderOnce(ctx context.Context, scope knowmind.NoteScope, puid, from, to string, actor knowmind.Actor) (knowmind.MoveFolderResult, bool, error) {
 	var out struct {
 		P []struct {
 			N []dgNote `json:"n"`
 		}
 	}
 	if err := t.queryVars(ctx, folderNotesQuery, map[string]string{"$p": puid, "$from": from, "$lo": from + "/", "$hi": from + "0"}, &out); err != nil {
-		return MoveFolderResult{}, false, fmt.Errorf("move folder: %w", err)
+		return knowmind.MoveFolderResult{}, false, fmt.Errorf("move folder: %w", err)
 	}
 	var notes []dgNote
 	if len(out.P) > 0 {
@@ -377,7 +356,7 @@ func (t *Tenant) moveFolderOnce(ctx context.Context, scope knowmind.NoteScope, p
 			}
 		}
 	}
-	res := MoveFolderResult{From: from, To: to, IDs: []string{}}
+	res := knowmind.MoveFolderResult{From: from, To: to, IDs: []string{}}
 	if len(notes) == 0 {
 		return res, false, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "from", Message: fmt.Sprintf("folder %q holds no notes", from)}
 	}

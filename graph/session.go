@@ -315,19 +315,10 @@ func (t *Tenant) delta(ctx context.Context, scope knowmind.NoteScope, puid strin
 	return d, nil
 }
 
-// ListNotesQuery is one knowmind_list_notes page.
-type ListNotesQuery struct {
-	Project string
-	Path    string
-	Tag     string
-	Limit   int
-	Cursor  string
-}
-
 // ListNotes is knowmind_list_notes: the shared notes directly in a folder, by title (unique in
 // a folder, so the order is total), and its direct subfolders with their note counts. The
 // cursor is the last title returned: a note created or removed meanwhile shifts nothing.
-func (t *Tenant) ListNotes(ctx context.Context, scope knowmind.NoteScope, q ListNotesQuery) (knowmind.NoteListing, error) {
+func (t *Tenant) ListNotes(ctx context.Context, scope knowmind.NoteScope, q knowmind.ListNotesQuery) (knowmind.NoteListing, error) {
 	if q.Limit < 1 || q.Limit > knowmind.MaxListNotes {
 		return knowmind.NoteListing{}, knowmind.InvalidParam("limit", "limit must be between 1 and %d", knowmind.MaxListNotes)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/knowmind/knowmind/bm25"
@@ -40,13 +41,14 @@ import (
 // (Add and Remove are idempotent, so replaying one the scan already saw is harmless).
 //
 // Several replicas: the hooks only see writes made by this process. Writes of other service
-// replicas on the same Dgraph are picked up by a periodic reconcile (textsync.go): a recall
-// that finds the last one older than textSyncInterval (60 s) starts one in the background, which
-// adds the indexed memories created since the previous one and, when the store's count of
-// indexed memories disagrees with the number held, diffs all ids to drop deleted ones. So
-// while a tenant is being recalled, another replica's writes reach these statistics within
-// about textSyncInterval (plus one sync's duration); a tenant nobody recalls is not synced, as
-// nobody reads its statistics. A sync never loses or undoes this process's own concurrent
+// replicas on the same Dgraph are picked up by a reconcile (textsync.go), which adds the
+// indexed memories created since the previous one and, when the store's count of indexed
+// memories disagrees with the number held, diffs all ids to drop deleted ones. A recall starts
+// one when the tenant's change watermark moved (watermark.go: one indexed query, at most every
+// watermarkInterval, 1 s) and waits for it briefly, and in any case when the last one is older
+// than textSyncInterval (60 s). So another replica's writes reach a recall that begins about a
+// second after they were acknowledged; a tenant nobody recalls is not synced, as nobody reads
+// its statistics. A sync never loses or undoes this process's own concurrent
 // writes. Until the next sync the ranking is only approximately the one a single replica would
 // compute — BM25 degrades gracefully, bm25.Score clamps unknown document frequencies.
 //
@@ -93,6 +95,14 @@ type textIndex struct {
 	// shas are the Memory.content_sha a sync read a held memory's chunks at: a memory updated
 	// since with another sha is read again (textsync.go). Absent: not read by a sync.
 	shas map[string]string
+	// watch is the change watermark that tells a ranked read when to sync (watermark.go).
+	watch freshness
+
+	// snap is the bookkeeping of the tenant's snapshot on disk (snapshot.go).
+	snap snapshotState
+	// used is when the caches were last asked for (UnixNano): the memory budget drops the least
+	// recently used tenants' caches first (budget.go).
+	used atomic.Int64
 }
 
 type textState int
@@ -281,6 +291,7 @@ func (t *Tenant) RebuildTextStats(ctx context.Context) error {
 		t.text.mu.Lock()
 	}
 	t.text.state = textUnloaded
+	t.text.snap.rescan = true
 	t.text.mu.Unlock()
 	return t.text.ensure(ctx, t)
 }
@@ -295,12 +306,22 @@ func (x *textIndex) ensure(ctx context.Context, t *Tenant) error {
 // ensureWith is ensure with the context a load it starts runs under: WarmTextStats's load stops
 // with the service, and a recall that was waiting for it then starts its own.
 func (x *textIndex) ensureWith(ctx context.Context, t *Tenant, loadCtx context.Context) error {
+	x.touch()
 	for {
 		x.mu.Lock()
 		switch x.state {
 		case textLoaded:
+			opening := x.snap.opening
 			x.mu.Unlock()
-			return nil
+			if opening == nil {
+				return nil
+			}
+			select { // a snapshot being caught up: loaded once that ends
+			case <-opening:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		case textLoading:
 			ready := x.ready
 			x.mu.Unlock()
@@ -320,6 +341,13 @@ func (x *textIndex) ensureWith(ctx context.Context, t *Tenant, loadCtx context.C
 // load reads and analyses the tenant's chunks without the lock — the hooks meanwhile queue
 // their calls in pending — and swaps the result in under it, then replays the queue.
 func (x *textIndex) load(ctx context.Context, t *Tenant) error {
+	if x.openSnapshot(ctx, t) {
+		x.mu.Lock()
+		close(x.ready)
+		x.mu.Unlock()
+		t.c.enforceIndexBudget(t)
+		return nil
+	}
 	started := time.Now()
 	built, titles, words, memories, shas, vecs, read, err := loadTexts(ctx, t)
 
@@ -353,6 +381,8 @@ func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 	t.c.log.Info("bm25 statistics loaded", "tenant", t.Name, "memories", len(memories), "chunks", chunks,
 		"vectors", vecs.len(),
 		"took", time.Since(started).Round(time.Millisecond), "reading", read.Round(time.Millisecond))
+	t.snapshotSoon()
+	t.c.enforceIndexBudget(t)
 	return nil
 }
 
@@ -374,6 +404,11 @@ func (c *Client) WarmTextStats(ctx context.Context) {
 	}
 	loaded := 0
 	for _, name := range names {
+		if c.overIndexBudget() {
+			// The rest load on their first recall: warming them would only drop others.
+			c.log.Info("bm25 statistics warm-up stopped at the index memory budget", "loaded", loaded, "tenants", len(names))
+			return
+		}
 		t, err := c.Tenant(ctx, name, false)
 		if err == nil {
 			err = t.text.ensureWith(ctx, t, ctx)

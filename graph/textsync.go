@@ -15,8 +15,9 @@ import (
 // (which the ingest hooks of this process never see) reach them too. See textindex.go for what
 // the statistics hold.
 //
-// A sync is started by a recall that finds the last one older than textSyncInterval; it runs in
-// the background (recall never waits for it), one at a time per tenant. It reads everything in
+// A sync is started by a ranked read whose check finds the tenant's change watermark moved
+// (watermark.go; that read waits for it, briefly), or that finds the last sync older than
+// textSyncInterval (in the background); one runs at a time per tenant. It reads everything in
 // one read-only transaction, so all its answers are one snapshot of the store. It first counts
 // the indexed memories and those in its window (syncCountQuery), then:
 //
@@ -51,9 +52,9 @@ import (
 // snapshot lacks it, it was deleted. A load (RebuildTextStats) during a sync makes the sync's
 // result stale; it is dropped.
 
-// textSyncInterval is how old the last sync of a tenant may get before a recall starts the
-// next one: the time within which other replicas' writes reach this one's statistics. A
-// variable so that tests can shorten it.
+// textSyncInterval is how old the last sync of a tenant may get before a ranked read starts the
+// next one whatever the watermark says: the time within which a write the watermark cannot
+// see (watermark.go) reaches this replica's statistics. A variable so that tests can shorten it.
 var textSyncInterval = 60 * time.Second
 
 const (
@@ -80,11 +81,12 @@ var errSyncStale = errors.New("statistics were reloaded during the sync")
 
 // textSyncResult is what a sync changed, for the log and the tests.
 type textSyncResult struct {
-	window  int  // indexed memories in the additions window
-	added   int  // memories added
-	changed int  // held memories read again (updated elsewhere)
-	removed int  // memories removed
-	diffed  bool // the counts differed: all ids were listed
+	window  int       // indexed memories in the additions window
+	added   int       // memories added
+	changed int       // held memories read again (updated elsewhere)
+	removed int       // memories removed
+	diffed  bool      // the counts differed: all ids were listed
+	mark    watermark // the store's watermark for the next window, in the sync's snapshot
 }
 
 // syncRun is one sync's parameters, fixed when it starts.
@@ -94,24 +96,6 @@ type syncRun struct {
 	since   time.Time // start of the additions window
 	full    bool      // diff all ids even if the counts agree (tests, benchmarks)
 	done    chan struct{}
-}
-
-// maybeSync starts a background sync of the tenant's statistics if they are loaded, none is
-// running and the last one started more than textSyncInterval ago. It never blocks on Dgraph.
-func (x *textIndex) maybeSync(ctx context.Context, t *Tenant) {
-	x.mu.Lock()
-	if x.state != textLoaded || x.syncing != nil || time.Since(x.syncTried) < textSyncInterval {
-		x.mu.Unlock()
-		return
-	}
-	run := x.beginSyncLocked(false)
-	x.mu.Unlock()
-	// The sync outlives the recall that started it, within its own time limit.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), textSyncTimeout)
-	go func() {
-		defer cancel()
-		_, _ = x.runSync(ctx, t, run) // logged there; a later recall retries
-	}()
 }
 
 // syncNow runs a sync in the caller's goroutine, after any that is running, and returns what it
@@ -153,8 +137,9 @@ func (x *textIndex) runSync(ctx context.Context, t *Tenant, run syncRun) (textSy
 	x.mu.Lock()
 	if err == nil && x.gen == run.gen {
 		x.syncedFrom = run.started
+		x.watch.mark, x.watch.markGen, x.watch.markSince, x.watch.marked = res.mark, run.gen, nextWindow(run), true
 	}
-	x.syncing, x.syncAdded, x.syncRemoved = nil, nil, nil
+	x.syncing, x.syncAdded, x.syncRemoved, x.watch.news = nil, nil, nil, false
 	close(run.done)
 	x.mu.Unlock()
 	took := time.Since(run.started).Round(time.Millisecond)
@@ -170,14 +155,17 @@ func (x *textIndex) runSync(ctx context.Context, t *Tenant, run syncRun) (textSy
 	if err != nil {
 		return res, fmt.Errorf("sync full-text statistics of tenant %q: %w", t.Name, err)
 	}
+	if res.added+res.changed+res.removed > 0 {
+		t.snapshotSoon()
+	}
 	return res, nil
 }
 
-// syncCountQuery counts the indexed memories, and those of them created (w) and updated (u)
-// since $since, through created_at's and updated_at's indexes. Counting is cheap next to
-// listing; the counts decide what the sync lists.
-const syncCountQuery = `query q($since: string) {
-  n(func: eq(Memory.status, "indexed")) { count(uid) }
+// syncCountQuery counts the indexed memories (n), and those of them created (w) and updated (u)
+// since $since, through created_at's and updated_at's indexes, and reads the change watermark
+// of the next window, starting at $next (watermarkBlocks). Counting is cheap next to listing;
+// the counts decide what the sync lists.
+const syncCountQuery = `query q($since: string, $next: string) {` + watermarkBlocks + `
   w(func: ge(Memory.created_at, $since)) @filter(eq(Memory.status, "indexed")) { count(uid) }
   u(func: ge(Memory.updated_at, $since)) @filter(eq(Memory.status, "indexed")) { count(uid) }
 }`
@@ -242,10 +230,13 @@ func (x *textIndex) sync(ctx context.Context, t *Tenant, run syncRun) (textSyncR
 	txn := t.dg.NewReadOnlyTxn()
 	defer txn.Discard(ctx)
 
-	counts, err := syncCounts(ctx, txn, run.since)
+	// res.mark is what the next check compares with: the next window's watermark, in this
+	// snapshot.
+	counts, mark, err := syncCounts(ctx, txn, run.since, nextWindow(run))
 	if err != nil {
 		return res, err
 	}
+	res.mark = mark
 	res.window = counts.created
 	// Windows that are much of the tenant (a bulk import, here or by another replica) are not
 	// listed: the listing of every indexed memory below serves all three steps at about the
@@ -331,6 +322,11 @@ func (x *textIndex) sync(ctx context.Context, t *Tenant, run syncRun) (textSyncR
 	return res, err
 }
 
+// nextWindow is where the window of the sync after run starts, if run succeeds.
+func nextWindow(run syncRun) time.Time {
+	return run.started.Add(-textSyncSlack)
+}
+
 // loadedAsLocked tells whether the statistics are still those of load generation gen: a sync
 // begun under it may change them.
 func (x *textIndex) loadedAsLocked(gen uint64) bool {
@@ -353,26 +349,20 @@ func syncWindowLimit(stored int) int {
 	return max(syncPage, min(stored/2, syncWindowMax))
 }
 
-func syncCounts(ctx context.Context, txn *dgo.Txn, since time.Time) (syncCounted, error) {
-	vars := map[string]string{"$since": since.UTC().Format(time.RFC3339Nano)}
+func syncCounts(ctx context.Context, txn *dgo.Txn, since, next time.Time) (syncCounted, watermark, error) {
+	vars := map[string]string{"$since": since.UTC().Format(time.RFC3339Nano), "$next": next.UTC().Format(time.RFC3339Nano)}
 	resp, err := txn.QueryWithVars(ctx, syncCountQuery, vars)
 	if err != nil {
-		return syncCounted{}, fmt.Errorf("count new memories: %w", err)
+		return syncCounted{}, watermark{}, fmt.Errorf("count new memories: %w", err)
 	}
-	type count []struct {
-		Count int `json:"count"`
+	var out struct {
+		watermarkAnswer
+		W, U counted
 	}
-	var out struct{ N, W, U count }
 	if err := json.Unmarshal(resp.Json, &out); err != nil {
-		return syncCounted{}, fmt.Errorf("count new memories: %w", err)
+		return syncCounted{}, watermark{}, fmt.Errorf("count new memories: %w", err)
 	}
-	first := func(c count) int {
-		if len(c) == 0 {
-			return 0
-		}
-		return c[0].Count
-	}
-	return syncCounted{stored: first(out.N), created: first(out.W), updated: first(out.U)}, nil
+	return syncCounted{stored: out.N.value(), created: out.W.value(), updated: out.U.value()}, out.watermark(), nil
 }
 
 // syncWindows lists the indexed memories created and those updated since since, by Memory.id.

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/graph"
 )
 
 // contextTool declares knowmind_context (tools.go: toolList).
@@ -28,7 +27,7 @@ type ContextParams struct {
 }
 
 // ContextResult is the bundle: items best first, tokensUsed ≤ budgetTokens.
-type ContextResult = graph.ContextBundle
+type ContextResult = knowmind.ContextBundle
 
 func (s *service) context(ctx context.Context, p ContextParams) (ContextResult, error) {
 	t, err := s.tenant(ctx)

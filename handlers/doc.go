@@ -3,9 +3,12 @@
 // probes, bearer-token authentication and the mapping of domain errors to
 // the spec's JSON-RPC and HTTP codes (errors.go).
 //
-// It knows MCP and HTTP, not DQL: storage goes through package graph, and
-// tenant data only through (*service).tenant, which takes the tenant from the
-// authenticated token.
+// It knows MCP and HTTP, not DQL: tenant data goes only through
+// (*service).tenant, which takes the tenant from the authenticated token and
+// returns the root package's knowmind.Workspace (services.go, one small
+// interface per capability; package graph implements them, tests may fake
+// them). A tool that needs a new graph.Tenant method adds it to the interface
+// of its capability there.
 //
 // Files: mcp.go (the endpoint around the MCP SDK: origin, auth, rate limit,
 // protocol fixes, JSON or SSE answers), auth.go (kmt_ tokens and JWTs, 401,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/extract"
-	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/shapes"
 )
 
 // Extractors are knowmind_capture's extractors by name and the one used when
@@ -107,13 +107,13 @@ type vocabulary struct {
 	types, cats []string
 }
 
-func newVocabulary(d Deps) *vocabulary {
+// newVocabulary reads d.Vocabulary, or else the shape set the service was started with.
+func newVocabulary(d Deps, set *shapes.Set) *vocabulary {
 	v := &vocabulary{load: d.Vocabulary, ttl: d.VocabularyTTL}
 	if v.ttl == 0 {
 		v.ttl = 5 * time.Minute
 	}
-	if v.load == nil && d.Graph != nil {
-		set := d.Graph.Shapes()
+	if v.load == nil && set != nil {
 		v.load = func() ([]string, []string, error) { return set.EntityTypes(), set.Categories(), nil }
 	}
 	return v
@@ -145,7 +145,7 @@ func listOrNone(names []string) string {
 
 // attachRecentEntities gives list_recent's items their entities (seed 001:
 // every memory in every result carries entities).
-func attachRecentEntities(ctx context.Context, t *graph.Tenant, items []knowmind.RecentItem) error {
+func attachRecentEntities(ctx context.Context, t knowmind.Memories, items []knowmind.RecentItem) error {
 	if len(items) == 0 {
 		return nil
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/graph"
 )
 
 // listNotesTool declares knowmind_list_notes (tools.go: toolList).
@@ -38,6 +37,6 @@ func (s *service) listNotes(ctx context.Context, p ListNotesParams) (ListNotesRe
 	if err != nil {
 		return ListNotesResult{}, err
 	}
-	return t.ListNotes(ctx, scope, graph.ListNotesQuery{Project: p.Project, Path: p.Path, Tag: p.Tag,
+	return t.ListNotes(ctx, scope, knowmind.ListNotesQuery{Project: p.Project, Path: p.Path, Tag: p.Tag,
 		Limit: intOr(p.Limit, knowmind.DefaultListNotes), Cursor: p.Cursor})
 }

@@ -27,7 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/shapes"
 )
 
 // The MCP endpoint is the official Go SDK's Streamable HTTP handler behind a
@@ -72,10 +72,13 @@ var mcpNotifications = map[string]bool{
 
 // service holds what tools need. Each tool is a method in its own file.
 type service struct {
-	graph *graph.Client
-	ready Readiness
-	log   *slog.Logger
-	tools map[string]*registeredTool
+	// workspaces hold the tenants' data; shapeSet is the relation shape set links are checked
+	// against (nil = the default).
+	workspaces knowmind.Workspaces
+	shapeSet   *shapes.Set
+	ready      Readiness
+	log        *slog.Logger
+	tools      map[string]*registeredTool
 	// metrics counts tool calls; nil = none.
 	metrics *Metrics
 	// local is the caller of every request on a transport without

@@ -37,6 +37,7 @@ type Metrics struct {
 	authFailures  *prometheus.CounterVec
 	rateLimits    *prometheus.CounterVec
 	dgraphSeconds *prometheus.HistogramVec
+	snapshotLoads *prometheus.CounterVec
 	dgraphUp      *dgraphUpCollector
 }
 
@@ -73,13 +74,17 @@ func NewMetrics(indexSizes func() []graph.IndexSize) *Metrics {
 			Name: "knowmind_rate_limited_total",
 			Help: "Requests over a rate limit: refused with 429 (limit token, tenant or failed_auth) or slowed to the rate (token_delayed, tenant_delayed).",
 		}, []string{"limit"}),
+		snapshotLoads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "knowmind_index_snapshot_loads_total",
+			Help: "Tenants' first index loads by how their snapshot served: loaded (read and caught up), missing, stale, corrupt or unreconciled (the last three rebuilt from Dgraph).",
+		}, []string{"result"}),
 		dgraphSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "knowmind_dgraph_rpc_duration_seconds",
 			Help:    "Round trips to Dgraph by gRPC method (Query covers queries and mutations) and outcome.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
 		}, []string{"method", "outcome"}),
 	}
-	m.registry.MustRegister(m.toolCalls, m.toolSeconds, m.ingests, m.ingestChunks, m.authFailures, m.rateLimits, m.dgraphSeconds,
+	m.registry.MustRegister(m.toolCalls, m.toolSeconds, m.ingests, m.ingestChunks, m.authFailures, m.rateLimits, m.dgraphSeconds, m.snapshotLoads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "knowmind_build_info",
@@ -137,6 +142,14 @@ func (m *Metrics) ObserveDgraph(method string, d time.Duration, err error) {
 		outcome = "error"
 	}
 	m.dgraphSeconds.WithLabelValues(method, outcome).Observe(d.Seconds())
+}
+
+// ObserveSnapshotLoad counts how a tenant's first index load used its snapshot
+// (graph.Config.ObserveSnapshotLoad).
+func (m *Metrics) ObserveSnapshotLoad(result string) {
+	if m != nil {
+		m.snapshotLoads.WithLabelValues(result).Inc()
+	}
 }
 
 func (m *Metrics) rateLimited(limit string) {

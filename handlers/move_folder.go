@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/graph"
 )
 
 // moveFolderTool declares knowmind_move_folder (tools.go: toolList).
@@ -24,7 +23,7 @@ type MoveFolderParams struct {
 }
 
 // MoveFolderResult says which notes moved.
-type MoveFolderResult = graph.MoveFolderResult
+type MoveFolderResult = knowmind.MoveFolderResult
 
 func (s *service) moveFolder(ctx context.Context, p MoveFolderParams) (MoveFolderResult, error) {
 	t, err := s.tenant(ctx)

@@ -199,7 +199,7 @@ func TestNotesLifecycle(t *testing.T) {
 		t.Fatalf("context bundle: %+v", bundle)
 	}
 	structured(t, callTool(t, c.url, c.read, "knowmind_context", map[string]any{"query": "Kündigungsfrist Rahmenvertrag Müller"}), &bundle)
-	if !slices.ContainsFunc(bundle.Items, func(i graph.ContextItem) bool { return i.ID == kunde.ID }) {
+	if !slices.ContainsFunc(bundle.Items, func(i knowmind.ContextItem) bool { return i.ID == kunde.ID }) {
 		t.Fatalf("context bundle must hold the linked neighbour: %+v", bundle)
 	}
 

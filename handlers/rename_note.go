@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/graph"
 )
 
 // renameNoteTool declares knowmind_rename_note (tools.go: toolList).
@@ -25,7 +24,7 @@ type RenameNoteParams struct {
 }
 
 // RenameNoteResult is the renamed note and the notes whose links were rewritten.
-type RenameNoteResult = graph.RenameResult
+type RenameNoteResult = knowmind.RenameResult
 
 func (s *service) renameNote(ctx context.Context, p RenameNoteParams) (RenameNoteResult, error) {
 	t, err := s.tenant(ctx)

@@ -11,8 +11,10 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/oauth"
+	"github.com/knowmind/knowmind/shapes"
 	"github.com/knowmind/knowmind/ui"
 )
 
@@ -24,8 +26,11 @@ type Readiness func(ctx context.Context) (ready bool, detail map[string]string)
 type Deps struct {
 	Ready Readiness
 	// Graph serves the MCP endpoint (tenants, tokens); nil = probes only.
-	Graph  *graph.Client
-	Logger *slog.Logger
+	Graph *graph.Client
+	// Workspaces serve the tools the tenants' data; nil = Graph. Over stdio, Workspaces
+	// alone is enough (tests hand it a fake).
+	Workspaces knowmind.Workspaces
+	Logger     *slog.Logger
 	// AllowedOrigins may call the MCP endpoint from a browser ("*" = any);
 	// the same origin as the request's host (or PublicURL) always may.
 	AllowedOrigins []string
@@ -178,8 +183,8 @@ const (
 )
 
 func newService(d Deps, log *slog.Logger) *service {
-	s := &service{graph: d.Graph, ready: d.Ready, log: log, tools: map[string]*registeredTool{}, metrics: d.Metrics,
-		engine:      newEngine(d.Extractors, newVocabulary(d)),
+	s := &service{workspaces: workspacesOf(d), shapeSet: shapesOf(d), ready: d.Ready, log: log, tools: map[string]*registeredTool{},
+		metrics: d.Metrics, engine: newEngine(d.Extractors, newVocabulary(d, shapesOf(d))),
 		callTimeout: d.CallTimeout, inFlight: &inFlight{max: d.TenantInFlight}}
 	if s.callTimeout == 0 {
 		s.callTimeout = DefaultCallTimeout
@@ -188,4 +193,23 @@ func newService(d Deps, log *slog.Logger) *service {
 		s.inFlight.max = DefaultTenantInFlight
 	}
 	return s
+}
+
+// workspacesOf is what the tools read the tenants' data through: d.Workspaces, or else d.Graph.
+func workspacesOf(d Deps) knowmind.Workspaces {
+	if d.Workspaces != nil {
+		return d.Workspaces
+	}
+	if d.Graph != nil {
+		return d.Graph
+	}
+	return nil
+}
+
+// shapesOf is the relation shape set of d's graph client; nil = the default.
+func shapesOf(d Deps) *shapes.Set {
+	if d.Graph != nil {
+		return d.Graph.Shapes()
+	}
+	return nil
 }

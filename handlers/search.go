@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/graph"
 )
 
 // searchTool declares knowmind_search (tools.go: toolList).
@@ -44,7 +43,7 @@ func (s *service) search(ctx context.Context, p SearchParams) (SearchResult, err
 	if err != nil {
 		return SearchResult{}, err
 	}
-	hits, vector, err := t.SearchNotes(ctx, scope, graph.SearchQuery{Query: p.Query, Project: p.Project, Path: p.Path,
+	hits, vector, err := t.SearchNotes(ctx, scope, knowmind.SearchQuery{Query: p.Query, Project: p.Project, Path: p.Path,
 		Tag: p.Tag, Limit: intOr(p.Limit, knowmind.DefaultSearchLimit), MinScore: floatOr(p.MinScore, knowmind.RecallMinScore)})
 	return SearchResult{Hits: hits, Vector: vector}, err
 }

@@ -53,7 +53,7 @@ func (s *service) principal(extra *mcp.RequestExtra) (knowmind.Principal, bool) 
 // ServeStdio serves the MCP tools over t (mcp.StdioTransport in the
 // command) until the client closes it or ctx ends.
 func ServeStdio(ctx context.Context, d Deps, caller LocalCaller, t mcp.Transport) error {
-	if d.Graph == nil {
+	if workspacesOf(d) == nil {
 		return errors.New("stdio: no graph client")
 	}
 	log := d.Logger
@@ -61,6 +61,9 @@ func ServeStdio(ctx context.Context, d Deps, caller LocalCaller, t mcp.Transport
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	ready := d.Ready
+	if ready == nil && d.Graph == nil {
+		ready = func(context.Context) (bool, map[string]string) { return true, nil }
+	}
 	if ready == nil {
 		ready = func(ctx context.Context) (bool, map[string]string) {
 			for alpha, err := range d.Graph.Ping(ctx) {
@@ -71,8 +74,8 @@ func ServeStdio(ctx context.Context, d Deps, caller LocalCaller, t mcp.Transport
 			return true, nil
 		}
 	}
-	s := &service{graph: d.Graph, ready: ready, log: log, tools: map[string]*registeredTool{}, metrics: d.Metrics, local: &caller,
-		engine: newEngine(d.Extractors, newVocabulary(d))}
+	s := &service{workspaces: workspacesOf(d), shapeSet: shapesOf(d), ready: ready, log: log, tools: map[string]*registeredTool{},
+		metrics: d.Metrics, local: &caller, engine: newEngine(d.Extractors, newVocabulary(d, shapesOf(d)))}
 	err := newMCPServer(s).Run(ctx, drainingTransport{Transport: t, wait: stdioDrainTimeout})
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil

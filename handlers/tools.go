@@ -77,7 +77,7 @@ var toolList = []toolDecl{
 // registerTools registers every tool of toolList with srv.
 func (s *service) registerTools(srv *mcp.Server) {
 	if s.engine.extractors == nil {
-		s.engine = newEngine(Extractors{}, newVocabulary(Deps{Graph: s.graph}))
+		s.engine = newEngine(Extractors{}, newVocabulary(Deps{}, s.shapeSet))
 	}
 	for _, d := range toolList {
 		d.register(s, srv)
@@ -359,10 +359,8 @@ const relTypeParam = "rel_type"
 
 // shapes is the relation shape set the graph checks links against.
 func (s *service) shapes() *shapes.Set {
-	if s.graph != nil {
-		if set := s.graph.Shapes(); set != nil {
-			return set
-		}
+	if s.shapeSet != nil {
+		return s.shapeSet
 	}
 	set, err := shapes.Default()
 	if err != nil {
@@ -501,14 +499,14 @@ func (s *service) callContext(ctx context.Context, req *mcp.CallToolRequest, t t
 // tenant comes from the authenticated principal of the call — never from
 // tool arguments — and the session it returns is logged into that tenant's
 // Dgraph namespace, so no query can reach another tenant.
-func (s *service) tenant(ctx context.Context) (*graph.Tenant, error) {
+func (s *service) tenant(ctx context.Context) (knowmind.Workspace, error) {
 	ci, ok := ctx.Value(callKey{}).(callInfo)
 	if !ok || ci.principal.Tenant == "" {
 		return nil, errors.New("tenant: no authenticated principal in the call context")
 	}
 	// kmt_ tokens exist only for tenants whose namespace CreateToken made;
 	// a JWT's tenant is created on first use only where the operator allows it.
-	t, err := s.graph.Tenant(ctx, ci.principal.Tenant, ci.createTenant)
+	t, err := s.workspaces.Workspace(ctx, ci.principal.Tenant, ci.createTenant)
 	if !ci.createTenant && knowmind.ErrorCode(err) == knowmind.ENOTFOUND {
 		return nil, knowmind.Errorf(knowmind.EFORBIDDEN, "the token's tenant has no workspace on this service")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
 )
 
@@ -30,14 +31,14 @@ type echoResult struct {
 // scope is missing) and test_write_403 (declares 403, like update_fact).
 func newServerWithWriteTools(t *testing.T) (*httptest.Server, *service) {
 	d := testDeps(t)
-	s := &service{graph: d.Graph, ready: d.Ready, log: d.Logger, tools: map[string]*registeredTool{}}
+	s := &service{workspaces: workspacesOf(d), shapeSet: shapesOf(d), ready: d.Ready, log: d.Logger, tools: map[string]*registeredTool{}}
 	srv := newMCPServer(s)
 	echo := func(ctx context.Context, p echoParams) (echoResult, error) {
 		ten, err := s.tenant(ctx)
 		if err != nil {
 			return echoResult{}, err
 		}
-		return echoResult{Text: p.Text, Tenant: ten.Name}, nil
+		return echoResult{Text: p.Text, Tenant: ten.(*graph.Tenant).Name}, nil
 	}
 	addTool(s, srv, tool{Name: "test_write", Description: "test", Scope: knowmind.ScopeWrite}, echo)
 	addTool(s, srv, tool{Name: "test_write_403", Description: "test", Scope: knowmind.ScopeWrite, ScopeError: codeForbidden}, echo)

@@ -244,3 +244,83 @@ func TestExploreNoteAsOfReadsItsRevision(t *testing.T) {
 	wantRPCError(t, callTool(t, c.url, c.read, "knowmind_explore", map[string]any{"memory_id": n.ID,
 		"as_of": "2020-01-01T00:00:00Z"}), codeNotFound, "")
 }
+
+// TestNotesHaveAPastInTimeTravel: a note edited in place is read as of a time by
+// recall_at_time and replay as it stood then — the former title, folder and body before the
+// edit, the new ones after it, and never the one for the other's time.
+func TestNotesHaveAPastInTimeTravel(t *testing.T) {
+	c := newNotesClient(t)
+	n := c.create(map[string]any{"project": "main", "path": "reisen",
+		"body": "# Reiseplan\n\nAbfahrt am Montag mit der Bahn nach Kopenhagen."})
+	time.Sleep(30 * time.Millisecond)
+	before := time.Now().UTC()
+	time.Sleep(30 * time.Millisecond)
+	c.edit(map[string]any{"id": n.ID, "versionToken": n.VersionToken, "op": "replace",
+		"content": "# Reiseplan 2027\n\nAbfahrt am Dienstag mit dem Flugzeug nach Lissabon."})
+	time.Sleep(30 * time.Millisecond)
+	after := time.Now().UTC()
+
+	recallAt := func(query string, at time.Time) *RecallAtTimeHit {
+		t.Helper()
+		var res RecallAtTimeResult
+		structured(t, callTool(t, c.url, c.read, "knowmind_recall_at_time", map[string]any{"query": query,
+			"as_of": at.Format(time.RFC3339Nano)}), &res)
+		for i := range res.Hits {
+			if res.Hits[i].MemoryID == n.ID {
+				return &res.Hits[i]
+			}
+		}
+		return nil
+	}
+	if h := recallAt("Bahn nach Kopenhagen", before); h == nil || h.Title != "Reiseplan" || !strings.Contains(h.Content, "Kopenhagen") ||
+		h.ValidTo == nil || h.ValidTo.Before(before) {
+		t.Fatalf("recall_at_time before the edit, the former words: %+v, want the former title and body with its valid_to", h)
+	}
+	if h := recallAt("Flugzeug nach Lissabon", before); h != nil {
+		t.Fatalf("recall_at_time before the edit found the later words: %+v", h)
+	}
+	if h := recallAt("Flugzeug nach Lissabon", after); h == nil || h.Title != "Reiseplan 2027" || !strings.Contains(h.Content, "Lissabon") {
+		t.Fatalf("recall_at_time after the edit, the new words: %+v", h)
+	}
+	if h := recallAt("Bahn nach Kopenhagen", after); h != nil {
+		t.Fatalf("recall_at_time after the edit found the former words: %+v", h)
+	}
+
+	replay := func(query string, at time.Time) *knowmind.RetrievedMemory {
+		t.Helper()
+		args := map[string]any{"timestamp": at.Format(time.RFC3339Nano)}
+		if query != "" {
+			args["query"] = query
+		}
+		var res ReplayResult
+		structured(t, callTool(t, c.url, c.read, "knowmind_replay", args), &res)
+		for i := range res.Memories {
+			if res.Memories[i].ID == n.ID {
+				return &res.Memories[i]
+			}
+		}
+		return nil
+	}
+	for _, query := range []string{"", "Kopenhagen"} {
+		m := replay(query, before)
+		if m == nil || m.Kind != knowmind.KindNote || m.Title != "Reiseplan" || m.Path != "reisen" ||
+			!strings.Contains(m.Content, "Bahn") || m.ValidTo == nil {
+			t.Fatalf("replay %q before the edit: %+v, want the revision of then", query, m)
+		}
+	}
+	if m := replay("Lissabon", before); m != nil {
+		t.Fatalf("replay before the edit matched the later words: %+v", m)
+	}
+	for _, query := range []string{"", "Lissabon"} {
+		m := replay(query, after)
+		if m == nil || m.Title != "Reiseplan 2027" || !strings.Contains(m.Content, "Flugzeug") || m.ValidTo != nil {
+			t.Fatalf("replay %q after the edit: %+v, want the note as it is", query, m)
+		}
+	}
+	if m := replay("Kopenhagen", after); m != nil {
+		t.Fatalf("replay after the edit matched the former words: %+v", m)
+	}
+	if m := replay("", before.Add(-time.Hour)); m != nil {
+		t.Fatalf("replay before the note existed: %+v", m)
+	}
+}

@@ -41,7 +41,7 @@ func (s *service) whoami(ctx context.Context, _ WhoamiParams) (WhoamiResult, err
 		return WhoamiResult{}, err
 	}
 	ci, _ := ctx.Value(callKey{}).(callInfo)
-	res := WhoamiResult{Principal: scope.Principal, Ceiling: knowmind.ScopeRead, Projects: []string{}, Capabilities: s.graph.Capabilities()}
+	res := WhoamiResult{Principal: scope.Principal, Ceiling: knowmind.ScopeRead, Projects: []string{}, Capabilities: s.workspaces.Capabilities()}
 	for _, sc := range []knowmind.Scope{knowmind.ScopeWrite, knowmind.ScopeAdmin} {
 		if ci.principal.Has(sc) {
 			res.Ceiling = sc

@@ -20,6 +20,7 @@ package semvec
 import (
 	"cmp"
 	"container/heap"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -684,4 +685,44 @@ func (m *Model) Refs() []uint64 {
 		return nil
 	}
 	return slices.Clone(m.refs)
+}
+
+// State is a built model's contents, for persisting it (graph's snapshots): the vocabulary in
+// id order, the word vectors, IDF weights and mean, and every document's reference and vector.
+type State struct {
+	Dims  int
+	Vocab []string
+	Words []float32
+	IDF   []float32
+	Mean  []float32
+	Refs  []uint64
+	Docs  []float32
+	Built int
+}
+
+// State returns m's contents (shared with m: neither is changed afterwards).
+func (m *Model) State() State {
+	vocab := make([]string, len(m.vocab))
+	for t, id := range m.vocab {
+		vocab[id] = t
+	}
+	return State{Dims: m.dims, Vocab: vocab, Words: m.words, IDF: m.idf, Mean: m.mean, Refs: m.refs, Docs: m.docs, Built: m.n}
+}
+
+// FromState returns the model s holds, or an error when s is inconsistent.
+func FromState(s State) (*Model, error) {
+	v := len(s.Vocab)
+	if s.Dims <= 0 || len(s.IDF) != v || (len(s.Words) != 0 && len(s.Words) != v*s.Dims) ||
+		len(s.Mean) != s.Dims || len(s.Docs) != len(s.Refs)*s.Dims {
+		return nil, fmt.Errorf("semvec: inconsistent state")
+	}
+	m := &Model{dims: s.Dims, vocab: make(map[string]int32, v), words: s.Words, idf: s.IDF, mean: s.Mean,
+		refs: s.Refs, row: make(map[uint64]int32, len(s.Refs)), docs: s.Docs, n: s.Built}
+	for i, t := range s.Vocab {
+		m.vocab[t] = int32(i)
+	}
+	for i, r := range s.Refs {
+		m.row[r] = int32(i)
+	}
+	return m, nil
 }

@@ -28,6 +28,7 @@
 package wordvec
 
 import (
+	"fmt"
 	"hash/fnv"
 	"maps"
 	"math"
@@ -604,4 +605,74 @@ func cosine(a, b *[Dims]float64) float64 {
 		return 0
 	}
 	return dot / math.Sqrt(na*nb)
+}
+
+// State is what a Model counts, for persisting it (graph's snapshots): the terms with their
+// document frequencies, the rows of those holding a context vector, the global sum and the
+// document count. The cache of weighted vectors is not part of it.
+type State struct {
+	Cap    int
+	Terms  []string
+	DF     []int32
+	Row    []int32 // per term its row in Ctx, -1: none
+	Ctx    []float32
+	Global []float32
+	Docs   int64
+}
+
+// State copies what m counts.
+func (m *Model) State() State {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	s := State{Cap: m.cap, Terms: make([]string, 0, len(m.df)), DF: make([]int32, 0, len(m.df)),
+		Row: make([]int32, 0, len(m.df)), Ctx: slices.Clone(m.ctx), Global: slices.Clone(m.global[:]), Docs: m.docs}
+	for t, n := range m.df {
+		r, ok := m.slot[t]
+		if !ok {
+			r = -1
+		}
+		s.Terms, s.DF, s.Row = append(s.Terms, t), append(s.DF, n), append(s.Row, r)
+	}
+	return s
+}
+
+// FromState returns a model counting what s holds, or an error when s is inconsistent.
+func FromState(s State) (*Model, error) {
+	if len(s.DF) != len(s.Terms) || len(s.Row) != len(s.Terms) || len(s.Global) != Dims || len(s.Ctx)%Dims != 0 {
+		return nil, fmt.Errorf("wordvec: inconsistent state")
+	}
+	rows := len(s.Ctx) / Dims
+	m := &Model{cap: s.Cap, df: make(map[string]int32, len(s.Terms)), slot: map[string]int32{}, ctx: s.Ctx,
+		docs: s.Docs, wvec: make([]float32, len(s.Ctx)), wgen: make([]uint64, rows)}
+	m.gen = 1 // no weighted vector is cached yet (wgen 0)
+	copy(m.global[:], s.Global)
+	used := make([]bool, rows)
+	for i, t := range s.Terms {
+		m.df[t] = s.DF[i]
+		if r := s.Row[i]; r >= 0 {
+			if int(r) >= rows || used[r] {
+				return nil, fmt.Errorf("wordvec: inconsistent state: row %d", r)
+			}
+			used[r] = true
+			m.slot[t] = r
+		}
+	}
+	for r, u := range used {
+		if !u {
+			m.free = append(m.free, int32(r))
+		}
+	}
+	return m, nil
+}
+
+// Bytes estimates the model's memory: its rows (context vectors and their weighted cache) and
+// its terms.
+func (m *Model) Bytes() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	b := 4*(len(m.ctx)+len(m.wvec)) + 8*len(m.wgen) + 40*len(m.slot)
+	for t := range m.df {
+		b += len(t) + 50
+	}
+	return b
 }

@@ -353,6 +353,14 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 				Title: t.Speaker, Content: content, MemoryType: knowmind.MemoryEpisodic,
 				Tags: []string{t.SessionDate}, Source: t.DiaID,
 			}
+			if *sessionTimes {
+				// Said at its session's date: the times it names ("yesterday") resolve against it.
+				at, err := sessionTime(t.SessionDate)
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", c.SampleID, t.DiaID, err)
+				}
+				in.OccurredAt = &at
+			}
 			res, err := ten.StoreMemory(ctx, in)
 			for try := 0; try < 3 && knowmind.AsError(err) != nil && knowmind.AsError(err).Reason == knowmind.ReasonIngestFailed; try++ {
 				// Parallel writers to one vector index abort each other; the failed attempt
@@ -437,6 +445,11 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) without neighbour support", ranker(2, ablation{NoRerank: true, NoSupport: true})},
 		{"text+vector+graph (hops=2) with feedback (off by default)", ranker(2, ablation{NoRerank: true, WithFeedback: true})},
 		{"text+vector+graph (hops=2) without time", ranker(2, ablation{NoRerank: true, NoTime: true})},
+		{"text+vector+graph (hops=2) without the days the text names (time against the memory's own time only)", ranker(2, ablation{NoRerank: true, NoTextDates: true, AsksWhen: -1})},
+		{"text+vector+graph (hops=2) semantic signals scaled by the query's coverage", ranker(2, ablation{NoRerank: true, Coverage: true})},
+		{"text+vector+graph (hops=2) without the when-question signal", ranker(2, ablation{NoRerank: true, AsksWhen: -1})},
+		{"text+vector+graph (hops=2) when-question signal 0.25", ranker(2, ablation{NoRerank: true, AsksWhen: 0.25})},
+		{"text+vector+graph (hops=2) when-question signal 1", ranker(2, ablation{NoRerank: true, AsksWhen: 1})},
 		{"text+vector+graph (hops=2) without semantic", ranker(2, ablation{NoRerank: true, NoSemantic: true})},
 		{"text+vector+graph (hops=2) semantic weight 1", ranker(2, ablation{NoRerank: true, SemanticWeight: 1})},
 		{"text+vector+graph (hops=2) semantic weight 0.25", ranker(2, ablation{NoRerank: true, SemanticWeight: 0.25})},
@@ -622,13 +635,22 @@ func writeFusionGain(w io.Writer, runs []locomo.Named) {
 func setSessionTimes(ctx context.Context, ten *benchTenant, c *locomo.Conversation) error {
 	when := map[string]time.Time{}
 	for _, t := range c.Turns {
-		d, err := time.Parse("3:04 pm on 2 January, 2006", t.SessionDate)
+		d, err := sessionTime(t.SessionDate)
 		if err != nil {
-			return fmt.Errorf("%s %s: session date %q: %w", c.SampleID, t.DiaID, t.SessionDate, err)
+			return fmt.Errorf("%s %s: %w", c.SampleID, t.DiaID, err)
 		}
 		when[t.DiaID] = d
 	}
 	return setValidFrom(ctx, ten, when)
+}
+
+// sessionTime parses a LoCoMo session date ("1:56 pm on 8 May, 2023").
+func sessionTime(s string) (time.Time, error) {
+	d, err := time.Parse("3:04 pm on 2 January, 2006", s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("session date %q: %w", s, err)
+	}
+	return d, nil
 }
 
 // setValidFrom sets the time (Memory.valid_from) of each memory whose source is a key of when;

@@ -91,6 +91,10 @@ type opening struct {
 	takeOver bool
 	// observeRPC is told of every Dgraph round trip (serve's metrics).
 	observeRPC func(method string, d time.Duration, err error)
+	// snapshots: tenants' derived indexes are read from and written to --index-dir (the
+	// long-running commands serve and stdio); observeSnapshot is told how each opened.
+	snapshots       bool
+	observeSnapshot func(result string)
 	// watchIndexBuilds: look after background builds of the vector index (graph.Config; the
 	// long-running commands serve and stdio).
 	watchIndexBuilds bool
@@ -146,6 +150,12 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 		Reranker: rr, NoExactVectors: !cfg.ExactVectors || o.noExactVectors,
 		ObserveRPC: o.observeRPC, WatchIndexBuilds: o.watchIndexBuilds,
 		RPCTimeout: cfg.DgraphTimeout,
+	}
+	if o.snapshots && cfg.IndexDir != "none" {
+		gcfg.IndexDir, gcfg.ObserveSnapshotLoad = cfg.IndexDir, o.observeSnapshot
+	}
+	if o.snapshots {
+		gcfg.IndexMemoryBytes = int64(cfg.IndexMemoryMB) << 20
 	}
 	if o.bulk && cfg.DgraphTimeout > 0 {
 		// An import's commit of --batch memories with their vectors can take
