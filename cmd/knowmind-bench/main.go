@@ -1,7 +1,8 @@
 // Command knowmind-bench runs knowmind's benchmarks: retrieval quality on LoCoMo, recall speed on
 // synthetic memories, and the import rate. It lives apart from the service (cmd/knowmind) so that
-// the product carries no benchmark code; it is the one command besides graph that may speak to
-// Dgraph directly (dgo), to send recall's DQL without the service and to load workloads fast.
+// the product carries no benchmark code. It speaks to Dgraph directly through graph/dql (a
+// tenant's namespace, logged in as an analyst would be), to send recall's DQL without the service
+// and to load workloads fast.
 // The workloads and the measured numbers are in the README ("Benchmarks") and docs/bulk.md.
 package main
 

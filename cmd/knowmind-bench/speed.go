@@ -18,8 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240"
-	"github.com/dgraph-io/dgo/v240/protos/api"
 	"github.com/google/uuid"
 
 	"github.com/knowmind/knowmind"
@@ -84,7 +82,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	}
 
 	if *vectorIndex != "" {
-		if err := ten.DG().Alter(ctx, &api.Operation{Schema: "<Chunk.embedding>: float32vector @index(" + *vectorIndex + ") ."}); err != nil {
+		if err := ten.DG().Alter(ctx, "<Chunk.embedding>: float32vector @index("+*vectorIndex+") ."); err != nil {
 			return fmt.Errorf("--vector-index: %w", err)
 		}
 		fmt.Fprintf(os.Stdout, "Chunk.embedding index: %s\n\n", *vectorIndex)
@@ -168,7 +166,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 
 	if dropped {
 		// Recall does not need it (the service holds the vectors); analysts' similar_to does.
-		if err := graph.RestoreVectorIndex(ctx, ten.DG(), true); err != nil {
+		if err := ten.DG().RestoreVectorIndex(ctx, true); err != nil {
 			return err
 		}
 		fmt.Fprintln(out, "HNSW index of Chunk.embedding: rebuild started in the background; the rows that need it are left out")
@@ -267,14 +265,14 @@ func rescored(ctx context.Context, ten *benchTenant, vec string, n, ef, k int) (
 	if n == 0 {
 		root = "has(Chunk.embedding)" // exact: every stored vector scored inside Dgraph
 	}
-	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, fmt.Sprintf(`query q($vec: float32vector) {
+	resp, err := ten.DG().Query(ctx, fmt.Sprintf(`query q($vec: float32vector) {
   VC as var(func: %s) { e as Chunk.embedding  vs as math(e dot $vec) }
   c(func: uid(VC), orderdesc: val(vs), first: %d) { ~Memory.chunks { Memory.id } }
 }`, root, k), map[string]string{"$vec": vec})
 	if err != nil {
 		return nil, err
 	}
-	return chunkMemoryIDs(resp.Json)
+	return chunkMemoryIDs(resp)
 }
 
 // workload generates the synthetic memories and queries.
@@ -393,7 +391,7 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *benchTenant, w *wo
 
 	start = time.Now()
 	if dropIndex {
-		if err := graph.DropVectorIndex(ctx, ten.DG()); err != nil {
+		if err := ten.DG().DropVectorIndex(ctx); err != nil {
 			return nil, nil, false, err
 		}
 	}
@@ -436,10 +434,7 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *benchTenant, w *wo
 		if err != nil {
 			return nil, nil, false, err
 		}
-		err = graph.RunTxn(ctx, ten.DG(), func(ctx context.Context, txn *dgo.Txn) error {
-			_, err := txn.Mutate(ctx, &api.Mutation{SetJson: body})
-			return err
-		})
+		err = ten.DG().SetJSON(ctx, body)
 		if err != nil {
 			return nil, nil, false, fmt.Errorf("load batch at %d: %w", s, err)
 		}
@@ -461,12 +456,12 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *benchTenant, w *wo
 // hasEdges tells whether the workload's links were written (a load interrupted before them
 // has none).
 func hasEdges(ctx context.Context, ten *benchTenant) (bool, error) {
-	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ e(func: has(RELATES_TO), first: 1) { uid } }`)
+	resp, err := ten.DG().Query(ctx, `{ e(func: has(RELATES_TO), first: 1) { uid } }`, nil)
 	if err != nil {
 		return false, err
 	}
 	var out struct{ E []struct{} }
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
+	if err := json.Unmarshal(resp, &out); err != nil {
 		return false, err
 	}
 	return len(out.E) > 0, nil
@@ -489,10 +484,7 @@ func linkSynthetic(ctx context.Context, ten *benchTenant, ids []string, n int) e
 		}
 		body := []byte(nq.String())
 		nq.Reset()
-		return graph.RunTxn(ctx, ten.DG(), func(ctx context.Context, txn *dgo.Txn) error {
-			_, err := txn.Mutate(ctx, &api.Mutation{SetNquads: body})
-			return err
-		})
+		return ten.DG().SetNquads(ctx, body)
 	}
 	edges := 0
 	for i := 1; i < n; i++ {
@@ -519,7 +511,7 @@ func linkSynthetic(ctx context.Context, ten *benchTenant, ids []string, n int) e
 }
 
 func memoryUIDs(ctx context.Context, ten *benchTenant) (map[string]string, error) {
-	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: has(Memory.id)) { uid Memory.id } }`)
+	resp, err := ten.DG().Query(ctx, `{ m(func: has(Memory.id)) { uid Memory.id } }`, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -529,7 +521,7 @@ func memoryUIDs(ctx context.Context, ten *benchTenant) (map[string]string, error
 			ID  string `json:"Memory.id"`
 		} `json:"m"`
 	}
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
+	if err := json.Unmarshal(resp, &out); err != nil {
 		return nil, err
 	}
 	m := make(map[string]string, len(out.M))
@@ -641,13 +633,13 @@ func overlap(want, got []string) float64 {
 
 // bareHNSW is similar_to's own top-k, without over-fetch (for comparison).
 func bareHNSW(ctx context.Context, ten *benchTenant, vec string, k int) ([]string, error) {
-	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, fmt.Sprintf(`query q($vec: float32vector) {
+	resp, err := ten.DG().Query(ctx, fmt.Sprintf(`query q($vec: float32vector) {
   c(func: similar_to(Chunk.embedding, %d, $vec)) { ~Memory.chunks { Memory.id } }
 }`, k), map[string]string{"$vec": vec})
 	if err != nil {
 		return nil, err
 	}
-	return chunkMemoryIDs(resp.Json)
+	return chunkMemoryIDs(resp)
 }
 
 // chunkMemoryIDs reads the memory ids of a block "c" of chunks, in order.
@@ -821,9 +813,9 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 			return err
 		}
 		direct := func(ctx context.Context, i int) error {
-			txn := ten.DG().NewReadOnlyTxn()
+			txn := ten.DG().ReadOnly()
 			for _, r := range reqs[i%len(reqs)] {
-				if _, err := txn.QueryWithVars(ctx, r.DQL, r.Vars); err != nil {
+				if _, err := txn.Query(ctx, r.DQL, r.Vars); err != nil {
 					return err
 				}
 			}
