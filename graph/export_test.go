@@ -258,9 +258,6 @@ func (t *Tenant) TextPendingOps() int {
 // IndexBytes exposes the estimate of a tenant's derived caches (budget.go).
 func (t *Tenant) IndexBytes() int { return t.indexBytes() }
 
-// WaitIndexBudget waits for the memory budget's enforcements running.
-func (c *Client) WaitIndexBudget() { c.waitIndexBudget() }
-
 // BuildSemanticModel builds the tenant's semantic model (with links) now, so that a test's recall
 // does not use one built from fewer memories (a rebuild waits semRebuildEvery).
 func (t *Tenant) BuildSemanticModel() {
@@ -292,3 +289,6 @@ func (t *Tenant) CheckWatermark(ctx context.Context) (changed bool, err error) {
 	w, err := readWatermark(ctx, txn, since)
 	return !known || w != mark, err
 }
+
+// SnapshotKey is the key a client with this secret seals its index snapshots with.
+func SnapshotKey(secret []byte) []byte { return (&Client{cfg: Config{Secret: secret}}).snapshotKey() }

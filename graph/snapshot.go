@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -82,6 +84,15 @@ func (t *Tenant) snapshotTag() snapshot.Tag {
 		tag.Embedder = t.c.cfg.Embedder.ID()
 	}
 	return tag
+}
+
+// snapshotKey seals the snapshots (AES-256-GCM, package snapshot): derived from the service
+// secret, which every process on the data dir holds, so the files need no key of their own and
+// hold nothing readable without the secret.
+func (c *Client) snapshotKey() []byte {
+	mac := hmac.New(sha256.New, c.cfg.Secret)
+	mac.Write([]byte("knowmind index snapshot"))
+	return mac.Sum(nil)
 }
 
 // countSnapshotLoad records how a tenant's first load went.
@@ -198,7 +209,7 @@ func (t *Tenant) writeSnapshot() error {
 	if model != nil {
 		sections = append(sections, snapshot.Section{Name: "semantic", Data: encodeSemantic(model.State(), current)})
 	}
-	if err := snapshot.WriteFile(path, tag, sections); err != nil {
+	if err := snapshot.WriteFile(path, t.c.snapshotKey(), tag, sections); err != nil {
 		return err
 	}
 	x.mu.Lock()
@@ -229,7 +240,7 @@ var (
 // readSnapshot reads, checks and decodes the tenant's snapshot, and compares a sample of it
 // with the store. The error's kind is its result (snapshotResult).
 func (t *Tenant) readSnapshot(ctx context.Context) (*restored, error) {
-	tag, sections, err := snapshot.ReadFile(t.snapshotPath())
+	tag, sections, err := snapshot.ReadFile(t.snapshotPath(), t.c.snapshotKey())
 	if err != nil {
 		return nil, err
 	}
