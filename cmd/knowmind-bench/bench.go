@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -42,6 +43,11 @@ type benchFlags struct {
 	gcPercent                         int
 	cacheMB                           int
 	logLevel                          string
+	// snapshots: the service keeps index snapshots in <dir>/index (emptied at the start), as
+	// serve does in data-dir/index (speed's restart row, tenants).
+	snapshots bool
+	// indexMemoryMB is the service's --index-memory-mb (tenants); 0 = unbounded.
+	indexMemoryMB int
 }
 
 func (b *benchFlags) register(fs *flag.FlagSet) {
@@ -198,6 +204,14 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 	b.graphCfg = graph.Config{
 		Alphas: b.alphas, AlphasHTTP: alphasHTTP, User: "groot", Password: b.password,
 		Secret: secret, Relations: set.Names(), Shapes: set, Embedder: emb, Reranker: rr, Logger: log,
+		IndexMemoryBytes: int64(f.indexMemoryMB) << 20,
+	}
+	if dir := cmp.Or(f.dir, b.dir); f.snapshots && dir != "" {
+		b.graphCfg.IndexDir = filepath.Join(dir, "index")
+		if err := os.RemoveAll(b.graphCfg.IndexDir); err != nil {
+			b.Close()
+			return nil, err
+		}
 	}
 	b.client, err = graph.Open(ctx, b.graphCfg)
 	if err != nil {

@@ -23,6 +23,8 @@ benchmarks:
   locomo --data FILE   retrieval quality on a LoCoMo-format file (recall@k, MRR, ablations)
   german               retrieval quality on the German check (bench/german: recall@k, MRR, ablations, off-topic)
   speed [--n N]        recall latency/throughput at N synthetic memories, vs the same DQL sent directly
+  tenants [--tenants T --per N --big B --big-n N --index-memory-mb MB]
+                       many tenants in one service under the index memory budget (hot p95, cold first recall, RSS)
   import --n N --tenant NAME [--batch N] [--out FILE] [serve flags]
                        write N synthetic memories as JSONL and import them with knowmind import (the import rate)
 
@@ -43,6 +45,8 @@ func main() {
 		err = runBenchGerman(ctx, os.Args[2:])
 	case "speed":
 		err = runBenchSpeed(ctx, os.Args[2:])
+	case "tenants":
+		err = runBenchTenants(ctx, os.Args[2:])
 	case "import":
 		err = runBenchImport(ctx, os.Args[2:])
 	default:
