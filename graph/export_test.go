@@ -289,6 +289,3 @@ func (t *Tenant) CheckWatermark(ctx context.Context) (changed bool, err error) {
 	w, err := readWatermark(ctx, txn, since)
 	return !known || w != mark, err
 }
-
-// SnapshotKey is the key a client with this secret seals its index snapshots with.
-func SnapshotKey(secret []byte) []byte { return (&Client{cfg: Config{Secret: secret}}).snapshotKey() }

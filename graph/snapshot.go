@@ -89,8 +89,12 @@ func (t *Tenant) snapshotTag() snapshot.Tag {
 // snapshotKey seals the snapshots (AES-256-GCM, package snapshot): derived from the service
 // secret, which every process on the data dir holds, so the files need no key of their own and
 // hold nothing readable without the secret.
-func (c *Client) snapshotKey() []byte {
-	mac := hmac.New(sha256.New, c.cfg.Secret)
+func (c *Client) snapshotKey() []byte { return SnapshotKey(c.cfg.Secret) }
+
+// SnapshotKey is the key the index snapshots of a service with this secret are sealed with
+// (snapshot.ReadFile opens them with it).
+func SnapshotKey(secret []byte) []byte {
+	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte("knowmind index snapshot"))
 	return mac.Sum(nil)
 }
