@@ -70,6 +70,10 @@ type Config struct {
 	Logger *slog.Logger
 	// ObserveRPC, when set, is told of every round trip to Dgraph (metrics).
 	ObserveRPC func(method string, d time.Duration, err error)
+	// MaxMovedRelations bounds the open relations a superseded version may hold: update_fact
+	// and an upload replacing a document move them all to the new version in one transaction
+	// (versions.go); 0 = DefaultMaxMovedRelations.
+	MaxMovedRelations int
 	// RPCTimeout is the deadline of one round trip to Dgraph other than a
 	// schema change (deadline.go); 0 = DefaultRPCTimeout, negative = none.
 	RPCTimeout time.Duration
@@ -214,7 +218,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 
 // Close releases the connections.
 func (c *Client) Close() {
-	c.waitIndexBudget()
+	c.WaitIndexBudget()
 	c.flushSnapshots()
 	c.builds.stop()
 	for _, conn := range c.conns {
