@@ -36,7 +36,7 @@ type StoreMemoriesItem struct {
 	MemoryType string   `json:"memory_type,omitempty" jsonschema:"default semantic"`
 	Tags       []string `json:"tags,omitempty" jsonschema:"keywords"`
 	Source     string   `json:"source,omitempty" jsonschema:"where it comes from"`
-	OccurredAt string   `json:"occurred_at,omitempty" jsonschema:"ISO 8601 time it is about (default now)"`
+	OccurredAt string   `json:"occurred_at,omitempty" jsonschema:"ISO 8601, default now"`
 }
 
 // StoreMemoriesResult has one entry per memory, in input order, and the counts.
