@@ -96,7 +96,9 @@ func TestUIBrowserDefaultToken(t *testing.T) {
 		t.Helper()
 		return evalJS[string](t, ctx, fmt.Sprintf(`document.querySelector(%q).textContent`, sel))
 	}
-	visible := func(id string) bool { return !evalJS[bool](t, ctx, fmt.Sprintf(`document.getElementById(%q).hidden`, id)) }
+	visible := func(id string) bool {
+		return !evalJS[bool](t, ctx, fmt.Sprintf(`document.getElementById(%q).hidden`, id))
+	}
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	signIn := func(step, token string) {
 		t.Helper()
