@@ -285,7 +285,9 @@ func dgraphRole(s service) string {
 	return ""
 }
 
-func isKnowmind(s service) bool { return s.Build != nil || strings.HasPrefix(s.Image, "knowmind:") }
+func isKnowmind(s service) bool {
+	return strings.HasPrefix(s.Image, "knowmind:") || s.Build != nil && strings.HasSuffix(s.Build.Dockerfile, "deploy/Dockerfile")
+}
 
 func oneShot(s service) bool { return s.Restart == "no" }
 
