@@ -145,4 +145,8 @@ type Memory struct {
 	ValidFrom    time.Time  `json:"valid_from"`
 	ValidTo      *time.Time `json:"valid_to,omitempty"`
 	UpdateReason string     `json:"update_reason,omitempty"`
+	// Dates are the days its text names, relative ones ("yesterday", "in two weeks",
+	// "letzten Freitag") resolved against its own time (valid_from when it was written), a
+	// week, month or year as its first day; at most MaxMemoryDates.
+	Dates []time.Time `json:"dates,omitempty"`
 }

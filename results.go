@@ -16,6 +16,9 @@ const (
 	MaxUpdateReasonChars = 2000
 	MaxIDChars           = 200
 	MaxRecentCursorChars = 200 // list_recent's and recent_activity's nextCursor
+	// MaxMemoryDates bounds the days one memory's text names that are kept on it
+	// (Memory.Dates): the first ones found.
+	MaxMemoryDates = 16
 )
 
 // Bounds on what one memory or document may make of its content, so the work
@@ -38,6 +41,10 @@ type StoreMemoryInput struct {
 	MemoryType string   `json:"memory_type,omitempty"` // default semantic
 	Tags       []string `json:"tags,omitempty"`
 	Source     string   `json:"source,omitempty"`
+	// OccurredAt is the time the memory is about (default: now): it is valid from then, and the
+	// times its text names relative to it ("yesterday", "letzten Freitag") are resolved against
+	// it (Memory.Dates).
+	OccurredAt *time.Time `json:"occurred_at,omitempty"`
 	// Entities the memory is about (memory engine); ID defaults to EntitySlug(Name).
 	Entities []CandidateEntity `json:"entities,omitempty"`
 	// EntityTypes allowed for Entities; nil = the graph's shapes (see CaptureInput).

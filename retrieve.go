@@ -42,6 +42,9 @@ type RetrieveQuery struct {
 	Category   string
 	EntityType string
 	Entity     *EntityRef // profile: only this entity's profile; chronological: only memories naming it
+	// MinScore is the relevance mode's floor (recall's: RecallMinScore unless the caller asks
+	// for another).
+	MinScore float64
 	// Graph mode.
 	StartMemoryID string
 	RelationTypes []string // predicates (UPPER_SNAKE) after mapping the seed's names; nil = all

@@ -43,8 +43,9 @@ type Retrieval interface {
 	RecallVisible(ctx context.Context, scope NoteScope, q RecallQuery) (RecallResult, error)
 	// AttachEntities sets each hit's entities (never nil).
 	AttachEntities(ctx context.Context, hits []RecallHit) error
-	// RetrieveRelevance completes ranked recall hits into retrieve's memories.
-	RetrieveRelevance(ctx context.Context, q RetrieveQuery, hits []RecallHit) (RetrieveResult, error)
+	// RetrieveRelevance is recall's ranking of what scope may see as retrieve's memories, the
+	// category and entity-type filters applied before the limit.
+	RetrieveRelevance(ctx context.Context, scope NoteScope, q RetrieveQuery) (RetrieveResult, error)
 	// RetrieveGraph walks the relations from q.StartMemoryID to q.MaxDepth.
 	RetrieveGraph(ctx context.Context, q RetrieveQuery) (RetrieveResult, error)
 	// Chronological lists current memories newest valid first, filtered.

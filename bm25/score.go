@@ -144,3 +144,22 @@ func Ideal(query []string, st Stats) float64 {
 	}
 	return s
 }
+
+// Coverage is the share of Ideal that the query terms the corpus holds make up: 1 when the
+// corpus knows every query word, low when the question is mostly about words it never saw.
+func Coverage(query []string, st Stats) float64 {
+	ideal := Ideal(query, st)
+	if ideal <= 0 {
+		return 0
+	}
+	n := max(st.Docs, 1)
+	seen := make(map[string]bool, len(query))
+	var known float64
+	for _, t := range query {
+		if !seen[t] && st.DF[t] > 0 {
+			seen[t] = true
+			known += IDF(n, min(st.DF[t], n))
+		}
+	}
+	return known / ideal
+}

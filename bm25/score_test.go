@@ -126,3 +126,18 @@ func TestIdeal(t *testing.T) {
 		t.Fatal("empty query")
 	}
 }
+
+func TestCoverage(t *testing.T) {
+	st := Stats{Docs: 100, DF: map[string]int64{"viele": 2, "kunde": 50}}
+	if c := Coverage([]string{"viele", "kunde"}, st); c != 1 {
+		t.Fatalf("every word known: coverage %v, want 1", c)
+	}
+	c := Coverage([]string{"viele", "bein", "spinn"}, st)
+	want := IDF(100, 2) / (IDF(100, 2) + 2*IDF(100, 1))
+	if c != want || c >= 0.5 {
+		t.Fatalf("one known word of three: coverage %v, want %v", c, want)
+	}
+	if c := Coverage(nil, st); c != 0 {
+		t.Fatalf("no words: %v", c)
+	}
+}

@@ -163,6 +163,9 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 		}
 		f.entry = newEntry(knowmind.KindMemory, "", strings.TrimSpace(f.cand.Text))
 		f.entry.memoryType, f.entry.source, f.entry.category = knowmind.MemorySemantic, source, category
+		if in.OccurredAt != nil {
+			f.entry.at = *in.OccurredAt
+		}
 		f.entry.entityRefs = f.refs
 		if err := f.entry.split(); err != nil {
 			return res, err
@@ -187,9 +190,6 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 		case f.route == knowmind.RouteStored:
 			m := f.entry.node(fmt.Sprintf("m%d", i), now, knowmind.StatusIndexed, "")
 			setEngineFields(m, f.cand.Confidence, ex.Name(), category, refs)
-			if in.OccurredAt != nil {
-				m["Memory.valid_from"] = formatTime(*in.OccurredAt)
-			}
 			nodes = append(nodes, m)
 		default:
 			f.id = uuid.NewString()

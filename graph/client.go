@@ -70,6 +70,10 @@ type Config struct {
 	Logger *slog.Logger
 	// ObserveRPC, when set, is told of every round trip to Dgraph (metrics).
 	ObserveRPC func(method string, d time.Duration, err error)
+	// MaxMovedRelations bounds the open relations a superseded version may hold: update_fact
+	// and an upload replacing a document move them all to the new version in one transaction
+	// (versions.go); 0 = DefaultMaxMovedRelations.
+	MaxMovedRelations int
 	// RPCTimeout is the deadline of one round trip to Dgraph other than a
 	// schema change (deadline.go); 0 = DefaultRPCTimeout, negative = none.
 	RPCTimeout time.Duration
@@ -82,6 +86,9 @@ type Config struct {
 	// IndexDir is where each tenant's derived indexes are persisted (snapshot.go), so that a
 	// restart reads them instead of rebuilding them from Dgraph; "" = not persisted.
 	IndexDir string
+	// IndexMemoryBytes bounds the open tenants' derived caches together (budget.go): over it,
+	// the least recently used tenants' caches are dropped to their snapshots; 0 = unbounded.
+	IndexMemoryBytes int64
 	// ObserveSnapshotLoad, when set, is told how each tenant's first load used its snapshot
 	// (Snapshot* results; metrics).
 	ObserveSnapshotLoad func(result string)
@@ -132,6 +139,7 @@ type Client struct {
 
 	snapMu    sync.Mutex
 	snapLoads map[string]int // snapshot opens by result (snapshot.go)
+	budget    indexBudget    // the index memory budget (budget.go)
 }
 
 // Tenant is a logged-in session on one tenant's namespace.
@@ -210,6 +218,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 
 // Close releases the connections.
 func (c *Client) Close() {
+	c.WaitIndexBudget()
 	c.flushSnapshots()
 	c.builds.stop()
 	for _, conn := range c.conns {
@@ -309,6 +318,16 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 		}
 		if n > 0 {
 			c.log.Info("note revisions got their searchable text", "tenant", name, "revisions", n)
+		}
+	}
+	if before < datesSchemaVersion {
+		n, err := backfillDates(ctx, dg)
+		if err != nil {
+			_ = recordSchema(ctx, dg, before, "") // the next open completes it
+			return nil, fmt.Errorf("tenant %q: %w", name, err)
+		}
+		if n > 0 {
+			c.log.Info("memories from before Memory.dates got the days their text names", "tenant", name, "memories", n)
 		}
 	}
 	if err := c.checkEmbedder(ctx, name, dg); err != nil {

@@ -221,6 +221,9 @@ func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentI
 		}
 		return t.supersedeVersions(ctx, txn, e.id, resp.Uids["m"], out.Old)
 	})
+	if kerr := knowmind.AsError(err); kerr != nil && kerr.Reason == knowmind.ReasonTooLarge {
+		return knowmind.StoreResult{}, err // refused before anything was written (checkMovable)
+	}
 	if err != nil {
 		return t.recordFailedDocument(ctx, e, fmt.Errorf("write document: %w", err))
 	}

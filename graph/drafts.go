@@ -274,6 +274,9 @@ func (t *Tenant) ReviewDraft(ctx context.Context, in knowmind.ReviewInput) (know
 		setIf(draft, "Draft.reviewed_by", reviewer)
 		nodes := []any{draft}
 		if e != nil {
+			if d.OccurredAt != nil {
+				e.at = *d.OccurredAt
+			}
 			m := e.node("m", now, knowmind.StatusIndexed, "")
 			var refs []map[string]string
 			for _, ent := range d.Entities {
@@ -282,9 +285,6 @@ func (t *Tenant) ReviewDraft(ctx context.Context, in knowmind.ReviewInput) (know
 			setEngineFields(m, d.Confidence, d.Extractor, d.Category, refs)
 			setIf(m, "Memory.reviewed_by", reviewer)
 			m["Memory.reviewed_at"] = now
-			if d.OccurredAt != nil {
-				m["Memory.valid_from"] = formatTime(*d.OccurredAt)
-			}
 			draft["Draft.memory"] = map[string]string{"uid": "_:m"}
 			nodes = append(nodes, m)
 		}

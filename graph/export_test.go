@@ -255,6 +255,19 @@ func (t *Tenant) TextPendingOps() int {
 	return len(t.text.pending)
 }
 
+// IndexBytes exposes the estimate of a tenant's derived caches (budget.go).
+func (t *Tenant) IndexBytes() int { return t.indexBytes() }
+
+// BuildSemanticModel builds the tenant's semantic model (with links) now, so that a test's recall
+// does not use one built from fewer memories (a rebuild waits semRebuildEvery).
+func (t *Tenant) BuildSemanticModel() {
+	m, gen, chg := t.semBuild(true)
+	s := &t.text.sem
+	s.mu.Lock()
+	s.model, s.gen, s.chg, s.built = m, gen, chg, time.Now()
+	s.mu.Unlock()
+}
+
 // SetWatermarkInterval sets how old the last check of a tenant's change watermark may get before
 // a ranked read checks again, until restore is called.
 func SetWatermarkInterval(d time.Duration) (restore func()) {

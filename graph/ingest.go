@@ -45,14 +45,17 @@ type entry struct {
 	tags         []string
 	source       string
 	updateReason string
-	sha          string // hex sha-256 of the normalised content
-	lang         string // chunk.German or chunk.English
-	chunks       []chunk.Chunk
-	texts        []string // per chunk: what is stored in Chunk.text and embedded
-	vectors      [][]float32
-	chunkUIDs    []uint64 // per chunk, once committed (0: not known)
-	entityUIDs   []string // Memory.entities (memory engine)
-	entityRefs   []knowmind.EntityRef
+	// at is the time the entry is about (occurred_at; zero: the time of writing): its
+	// valid_from, and what the times its text names are resolved against (Memory.dates).
+	at         time.Time
+	sha        string // hex sha-256 of the normalised content
+	lang       string // chunk.German or chunk.English
+	chunks     []chunk.Chunk
+	texts      []string // per chunk: what is stored in Chunk.text and embedded
+	vectors    [][]float32
+	chunkUIDs  []uint64 // per chunk, once committed (0: not known)
+	entityUIDs []string // Memory.entities (memory engine)
+	entityRefs []knowmind.EntityRef
 	// checkConflicts: afterWrite compares the entry with the current facts
 	// about candidates (the entities a store named) and the nearest by meaning.
 	checkConflicts bool
@@ -257,6 +260,14 @@ func (e *entry) node(blank, now, status, failure string) map[string]any {
 		"Memory.valid_from":  now,
 		"Memory.chunk_count": 0,
 	}
+	at, _ := time.Parse(time.RFC3339Nano, now)
+	if !e.at.IsZero() {
+		at = e.at
+		m["Memory.valid_from"] = formatTime(e.at)
+	}
+	if dates := memoryDates(e.content, at); len(dates) > 0 {
+		m["Memory.dates"] = dates
+	}
 	setIf := func(pred, v string) {
 		if v != "" {
 			m[pred] = v
@@ -413,26 +424,27 @@ func nowString() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 
 // dgMemory is a Memory node as DQL returns it.
 type dgMemory struct {
-	UID          string     `json:"uid"`
-	ID           string     `json:"Memory.id"`
-	Kind         string     `json:"Memory.kind"`
-	Title        string     `json:"Memory.title"`
-	Content      string     `json:"Memory.content"`
-	MemoryType   string     `json:"Memory.memory_type"`
-	Category     string     `json:"Memory.category"`
-	Tags         []string   `json:"Memory.tags"`
-	Source       string     `json:"Memory.source"`
-	Status       string     `json:"Memory.status"`
-	ContentSHA   string     `json:"Memory.content_sha"`
-	ChunkCount   int        `json:"Memory.chunk_count"`
-	Chunks       int        `json:"chunks"` // count(Memory.chunks)
-	CreatedAt    time.Time  `json:"Memory.created_at"`
-	UpdatedAt    time.Time  `json:"Memory.updated_at"`
-	ValidFrom    time.Time  `json:"Memory.valid_from"`
-	ValidTo      *time.Time `json:"Memory.valid_to"`
-	UpdateReason string     `json:"Memory.update_reason"`
-	Successors   int        `json:"successors"` // open SUPERSEDED_BY edges (update_fact's target check)
-	Entities     []dgUID    `json:"Memory.entities"`
+	UID          string      `json:"uid"`
+	ID           string      `json:"Memory.id"`
+	Kind         string      `json:"Memory.kind"`
+	Title        string      `json:"Memory.title"`
+	Content      string      `json:"Memory.content"`
+	MemoryType   string      `json:"Memory.memory_type"`
+	Category     string      `json:"Memory.category"`
+	Tags         []string    `json:"Memory.tags"`
+	Source       string      `json:"Memory.source"`
+	Status       string      `json:"Memory.status"`
+	ContentSHA   string      `json:"Memory.content_sha"`
+	ChunkCount   int         `json:"Memory.chunk_count"`
+	Chunks       int         `json:"chunks"` // count(Memory.chunks)
+	CreatedAt    time.Time   `json:"Memory.created_at"`
+	UpdatedAt    time.Time   `json:"Memory.updated_at"`
+	ValidFrom    time.Time   `json:"Memory.valid_from"`
+	ValidTo      *time.Time  `json:"Memory.valid_to"`
+	UpdateReason string      `json:"Memory.update_reason"`
+	Dates        []time.Time `json:"Memory.dates"`
+	Successors   int         `json:"successors"` // open SUPERSEDED_BY edges (update_fact's target check)
+	Entities     []dgUID     `json:"Memory.entities"`
 	// Memory engine: set on facts knowmind_capture stored (ReviewedAt: via a review).
 	Extractor  string     `json:"Memory.extractor"`
 	Confidence float64    `json:"Memory.confidence"`
@@ -444,7 +456,7 @@ func (m dgMemory) domain() knowmind.Memory {
 		ID: m.ID, Kind: m.Kind, Title: m.Title, Content: m.Content, MemoryType: m.MemoryType,
 		Tags: m.Tags, Source: m.Source, Status: m.Status, ContentSHA: m.ContentSHA, Chunks: m.Chunks,
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, ValidFrom: m.ValidFrom, ValidTo: m.ValidTo,
-		UpdateReason: m.UpdateReason,
+		UpdateReason: m.UpdateReason, Dates: sortedDates(m.Dates),
 	}
 }
 

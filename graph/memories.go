@@ -71,6 +71,9 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 
 	e := newEntry(knowmind.KindMemory, title, content)
 	e.memoryType, e.tags, e.source = memoryType, tags, source
+	if in.OccurredAt != nil {
+		e.at = *in.OccurredAt
+	}
 
 	var found struct{ Same []dgMemory }
 	if err := t.queryVars(ctx, findSameMemoryQuery, map[string]string{"$sha": e.sha}, &found); err != nil {
@@ -130,7 +133,7 @@ const getMemoryQuery = `query q($id: string) {
   m(func: eq(Memory.id, $id)) {
     uid Memory.id Memory.kind Memory.title Memory.content Memory.memory_type Memory.tags
     Memory.source Memory.status Memory.content_sha Memory.created_at Memory.updated_at
-    Memory.valid_from Memory.valid_to Memory.update_reason
+    Memory.valid_from Memory.valid_to Memory.update_reason Memory.dates
     chunks: count(Memory.chunks)
   }
 }`

@@ -37,11 +37,11 @@ func visibleTo(scope knowmind.NoteScope, extra hitFilter) hitFilter {
 	}
 }
 
-// RecallVisible is knowmind_recall, knowmind_recall_at_time and retrieve's relevance mode for
+// RecallVisible is knowmind_recall and knowmind_recall_at_time for
 // scope: the hits it may see, k of them when k pass the floor. A failing embedder is the
 // caller's error (EPROVIDER), as the spec asks of recall.
 func (t *Tenant) RecallVisible(ctx context.Context, scope knowmind.NoteScope, q knowmind.RecallQuery) (knowmind.RecallResult, error) {
-	res, _, err := t.recall(ctx, q, search.Default(), nil, visibleTo(scope, nil))
+	res, _, err := t.recall(ctx, q, search.Default(), nil, recallFilter{keep: visibleTo(scope, nil)})
 	return res, err
 }
 
@@ -50,11 +50,11 @@ func (t *Tenant) RecallVisible(ctx context.Context, scope knowmind.NoteScope, q 
 // false): the notes tools answer without vectors rather than not at all.
 func (t *Tenant) recallVisible(ctx context.Context, scope knowmind.NoteScope, q knowmind.RecallQuery, keep hitFilter) (knowmind.RecallResult, map[string]dgNote, bool, error) {
 	o := search.Default()
-	res, notes, err := t.recall(ctx, q, o, nil, visibleTo(scope, keep))
+	res, notes, err := t.recall(ctx, q, o, nil, recallFilter{keep: visibleTo(scope, keep)})
 	vector := true
 	if e := knowmind.AsError(err); e != nil && e.Code == knowmind.EPROVIDER {
 		vector, o.Plan.Vector = false, false
-		res, notes, err = t.recall(ctx, q, o, nil, visibleTo(scope, keep))
+		res, notes, err = t.recall(ctx, q, o, nil, recallFilter{keep: visibleTo(scope, keep)})
 	}
 	if err != nil {
 		return knowmind.RecallResult{}, nil, false, err

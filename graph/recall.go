@@ -22,7 +22,6 @@ import (
 	"github.com/knowmind/knowmind/rank"
 	"github.com/knowmind/knowmind/search"
 	"github.com/knowmind/knowmind/semvec"
-	"github.com/knowmind/knowmind/timeq"
 )
 
 // vectorWeight is the vector signal's weight against full text (1). The built-in hash
@@ -80,14 +79,14 @@ type RecallTrace struct {
 
 // RecallTraced is RecallWith recording into tr (nil: nothing recorded).
 func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, o search.Options, tr *RecallTrace) (knowmind.RecallResult, error) {
-	res, _, err := t.recall(ctx, q, o, tr, nil)
+	res, _, err := t.recall(ctx, q, o, tr, recallFilter{})
 	return res, err
 }
 
-// recall runs one recall: the hits keep accepts (nil: all), best first, at most q.K, none below
-// q.MinScore, and the metadata of the notes among them by memory id. keep applies before k:
-// a hit it refuses makes room for the next one.
-func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Options, tr *RecallTrace, keep hitFilter) (knowmind.RecallResult, map[string]dgNote, error) {
+// recall runs one recall: the hits f accepts, best first, at most q.K, none below q.MinScore,
+// and the metadata of the notes among them by memory id. f applies before k: a hit it refuses
+// makes room for the next one.
+func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Options, tr *RecallTrace, f recallFilter) (knowmind.RecallResult, map[string]dgNote, error) {
 	start := time.Now()
 	if tr == nil {
 		tr = &RecallTrace{} // the few clock reads cost nothing next to a recall
@@ -99,7 +98,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 		mark = now
 	}
 	if q.AsOf != nil {
-		keep = currentAt(*q.AsOf, keep) // a note edited since reads as its revision of then
+		f.keep = currentAt(*q.AsOf, f.keep) // a note edited since reads as its revision of then
 	}
 	req, err := t.PrepareRecall(ctx, q, o)
 	if err != nil {
@@ -153,16 +152,12 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 	w := o.Weights
 	in.Signals = rank.Signals{VectorWeight: t.vectorWeight(), VectorUnrelated: t.vectorUnrelated(),
 		Adjacent: adjacent, Hops: q.Hops, Support: w.Support, TitleNeighbours: w.Title > 0 && w.TitleNeighbours}
-	if span, ok := timeq.Parse(q.Query); ok && w.Time > 0 {
-		// The time the question names against each memory's time (valid_from: when it
-		// was stored, or the occurred_at capture was given).
-		in.Signals.Time, in.Signals.TimeWeight = map[string]float64{}, w.Time
-		for _, m := range out.candidateMemories() {
-			if m.ValidFrom != nil {
-				in.Signals.Time[m.UID] = span.Match(*m.ValidFrom, search.TimeSlack)
-			}
-		}
+	cands := out.candidateMemories()
+	times := make([]search.MemoryTime, len(cands))
+	for i, m := range cands {
+		times[i] = search.MemoryTime{Memory: m.UID, ValidFrom: m.ValidFrom, Dates: m.Dates}
 	}
+	search.TimeSignals(q.Query, times, w, &in.Signals)
 	in.Ahead = <-early // scored while the request was in flight
 	fused := search.Fuse(out.candidates(), in)
 	rr := t.c.cfg.Reranker
@@ -176,7 +171,8 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 	phase(&tr.Fuse)
 	// The hits are chosen first (every fused entry passed the memory filter), then only their
 	// details are read: the first depth entries, and while keep refused some, the next ones in
-	// windows doubling in size (a few reads even when the caller sees little of the tenant).
+	// windows doubling in size (a few reads even when the caller sees little of the tenant, or
+	// asks for a category few memories have).
 	// Without a reranker the scores are final, so the entries below the floor are never read.
 	hits, from := []knowmind.RecallHit{}, []rank.Hit{}
 	for next, window := 0, depth; len(hits) < depth && next < len(fused); window *= 2 {
@@ -185,11 +181,11 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 		}
 		chosen := fused[next:min(next+window, len(fused))]
 		next += len(chosen)
-		if err := readDetails(ctx, txn, &out, chosen, tr); err != nil {
+		if err := readDetails(ctx, txn, &out, chosen, tr, f.memory != nil); err != nil {
 			return knowmind.RecallResult{}, nil, err
 		}
-		h, f := out.hits(chosen, depth-len(hits), q.AsOf != nil, keep)
-		hits, from = append(hits, h...), append(from, f...)
+		h, hf := out.hits(chosen, depth-len(hits), q.AsOf != nil, f)
+		hits, from = append(hits, h...), append(from, hf...)
 	}
 	phase(&tr.Details)
 	res.Hits = hits[:min(q.K, len(hits))]
@@ -203,7 +199,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 	}
 	res.Hits = search.AboveFloor(res.Hits, q.MinScore)
 	if q.AsOf != nil {
-		revs, err := t.revisionHits(ctx, q, keep)
+		revs, err := t.revisionHits(ctx, q, f.keep)
 		if err != nil {
 			return knowmind.RecallResult{}, nil, err
 		}
@@ -221,7 +217,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 // tenant's word vectors, semantic model and title field, and the weights of o.
 func (t *Tenant) fuseInput(req RecallRequest, o search.Options) search.Input {
 	w := o.Weights
-	in := search.Input{Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
+	in := search.Input{Coverage: w.Coverage, Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
 		return t.text.tokens.analyze(uid, lang, text, t.analyzeDoc)
 	}}
 	if !o.Plan.TextScore {

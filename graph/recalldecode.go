@@ -58,6 +58,12 @@ type recallResponse struct {
 	Chunks []dgChunkText `json:"chunks"`
 	// Notes: what the caller's visibility depends on, for the hits that are notes.
 	Notes []dgNote `json:"notes"`
+	// Attrs: what a recallFilter's memory rule reads, when it has one.
+	Attrs []struct {
+		UID      string     `json:"uid"`
+		Category string     `json:"Memory.category"`
+		Entities []dgEntity `json:"Memory.entities"`
+	} `json:"attrs"`
 }
 
 // note returns the metadata of the note with uid, or nil.
@@ -72,8 +78,9 @@ func (out *recallResponse) note(uid string) *dgNote {
 
 // dgMem is a candidate chunk's memory with what the time signal needs.
 type dgMem struct {
-	UID       string     `json:"uid"`
-	ValidFrom *time.Time `json:"f"`
+	UID       string      `json:"uid"`
+	ValidFrom *time.Time  `json:"f"`
+	Dates     []time.Time `json:"d"`
 }
 
 // validAt keeps, of the candidates' memories, those valid from asof on (valid_from <= asof;
@@ -221,7 +228,7 @@ func parseHops(blocks map[string]json.RawMessage, hops, relations int, asOf *tim
 
 // readDetails reads the details of the chosen hits (recallDetailsQuery) in the recall's
 // transaction, into out.Mem, out.Content, out.Docs and out.Chunks.
-func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen []rank.Hit, tr *RecallTrace) error {
+func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen []rank.Hit, tr *RecallTrace, attrs bool) error {
 	if len(chosen) == 0 {
 		return nil
 	}
@@ -245,6 +252,9 @@ func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen 
 	if len(chunks) > 0 {
 		chunkBlock = fmt.Sprintf(recallChunksBlock, formatUIDs(chunks))
 	}
+	if attrs {
+		chunkBlock += fmt.Sprintf(recallAttrsBlock, formatUIDs(uids))
+	}
 	dql := fmt.Sprintf(recallDetailsQuery, formatUIDs(uids), chunkBlock)
 	tr.Requests = append(tr.Requests, RecallRequest{DQL: dql})
 	resp, err := txn.Query(ctx, dql)
@@ -266,7 +276,7 @@ func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen 
 	// next ones): each read adds to what the earlier ones found.
 	out.Mem, out.Docs = append(out.Mem, content.Mem...), append(out.Docs, content.Docs...)
 	out.Chunks, out.Content = append(out.Chunks, content.Chunks...), append(out.Content, content.Content...)
-	out.Notes = append(out.Notes, content.Notes...)
+	out.Notes, out.Attrs = append(out.Notes, content.Notes...), append(out.Attrs, content.Attrs...)
 	return nil
 }
 
@@ -274,9 +284,17 @@ func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen 
 // memories and documents, and for a note whose metadata was not read).
 type hitFilter func(h knowmind.RecallHit, note *dgNote) bool
 
+// recallFilter is what a recall may return beyond its memory filter; both rules apply before k.
+type recallFilter struct {
+	keep hitFilter // nil: every hit
+	// memory, when set, tells whether a memory of a category naming these entities may be
+	// returned; the details read both for the hits chosen.
+	memory func(category string, entities []knowmind.EntityRef) bool
+}
+
 // hits turns the first k fused memories that keep accepts (nil: all) into the tool's result;
 // from[i] is the fused entry of hit i.
-func (out *recallResponse) hits(fused []rank.Hit, k int, atTime bool, keep hitFilter) (hits []knowmind.RecallHit, from []rank.Hit) {
+func (out *recallResponse) hits(fused []rank.Hit, k int, atTime bool, f recallFilter) (hits []knowmind.RecallHit, from []rank.Hit) {
 	type memInfo struct {
 		id, kind, title, source string
 		validFrom, validTo      *time.Time
@@ -327,11 +345,28 @@ func (out *recallResponse) hits(fused []rank.Hit, k int, atTime bool, keep hitFi
 		if atTime {
 			hit.ValidFrom, hit.ValidTo = m.validFrom, m.validTo
 		}
-		if keep != nil && !keep(hit, out.note(h.ID)) {
+		if f.keep != nil && !f.keep(hit, out.note(h.ID)) {
+			continue
+		}
+		if f.memory != nil && !out.memoryKept(h.ID, f.memory) {
 			continue
 		}
 		res = append(res, hit)
 		from = append(from, h)
 	}
 	return res, from
+}
+
+// memoryKept applies a recallFilter's memory rule to the memory with uid.
+func (out *recallResponse) memoryKept(uid string, rule func(string, []knowmind.EntityRef) bool) bool {
+	for _, a := range out.Attrs {
+		if a.UID == uid {
+			refs := make([]knowmind.EntityRef, len(a.Entities))
+			for i, e := range a.Entities {
+				refs[i] = e.ref()
+			}
+			return rule(a.Category, refs)
+		}
+	}
+	return rule("", nil)
 }

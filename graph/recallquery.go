@@ -163,26 +163,26 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
 {{- if .Served}}
   vec(func: uid(VX)) {
     uid
-    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from }
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from d: Memory.dates }
   }
 {{- else if .Vector}}
   vec(func: uid(VC), orderdesc: val(vs), first: {{.VectorN}}) {
     uid
     s: val(vs)
-    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from }
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from d: Memory.dates }
   }
 {{- end}}
 {{- if .TextServed}}
   txt(func: uid(TX)) {
     uid
-    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from }
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from d: Memory.dates }
   }
 {{- else if or .TextDE .TextEN}}
   txt(func: uid({{.TextVars}})) {
     uid
     de: Chunk.text@de
     en: Chunk.text
-    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from }
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from d: Memory.dates }
   }
 {{- end}}
 }`))
@@ -337,6 +337,11 @@ func buildRecallQuery(p recallPlan) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// recallAttrsBlock is added to recallDetailsQuery when a filter reads the hits' category and
+// entities (retrieve's relevance mode).
+const recallAttrsBlock = `
+  attrs(func: uid(%s)) { uid Memory.category Memory.entities { Entity.type Entity.id } }`
 
 // recallDetailsQuery reads what a recall returns of the memories it chose, once they are
 // chosen (the second request of a recall, in the same read-only transaction; sent again for

@@ -10,6 +10,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/internal/runes"
+	"github.com/knowmind/knowmind/search"
 )
 
 // knowmind_retrieve's chronological and profile modes, the semantic profiles every retrieve and
@@ -345,11 +346,25 @@ func (t *Tenant) retrievedByID(ctx context.Context, ids []string) ([]knowmind.Re
 	return out, nil
 }
 
-// RetrieveRelevance completes recall hits (already ranked, notes hidden) into retrieve
-// memories: the hit's content and score, the memory's fields, the category and entity-type
-// filters applied, at most limit, with profiles.
-func (t *Tenant) RetrieveRelevance(ctx context.Context, q knowmind.RetrieveQuery, hits []knowmind.RecallHit) (knowmind.RetrieveResult, error) {
+// RetrieveRelevance is knowmind_retrieve's relevance mode: recall's ranking of what scope may
+// see, with the category and entity-type filters applied before the limit (a filter only the
+// 30th best memory passes still returns it), each hit completed into a retrieve memory (its
+// content and score, the memory's fields) with profiles. One more hit than the limit is asked
+// for, to tell a truncated answer.
+func (t *Tenant) RetrieveRelevance(ctx context.Context, scope knowmind.NoteScope, q knowmind.RetrieveQuery) (knowmind.RetrieveResult, error) {
 	start := time.Now()
+	f := recallFilter{keep: visibleTo(scope, nil)}
+	if q.Category != "" || q.EntityType != "" {
+		f.memory = func(category string, entities []knowmind.EntityRef) bool {
+			return (q.Category == "" || category == q.Category) && (q.EntityType == "" || namesType(entities, q.EntityType))
+		}
+	}
+	r, _, err := t.recall(ctx, knowmind.RecallQuery{Query: q.Query, K: min(q.Limit+1, knowmind.RecallMaxK),
+		Hops: knowmind.RecallDefaultHops, MinScore: q.MinScore}, search.Default(), nil, f)
+	if err != nil {
+		return knowmind.RetrieveResult{}, err
+	}
+	hits := r.Hits
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.MemoryID
@@ -366,7 +381,7 @@ func (t *Tenant) RetrieveRelevance(ctx context.Context, q knowmind.RetrieveQuery
 	more := false
 	for _, h := range hits {
 		m, ok := byID[h.MemoryID]
-		if !ok || (q.Category != "" && m.Category != q.Category) || (q.EntityType != "" && !namesType(m.Entities, q.EntityType)) {
+		if !ok {
 			continue
 		}
 		if len(out) == q.Limit {

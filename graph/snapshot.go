@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -40,6 +42,10 @@ import (
 // snapshotFileName is the file a namespace's snapshot lives in, under its directory.
 const snapshotFileName = "index.snap"
 
+// snapshotEvery is how often this process's own writes (the ingest hooks) get the tenant a new
+// snapshot: a crash loses at most that much of what a restart need not catch up.
+const snapshotEvery = 5 * time.Minute
+
 // snapshotSample is how many of a snapshot's memories are compared with the store on open.
 const snapshotSample = 16
 
@@ -65,6 +71,9 @@ type snapshotState struct {
 	rescan bool
 	// file serialises the writes of the file (the background writer and Close's flush).
 	file sync.Mutex
+	// written is when the file was last written or read: this process's own writes get a new
+	// snapshot at most every snapshotEvery (snapshotDue).
+	written time.Time
 }
 
 // snapshotPath is where the tenant's snapshot lives ("": snapshots are off).
@@ -82,6 +91,19 @@ func (t *Tenant) snapshotTag() snapshot.Tag {
 		tag.Embedder = t.c.cfg.Embedder.ID()
 	}
 	return tag
+}
+
+// snapshotKey seals the snapshots (AES-256-GCM, package snapshot): derived from the service
+// secret, which every process on the data dir holds, so the files need no key of their own and
+// hold nothing readable without the secret.
+func (c *Client) snapshotKey() []byte { return SnapshotKey(c.cfg.Secret) }
+
+// SnapshotKey is the key the index snapshots of a service with this secret are sealed with
+// (snapshot.ReadFile opens them with it).
+func SnapshotKey(secret []byte) []byte {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte("knowmind index snapshot"))
+	return mac.Sum(nil)
 }
 
 // countSnapshotLoad records how a tenant's first load went.
@@ -162,6 +184,9 @@ func (c *Client) flushSnapshots() {
 // writeSnapshot writes the tenant's caches now, unless they are what the last write covered.
 func (t *Tenant) writeSnapshot() error {
 	path := t.snapshotPath()
+	if path == "" {
+		return nil
+	}
 	x := &t.text
 	x.snap.file.Lock()
 	defer x.snap.file.Unlock()
@@ -198,13 +223,29 @@ func (t *Tenant) writeSnapshot() error {
 	if model != nil {
 		sections = append(sections, snapshot.Section{Name: "semantic", Data: encodeSemantic(model.State(), current)})
 	}
-	if err := snapshot.WriteFile(path, tag, sections); err != nil {
+	if err := snapshot.WriteFile(path, t.c.snapshotKey(), tag, sections); err != nil {
 		return err
 	}
 	x.mu.Lock()
-	x.snap.gen, x.snap.chg, x.snap.from = gen, chg, from
+	x.snap.gen, x.snap.chg, x.snap.from, x.snap.written = gen, chg, from, time.Now()
 	x.mu.Unlock()
 	return nil
+}
+
+// snapshotDue writes the tenant's snapshot in the background when the last is older than
+// snapshotEvery (the ingest hooks call it after their writes; writeSnapshot skips an unchanged
+// index).
+func (t *Tenant) snapshotDue() {
+	if t.snapshotPath() == "" {
+		return
+	}
+	x := &t.text
+	x.mu.Lock()
+	due := x.state == textLoaded && !x.snap.writing && time.Since(x.snap.written) > snapshotEvery
+	x.mu.Unlock()
+	if due {
+		t.snapshotSoon()
+	}
 }
 
 // restored is what a snapshot holds, decoded and checked, ready to be swapped in.
@@ -229,49 +270,63 @@ var (
 // readSnapshot reads, checks and decodes the tenant's snapshot, and compares a sample of it
 // with the store. The error's kind is its result (snapshotResult).
 func (t *Tenant) readSnapshot(ctx context.Context) (*restored, error) {
-	tag, sections, err := snapshot.ReadFile(t.snapshotPath())
+	tag, sections, err := snapshot.ReadFile(t.snapshotPath(), t.c.snapshotKey())
 	if err != nil {
 		return nil, err
 	}
 	if err := tag.Matches(t.snapshotTag()); err != nil {
 		return nil, fmt.Errorf("%w: %v", errSnapshotStale, err)
 	}
-	r := &restored{tag: tag}
-	if r.memories, r.shas, err = decodeMemories(sections["memories"]); err != nil {
-		return nil, err
-	}
-	if len(r.memories) != tag.Memories {
-		return nil, fmt.Errorf("%w: %d memories, tagged %d", snapshot.ErrCorrupt, len(r.memories), tag.Memories)
-	}
-	text, err := decodeDump(sections["text"])
-	if err != nil {
-		return nil, err
-	}
-	r.refs = make(map[string]uint64, len(text.Docs))
-	for _, d := range text.Docs {
-		r.refs[d.ID] = d.Ref
-	}
-	titles, err := decodeDump(sections["titles"])
-	if err != nil {
-		return nil, err
-	}
-	r.text, r.titles = &bm25.Builder{}, &bm25.Builder{}
-	if err := r.text.Load(text); err != nil {
-		return nil, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
-	}
-	if err := r.titles.Load(titles); err != nil {
-		return nil, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
-	}
-	if r.vecs, err = decodeVectors(sections["vectors"]); err != nil {
-		return nil, err
-	}
-	if r.words, err = decodeWords(sections["words"]); err != nil {
-		return nil, err
-	}
-	if raw, ok := sections["semantic"]; ok {
-		if r.sem, r.semCurrent, err = decodeSemantic(raw); err != nil {
-			return nil, err
+	for _, name := range []string{"memories", "text", "titles", "vectors", "words"} {
+		if _, ok := sections[name]; !ok {
+			return nil, fmt.Errorf("%w: no %s section", snapshot.ErrCorrupt, name)
 		}
+	}
+	// The sections decode at once, each on its own goroutine: opening is bound by the largest.
+	r := &restored{tag: tag}
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	wg.Go(func() {
+		if r.memories, r.shas, errs[0] = decodeMemories(sections["memories"]); errs[0] == nil && len(r.memories) != tag.Memories {
+			errs[0] = fmt.Errorf("%w: %d memories, tagged %d", snapshot.ErrCorrupt, len(r.memories), tag.Memories)
+		}
+	})
+	wg.Go(func() {
+		text, err := decodeDump(sections["text"])
+		if err != nil {
+			errs[1] = err
+			return
+		}
+		r.refs = make(map[string]uint64, len(text.Docs))
+		for _, d := range text.Docs {
+			r.refs[d.ID] = d.Ref
+		}
+		r.text = &bm25.Builder{}
+		if err := r.text.Load(text); err != nil {
+			errs[1] = fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
+		}
+	})
+	wg.Go(func() {
+		titles, err := decodeDump(sections["titles"])
+		if err != nil {
+			errs[2] = err
+			return
+		}
+		r.titles = &bm25.Builder{}
+		if err := r.titles.Load(titles); err != nil {
+			errs[2] = fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
+		}
+	})
+	wg.Go(func() { r.vecs, errs[3] = decodeVectors(sections["vectors"]) })
+	wg.Go(func() { r.words, errs[4] = decodeWords(sections["words"]) })
+	wg.Go(func() {
+		if raw, ok := sections["semantic"]; ok {
+			r.sem, r.semCurrent, errs[5] = decodeSemantic(raw)
+		}
+	})
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	if err := t.sampleSnapshot(ctx, r); err != nil {
 		return nil, err
@@ -421,7 +476,7 @@ func (x *textIndex) openSnapshot(ctx context.Context, t *Tenant) bool {
 		return false
 	}
 	gen, chg := x.ix.Version(t.Name)
-	x.snap.gen, x.snap.chg, x.snap.from = gen, chg, r.tag.Watermark
+	x.snap.gen, x.snap.chg, x.snap.from, x.snap.written = gen, chg, r.tag.Watermark, time.Now()
 	x.mu.Unlock()
 	t.c.countSnapshotLoad(SnapshotLoaded)
 	t.c.log.Info("index snapshot loaded", "tenant", t.Name, "memories", len(r.memories), "vectors", r.vecs.len(),

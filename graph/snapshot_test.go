@@ -85,10 +85,12 @@ func TestIndexSnapshotRestart(t *testing.T) {
 	}
 	f.store("Zugang", "Der Zugang zur Halle 3 braucht eine Schlüsselkarte vom Empfang.")
 	const query = "Wer übernimmt die Wartung der Regale in Halle 3?"
+	ten.BuildSemanticModel()
 	want := f.recall(knowmind.RecallQuery{Query: query, K: 5, Hops: 1})
 	first.Close()
 	path := filepath.Join(dir, strconv.FormatUint(ten.Namespace, 10), "index.snap")
-	tag, _, err := snapshot.ReadFile(path)
+	key := graph.SnapshotKey(env.Secret)
+	tag, _, err := snapshot.ReadFile(path, key)
 	if err != nil || tag.Memories != 25 || tag.Tenant != name {
 		t.Fatalf("snapshot after close: %+v, %v", tag, err)
 	}
@@ -117,7 +119,7 @@ func TestIndexSnapshotRestart(t *testing.T) {
 	if loads[graph.SnapshotLoaded] != 1 || len(got.Hits) == 0 || got.Hits[0].MemoryID != late.MemoryID {
 		t.Fatalf("write while down: loads %v, hits %s, want %s first", loads, hitList(got), late.MemoryID)
 	}
-	if tag, _, err := snapshot.ReadFile(path); err != nil || tag.Memories != 26 {
+	if tag, _, err := snapshot.ReadFile(path, key); err != nil || tag.Memories != 26 {
 		t.Fatalf("snapshot after the catch-up: %+v, %v", tag, err)
 	}
 
@@ -156,7 +158,7 @@ func TestIndexSnapshotRestart(t *testing.T) {
 		if len(got.Hits) == 0 {
 			t.Fatalf("%s: no hits after the rebuild", c.name)
 		}
-		if _, _, err := snapshot.ReadFile(path); err != nil {
+		if _, _, err := snapshot.ReadFile(path, key); err != nil {
 			t.Fatalf("%s: no good snapshot after the rebuild: %v", c.name, err)
 		}
 	}
@@ -185,5 +187,87 @@ _:c <Chunk.text> "Regale in Halle 3" .`, m.M[0].UID))
 	}
 	if _, loads = run.recall(query, bm25.Analysis{}); loads[graph.SnapshotLoaded] != 1 {
 		t.Fatalf("after the rebuild: loads %v", loads)
+	}
+}
+
+// The memory budget keeps the open tenants' caches under it by dropping the least recently used
+// tenant's to its snapshot; that tenant's next recall reads the snapshot back and answers as
+// before.
+func TestIndexMemoryBudget(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	const query = "Wer übernimmt die Wartung der Regale in Halle 3?"
+
+	// Three tenants of the same shape, written and recalled once without a budget.
+	setup := openIndexClient(t, dir, bm25.Analysis{})
+	var names []string
+	want := map[string]string{}
+	largest := 0
+	for n := range 3 {
+		name := dgraphtest.TenantName(t)
+		ten, err := setup.Tenant(ctx, name, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &recallFixture{t: t, ctx: ctx, ten: ten}
+		for i := range 24 {
+			f.store(fmt.Sprintf("Lager %d-%d", n, i), fmt.Sprintf("Das Lager %d liegt in Halle %d; die Wartung der Regale übernimmt Team %d.", i, (i+n)%5, i%3))
+		}
+		ten.BuildSemanticModel()
+		want[name] = hitList(f.recall(knowmind.RecallQuery{Query: query, K: 5, Hops: 1}))
+		largest = max(largest, ten.IndexBytes())
+		names = append(names, name)
+	}
+	setup.Close()
+
+	env := dgraphtest.Shared(t)
+	budget := int64(largest) * 5 / 2
+	c, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password,
+		Secret: env.Secret, Embedder: env.Embedder, IndexDir: dir, IndexMemoryBytes: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tenants := map[string]*graph.Tenant{}
+	recall := func(name string) {
+		t.Helper()
+		ten, err := c.Tenant(ctx, name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tenants[name] = ten
+		res, err := ten.Recall(ctx, knowmind.RecallQuery{Query: query, K: 5, Hops: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hitList(res); got != want[name] {
+			t.Fatalf("tenant %s: %s, want %s", name, got, want[name])
+		}
+		c.WaitIndexBudget()
+		if total := c.IndexBytes(); int64(total) > budget {
+			t.Fatalf("after recalling %s: %d bytes held, budget %d", name, total, budget)
+		}
+	}
+	for _, name := range names {
+		recall(name)
+	}
+	loaded := func() []bool {
+		var out []bool
+		for _, name := range names {
+			out = append(out, tenants[name].TextStatsLoaded())
+		}
+		return out
+	}
+	if got := loaded(); !slices.Equal(got, []bool{false, true, true}) || c.IndexEvictions() != 1 {
+		t.Fatalf("loaded %v, evictions %d: want the first tenant dropped, budget %d, largest %d", got, c.IndexEvictions(), budget, largest)
+	}
+	// The dropped tenant comes back from its snapshot; now the second is the least recently used.
+	recall(names[0])
+	if got := loaded(); !slices.Equal(got, []bool{true, false, true}) {
+		t.Fatalf("loaded %v after the first came back", got)
+	}
+	if loads := c.SnapshotLoads(); loads[graph.SnapshotLoaded] != 4 || len(loads) != 1 {
+		t.Fatalf("snapshot loads %v, want 4 loaded", loads)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/knowmind/knowmind/bm25"
@@ -99,6 +100,9 @@ type textIndex struct {
 
 	// snap is the bookkeeping of the tenant's snapshot on disk (snapshot.go).
 	snap snapshotState
+	// used is when the caches were last asked for (UnixNano): the memory budget drops the least
+	// recently used tenants' caches first (budget.go).
+	used atomic.Int64
 }
 
 type textState int
@@ -143,12 +147,14 @@ func (t *Tenant) indexText(memoryID, lang, sha, title string, chunks []textChunk
 		}
 	}
 	t.text.apply(t.Name, textOp{memoryID: memoryID, sha: sha, docs: docs})
+	t.snapshotDue()
 }
 
 // unindexText forgets deleted memories. Call it after the delete is committed.
 func (t *Tenant) unindexText(memoryIDs ...string) {
 	if len(memoryIDs) > 0 {
 		t.text.apply(t.Name, textOp{remove: memoryIDs})
+		t.snapshotDue()
 	}
 }
 
@@ -302,6 +308,7 @@ func (x *textIndex) ensure(ctx context.Context, t *Tenant) error {
 // ensureWith is ensure with the context a load it starts runs under: WarmTextStats's load stops
 // with the service, and a recall that was waiting for it then starts its own.
 func (x *textIndex) ensureWith(ctx context.Context, t *Tenant, loadCtx context.Context) error {
+	x.touch()
 	for {
 		x.mu.Lock()
 		switch x.state {
@@ -340,6 +347,7 @@ func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 		x.mu.Lock()
 		close(x.ready)
 		x.mu.Unlock()
+		t.c.enforceIndexBudget(t)
 		return nil
 	}
 	started := time.Now()
@@ -376,6 +384,7 @@ func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 		"vectors", vecs.len(),
 		"took", time.Since(started).Round(time.Millisecond), "reading", read.Round(time.Millisecond))
 	t.snapshotSoon()
+	t.c.enforceIndexBudget(t)
 	return nil
 }
 
@@ -397,6 +406,11 @@ func (c *Client) WarmTextStats(ctx context.Context) {
 	}
 	loaded := 0
 	for _, name := range names {
+		if c.overIndexBudget() {
+			// The rest load on their first recall: warming them would only drop others.
+			c.log.Info("bm25 statistics warm-up stopped at the index memory budget", "loaded", loaded, "tenants", len(names))
+			return
+		}
 		t, err := c.Tenant(ctx, name, false)
 		if err == nil {
 			err = t.text.ensureWith(ctx, t, ctx)

@@ -30,6 +30,7 @@ import (
 	"github.com/dgraph-io/dgo/v240"
 	"github.com/dgraph-io/dgo/v240/protos/api"
 
+	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/shapes"
 )
 
@@ -56,6 +57,71 @@ var versionRelationsQuery = template.Must(template.New("versionRelations").Parse
   }
 {{- end}}
 }`))
+
+// versionEdgeCountQuery counts the open relation edges of the superseded versions, before
+// moveRelations reads them (one count per predicate: c0, c1, …).
+var versionEdgeCountQuery = template.Must(template.New("versionEdgeCount").Parse(`{
+  old(func: uid({{.Old}})) {
+{{- range $i, $r := .Rels}}
+    c{{$i}}: count(<{{$r.Name}}> @facets({{$.Open}}))
+{{- end}}
+  }
+}`))
+
+// DefaultMaxMovedRelations bounds the open relations one supersede moves to the new version in
+// its transaction (Config.MaxMovedRelations); a version holding more is refused before
+// anything is written. Each relation is four edge writes (the old edge and its way back
+// closed, both written again on the new version); the README (Versions and time) has what a move of this
+// many costs.
+const DefaultMaxMovedRelations = 10000
+
+func (t *Tenant) maxMovedRelations() int {
+	if n := t.c.cfg.MaxMovedRelations; n > 0 {
+		return n
+	}
+	return DefaultMaxMovedRelations
+}
+
+// checkMovable refuses, with too_large and nothing written, to supersede versions holding more
+// open relations than one transaction moves: the move is all or nothing, so a reader never sees
+// a version with part of its relations.
+func (t *Tenant) checkMovable(ctx context.Context, txn *dgo.Txn, old []versionRef, oldUIDs []string, rels []shapes.Relation) error {
+	var b strings.Builder
+	if err := versionEdgeCountQuery.Execute(&b, struct {
+		Old, Open string
+		Rels      []shapes.Relation
+	}{strings.Join(oldUIDs, ", "), openFacetFilter, rels}); err != nil {
+		return err
+	}
+	resp, err := txn.Query(ctx, b.String())
+	if err != nil {
+		return fmt.Errorf("move relations: count: %w", err)
+	}
+	var out struct {
+		Old []map[string]int `json:"old"`
+	}
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		return fmt.Errorf("move relations: decode count: %w", err)
+	}
+	total := 0
+	for _, node := range out.Old {
+		for _, n := range node {
+			total += n
+		}
+	}
+	if limit := t.maxMovedRelations(); total > limit {
+		ids := make([]string, len(old))
+		for i, o := range old {
+			ids[i] = o.ID
+		}
+		e := knowmind.Internal(knowmind.ReasonTooLarge, "%s holds %d open relations; a new version takes at most %d with it "+
+			"in one step, so nothing was changed: unlink relations it no longer needs, or store the new fact as a new memory "+
+			"and link it", strings.Join(ids, ", "), total, limit)
+		e.Data = map[string]any{"relations": total, "max_relations": limit}
+		return e
+	}
+	return nil
+}
 
 const allEdgeFacets = `id: id, created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse, confidence: confidence, created_by: created_by, reason: reason`
 
@@ -106,6 +172,11 @@ func (t *Tenant) moveRelations(ctx context.Context, txn *dgo.Txn, old []versionR
 		return 0, fmt.Errorf("move relations: bad uid %q", to.UID)
 	}
 	rels := t.movableRelations()
+	if fresh { // a write superseding now; the one-time migration moves what an old store holds
+		if err := t.checkMovable(ctx, txn, old, oldUIDs, rels); err != nil {
+			return 0, err
+		}
+	}
 	newUID := to.UID
 	if fresh {
 		newUID = "" // nothing to read: the version was created in this transaction

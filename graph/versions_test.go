@@ -3,7 +3,10 @@ package graph_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -286,5 +289,101 @@ func TestEveryReplacedVersionGetsItsSupersedes(t *testing.T) {
 	}
 	if out, in := edges(d3.ID); len(out["SUPERSEDES"]) != 2 || !slices.Equal(in["SUPERSEDES"], []string{d4.ID}) {
 		t.Fatalf("%s keeps its history links: out %v in %v", d3.ID, out, in)
+	}
+}
+
+// TestUpdateFactMovesManyRelations: a version's relations move with it within the bound, all
+// in the one transaction that makes the new version current; over the bound the update is
+// refused with too_large and nothing changes. KNOWMIND_MOVE_RELATIONS sets how many (default
+// 60; the README times 10,000).
+func TestUpdateFactMovesManyRelations(t *testing.T) {
+	ctx := context.Background()
+	env := dgraphtest.Shared(t)
+	n := 60
+	if s := os.Getenv("KNOWMIND_MOVE_RELATIONS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := dgraphtest.TenantName(t)
+	if _, err := env.Client.Tenant(ctx, name, true); err != nil {
+		t.Fatal(err)
+	}
+	bounded, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret,
+		Embedder: env.Embedder, MaxMovedRelations: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bounded.Close()
+	ten, err := bounded.Tenant(ctx, name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// hub stores a memory holding count REFERENCES edges to peers of its own, written as link
+	// writes them (the way back materialised), in batches.
+	hub := func(label string, count int) string {
+		t.Helper()
+		id := storeText(t, ten, "Projekt "+label+", der Knoten mit vielen Beziehungen.")
+		stamp := time.Now().UTC().Format(time.RFC3339Nano)
+		for from := 0; from < count; from += 2000 {
+			var nq strings.Builder
+			for i := from; i < min(from+2000, count); i++ {
+				peer := fmt.Sprintf("%s-peer-%d", label, i)
+				fmt.Fprintf(&nq, "_:p%[1]d <Memory.id> %[2]q .\n_:p%[1]d <Memory.kind> \"memory\" .\n_:p%[1]d <Memory.status> \"indexed\" .\n"+
+					"_:p%[1]d <Memory.title> %[2]q .\n_:p%[1]d <dgraph.type> \"Memory\" .\n"+
+					"uid(h) <REFERENCES> _:p%[1]d (id=%[3]q, created_at=%[5]s, valid_from=%[5]s, inverse=false) .\n"+
+					"_:p%[1]d <REFERENCED_BY> uid(h) (id=%[4]q, created_at=%[5]s, valid_from=%[5]s, inverse=true) .\n",
+					i, peer, graph.EdgeID(id, "REFERENCES", peer), graph.EdgeID(peer, "REFERENCED_BY", id), stamp)
+			}
+			dgraphtest.Upsert(t, ten, fmt.Sprintf(`{ h as var(func: eq(Memory.id, %q)) }`, id), nil, nq.String())
+		}
+		return id
+	}
+	open := func(id string) (out, in int) {
+		t.Helper()
+		rels, err := ten.ListRelations(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range rels.Outgoing {
+			if e.ValidTo == nil && e.RelType == "REFERENCES" {
+				out++
+			}
+		}
+		for _, e := range rels.Incoming {
+			if e.ValidTo == nil && e.RelType == "REFERENCES" {
+				in++
+			}
+		}
+		return out, in
+	}
+
+	within := hub("within", n)
+	start := time.Now()
+	res, err := ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: within, NewTitle: "Projekt within",
+		NewContent: "Projekt within, neue Fassung."})
+	if err != nil {
+		t.Fatalf("update_fact with %d relations (the bound): %v", n, err)
+	}
+	t.Logf("update_fact moved %d relations in %v", n, time.Since(start).Round(time.Millisecond))
+	if out, _ := open(res.NewMemoryID); out != n {
+		t.Fatalf("the new version holds %d open REFERENCES, want %d", out, n)
+	}
+	if out, _ := open(within); out != 0 {
+		t.Fatalf("the old version keeps %d open REFERENCES", out)
+	}
+
+	over := hub("over", n+1)
+	_, err = ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: over, NewTitle: "Projekt over", NewContent: "Projekt over, neue Fassung."})
+	if e := knowmind.AsError(err); e == nil || e.Reason != knowmind.ReasonTooLarge || !strings.Contains(e.Message, "unlink") {
+		t.Fatalf("update_fact with %d relations: %v, want too_large saying what to do", n+1, err)
+	}
+	if out, _ := open(over); out != n+1 {
+		t.Fatalf("the refused update changed the relations: %d open", out)
+	}
+	if _, err := ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: over, NewTitle: "x", NewContent: "still current?"}); knowmind.AsError(err) == nil ||
+		knowmind.AsError(err).Reason != knowmind.ReasonTooLarge {
+		t.Fatalf("the refused version must still be current (refused again the same way): %v", err)
 	}
 }

@@ -75,21 +75,11 @@ func (s *service) retrieve(ctx context.Context, p RetrieveParams) (RetrieveResul
 	case knowmind.SortGraph:
 		return t.RetrieveGraph(ctx, q)
 	}
-	// Relevance: knowmind_recall's ranking and floor; with filters the full candidate count,
-	// filtered after.
-	k := min(q.Limit, knowmind.RecallMaxK)
-	if q.Category != "" || q.EntityType != "" {
-		k = knowmind.RecallMaxK
-	}
-	q.Limit = min(q.Limit, knowmind.RecallMaxK)
+	// Relevance: knowmind_recall's ranking and floor, at most RecallMaxK.
+	q.Limit, q.MinScore = min(q.Limit, knowmind.RecallMaxK), floatOr(p.MinScore, knowmind.RecallMinScore)
 	scope, err := noteScope(ctx)
 	if err != nil {
 		return RetrieveResult{}, err
 	}
-	r, err := t.RecallVisible(ctx, scope, knowmind.RecallQuery{Query: q.Query, K: k, Hops: knowmind.RecallDefaultHops,
-		MinScore: floatOr(p.MinScore, knowmind.RecallMinScore)})
-	if err != nil {
-		return RetrieveResult{}, err
-	}
-	return t.RetrieveRelevance(ctx, q, r.Hits)
+	return t.RetrieveRelevance(ctx, scope, q)
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -182,5 +183,66 @@ func TestRetrieveAndReplayParameterErrors(t *testing.T) {
 			}
 			wantRPCError(t, callTool(t, c.url, token, tc.tool, tc.args), tc.code, tc.param)
 		})
+	}
+}
+
+// Retrieve's relevance filters apply before the limit: memories of a category (or naming an
+// entity type) that rank below the 25 best of the unfiltered list are still returned.
+func TestRetrieveFiltersBeforeTheLimit(t *testing.T) {
+	c := newEngineClient(t, Extractors{})
+	items := make([]map[string]any, 30)
+	for i := range items {
+		items[i] = map[string]any{"title": fmt.Sprintf("Wartung %d", i+1),
+			"content": fmt.Sprintf("Serverwartung im Rechenzentrum Frankfurt: Schicht %d prüft Kühlung und Strom.", i+1)}
+	}
+	var bulk StoreMemoriesResult
+	structured(t, callTool(t, c.url, c.write, "knowmind_store_memories", map[string]any{"memories": items}), &bulk)
+	if bulk.Stored != 30 {
+		t.Fatalf("store_memories: %+v", bulk)
+	}
+	// The rules extractor rates these 0.7: drafts, accepted here.
+	var customer []string
+	for _, text := range []string{
+		"Die Acme GmbH bezahlt die Serverwartung bis zum 15. Mai.",
+		"Die Beta AG kündigt die Serverwartung zum 30. Juni.",
+		"Die Gamma KG verlängert die Serverwartung bis zum 1. April.",
+	} {
+		res := c.capture(map[string]any{"text": text, "category": "customer"})
+		if len(res.Stored)+len(res.Drafts) != 1 {
+			t.Fatalf("capture %q: %+v", text, res)
+		}
+		if len(res.Stored) == 1 {
+			customer = append(customer, res.Stored[0].ID)
+			continue
+		}
+		customer = append(customer, c.review(res.Drafts[0].ID, "accept", "").MemoryID)
+	}
+	slices.Sort(customer)
+	const query = "Serverwartung Rechenzentrum Frankfurt"
+
+	top := c.retrieve("knowmind_retrieve", map[string]any{"query": query, "limit": 25})
+	if len(top.Memories) != 25 {
+		t.Fatalf("unfiltered: %d memories, want 25", len(top.Memories))
+	}
+	for _, id := range memoryIDs(top.Memories) {
+		if slices.Contains(customer, id) {
+			t.Fatalf("the customer memories must rank below the 25 best for this test; %s is among them", id)
+		}
+	}
+	for _, filter := range []map[string]any{{"category": "customer"}, {"entity_type": "organisation"}} {
+		args := map[string]any{"query": query, "limit": 5}
+		for k, v := range filter {
+			args[k] = v
+		}
+		r := c.retrieve("knowmind_retrieve", args)
+		got := memoryIDs(r.Memories)
+		slices.Sort(got)
+		if !slices.Equal(got, customer) || r.Truncated {
+			t.Errorf("relevance with %v: %v (truncated %v), want the customer memories %v", filter, got, r.Truncated, customer)
+		}
+	}
+	r := c.retrieve("knowmind_retrieve", map[string]any{"query": query, "category": "customer", "limit": 2})
+	if len(r.Memories) != 2 || !r.Truncated {
+		t.Errorf("category customer, limit 2: %v truncated %v, want 2 of 3", memoryIDs(r.Memories), r.Truncated)
 	}
 }

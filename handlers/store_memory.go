@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/knowmind/knowmind"
 )
@@ -11,8 +12,8 @@ import (
 var storeMemoryTool = declare(tool{
 	Name:  "knowmind_store_memory",
 	Title: "Store a memory",
-	Description: "Stores a new memory; never replaces one (a changed fact: knowmind_update_fact; a long text kept as one " +
-		"document per title: knowmind_upload_document). Content already stored is answered with unchanged: true.",
+	Description: "Remember a fact, decision or preference for later: stores a new memory, never replaces one (an update: " +
+		"knowmind_update_fact; a long text: knowmind_upload_document). Content already stored answers unchanged: true.",
 	Scope: knowmind.ScopeWrite,
 	// The same arguments again find the stored content by its SHA-256.
 	Idempotent: true,
@@ -29,6 +30,7 @@ type StoreMemoryParams struct {
 	MemoryType string        `json:"memory_type,omitempty" jsonschema:"default semantic" validate:"omitempty,oneof=semantic episodic procedural reference"`
 	Tags       []string      `json:"tags,omitempty" jsonschema:"keywords for filtering" validate:"max=50,dive,notblank,max=100"`
 	Source     string        `json:"source,omitempty" jsonschema:"where it comes from, free text" validate:"max=2000"`
+	OccurredAt string        `json:"occurred_at,omitempty" jsonschema:"ISO 8601 time the memory is about (default now): valid from then; 'yesterday', 'letzten Freitag' in it are resolved against it" validate:"max=64"`
 	Entities   []EntityParam `json:"entities,omitempty" jsonschema:"what it is about: entity type, id (slug) or name; contradictions are reported" validate:"max=20,dive"`
 }
 
@@ -56,6 +58,13 @@ func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMe
 		return StoreMemoryResult{}, err
 	}
 	in := knowmind.StoreMemoryInput{Title: p.Title, Content: p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source}
+	if p.OccurredAt != "" {
+		at, err := time.Parse(time.RFC3339, p.OccurredAt)
+		if err != nil {
+			return StoreMemoryResult{}, knowmind.InvalidParam("occurred_at", "occurred_at must be an ISO 8601 time such as 2026-03-12T10:00:00Z")
+		}
+		in.OccurredAt = &at
+	}
 	if len(p.Entities) > 0 {
 		in.EntityTypes, _ = s.engine.vocab.get()
 	}

@@ -49,6 +49,11 @@ type Signals struct {
 	// score, and a title alone makes no hit; with TitleNeighbours graph neighbours too.
 	Title       map[string]float64
 	TitleWeight float64
+	// Dated maps memories to 1 when the question asks for a time ("When did …?") and the
+	// memory's text names a day, with its weight: a factor like Title (a direct hit's score ×
+	// 1 + DatedWeight·v, at most 1), so the memories that state no day keep their score.
+	Dated       map[string]float64
+	DatedWeight float64
 	// VectorUnrelated is the cosine an unrelated text typically has with a query under the
 	// embedder in use: it maps to 0, cosine 1 to 1. Negative means unknown: the weakest vector
 	// candidate stands in (relative, as candidates go).
@@ -78,7 +83,8 @@ type Signals struct {
 //     of the query's ideal BM25, cosine between an unrelated text's (VectorUnrelated) and 1 —
 //     and combined as the weighted mean. Nothing is scaled by the best candidate, so the top
 //     hit of a query nothing in the corpus answers scores low, not 1.
-//  3. Title (Signals.Title): a direct hit's score × (1 + TitleWeight·match).
+//  3. Title (Signals.Title): a direct hit's score × (1 + TitleWeight·match); the same for a
+//     memory that names a day when the question asks when (Signals.Dated).
 //  4. Graph (Expand): a neighbour reached over h edges from a hit scored s scores s·HopDecay^h,
 //     strictly below the hit; a memory keeps the best of its own and its graph score; with
 //     TitleNeighbours a neighbour whose own title matches gains its title factor too (still
@@ -133,14 +139,19 @@ func Fuse(s Signals) []Hit {
 		}
 	}
 	direct := Relative(lists...)
-	if s.TitleWeight > 0 && len(s.Title) > 0 {
+	factor := func(by map[string]float64, weight float64) {
+		if weight <= 0 || len(by) == 0 {
+			return
+		}
 		for i, h := range direct {
-			if v := s.Title[h.ID]; v > 0 {
-				direct[i].Score = min(h.Score*(1+s.TitleWeight*v), 1)
+			if v := by[h.ID]; v > 0 {
+				direct[i].Score = min(h.Score*(1+weight*v), 1)
 			}
 		}
 		slices.SortStableFunc(direct, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
 	}
+	factor(s.Title, s.TitleWeight)
+	factor(s.Dated, s.DatedWeight)
 	hits := Expand(direct, s.Adjacent, s.Hops)
 	if s.TitleNeighbours && s.TitleWeight > 0 && len(s.Title) > 0 {
 		hits = s.titleNeighbours(hits, direct)

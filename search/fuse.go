@@ -59,6 +59,11 @@ type Input struct {
 	// Ahead: the semantic and title scores computed while the store's request was in flight
 	// (nil: compute them here).
 	Ahead *Ahead
+	// Coverage scales the semantic and concept signals by the share of the query's
+	// information the tenant's vocabulary holds (bm25.Coverage, the best of the language
+	// sides): the models compare only the query words they know, so without it a question
+	// about things the tenant never mentions scores as high as its one known word.
+	Coverage bool
 }
 
 // Fuse scores the text candidates with BM25 (per language corpus, the tenant's statistics) as a
@@ -140,6 +145,16 @@ func Fuse(cands *Candidates, in Input) []rank.Hit {
 			}
 		}
 	}
+	if in.Coverage {
+		cov := 0.0
+		for _, side := range in.Text {
+			if len(side.Terms) > 0 {
+				cov = max(cov, bm25.Coverage(side.Terms, side.Stats))
+			}
+		}
+		scale(sig.Semantic, cov)
+		scale(sig.Concept, cov)
+	}
 	if len(sig.Feedback) > 0 {
 		sig.FeedbackWeight = in.FeedbackWeight
 	}
@@ -187,6 +202,13 @@ func fuseServed(sig *rank.Signals, cands *Candidates, in Input, i int, side Text
 // With refs the word vectors keep each chunk's text norm until the next write.
 func semantic(words *wordvec.Model, query []string, found []rank.Chunk, refs []uint64, texts [][]string) []rank.Chunk {
 	return positive(found, words.SimilarityKeyed(query, refs, texts))
+}
+
+// scale multiplies the chunks' scores by f.
+func scale(chunks []rank.Chunk, f float64) {
+	for i := range chunks {
+		chunks[i].Score *= f
+	}
 }
 
 // inOrder returns the scores of refs in their order (0 for a ref without one).

@@ -30,9 +30,18 @@ type Weights struct {
 	Support float64
 	// Time: how well a memory's time matches the time the question names (package timeq).
 	Time float64
+	// TextDates: the time a question names is matched against the days the memory's text
+	// names (Memory.dates) too, not only against its own time.
+	TextDates bool
+	// AsksWhen: a question that asks for a time without naming one ("When did …?") raises
+	// the memories whose text names a day by this factor (TimeSignals, rank.Signals.Dated).
+	AsksWhen float64
 	// Feedback: pseudo-relevance feedback (package prf); it needs the candidates' text, which
 	// only Dgraph's full-text step reads, so a weight above 0 implies Plan.DgraphText.
 	Feedback float64
+	// Coverage: the semantic and concept signals count as shares of the whole query, scaled
+	// by how much of its information the tenant's vocabulary holds (Input.Coverage).
+	Coverage bool
 	// PoolAsText scores the semantic pool's chunks that no text signal found in the text signal
 	// too, as PoolAsText × their cosine.
 	PoolAsText float64
@@ -87,6 +96,8 @@ func Default() Options {
 			TitleNeighbours: true,
 			Support:         graphSupport,
 			Time:            timeWeight,
+			TextDates:       true,
+			AsksWhen:        asksWhenWeight,
 			SemanticPool:    semanticPool,
 		},
 	}
@@ -103,6 +114,7 @@ const (
 	titleWeight    = 0.25
 	graphSupport   = 1.0
 	timeWeight     = 0.5
+	asksWhenWeight = 0.5
 	semanticPool   = 30
 	// FeedbackWeight is the feedback signal's weight when the benchmark turns it on.
 	FeedbackWeight = 0.15

@@ -1,6 +1,8 @@
 // Package timeq finds the time a question asks about ("on 13 October, 2023", "in May 2023",
-// "im März 2026", "14.03.2026", "in 2023") and scores how well a memory's time matches it. It
-// is pure: no clock (a month without a year matches that month in any year).
+// "im März 2026", "14.03.2026", "in 2023") and scores how well a memory's time matches it, and
+// resolves the times a stored text names ("yesterday", "letzten Freitag", "in two weeks")
+// against the text's own time (Dates). It is pure: no clock (a month without a year matches
+// that month in any year; relative times need the time they were said).
 package timeq
 
 import (
@@ -46,16 +48,7 @@ var (
 
 // Parse returns the first time the question names, most specific form first.
 func Parse(q string) (Span, bool) {
-	day := func(y, m, d int) (Span, bool) {
-		if m < 1 || m > 12 || d < 1 || d > 31 {
-			return Span{}, false
-		}
-		from := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
-		if from.Day() != d {
-			return Span{}, false
-		}
-		return Span{From: from, To: from.AddDate(0, 0, 1)}, true
-	}
+	day := daySpan
 	if m := dayMonthYear.FindStringSubmatch(q); m != nil {
 		d, _ := strconv.Atoi(m[1])
 		y, _ := strconv.Atoi(m[3])
@@ -123,6 +116,18 @@ func (s Span) Match(t time.Time, slack time.Duration) float64 {
 		return math.Pow(0.5, best/slack.Hours())
 	}
 	return math.Pow(0.5, distance(t, s.From, s.To).Hours()/slack.Hours())
+}
+
+// daySpan is the day y-m-d, when it exists.
+func daySpan(y, m, d int) (Span, bool) {
+	if m < 1 || m > 12 || d < 1 || d > 31 {
+		return Span{}, false
+	}
+	from := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
+	if from.Day() != d {
+		return Span{}, false
+	}
+	return Span{From: from, To: from.AddDate(0, 0, 1)}, true
 }
 
 func distance(t, from, to time.Time) time.Duration {

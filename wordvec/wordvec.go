@@ -664,3 +664,15 @@ func FromState(s State) (*Model, error) {
 	}
 	return m, nil
 }
+
+// Bytes estimates the model's memory: its rows (context vectors and their weighted cache) and
+// its terms.
+func (m *Model) Bytes() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	b := 4*(len(m.ctx)+len(m.wvec)) + 8*len(m.wgen) + 40*len(m.slot)
+	for t := range m.df {
+		b += len(t) + 50
+	}
+	return b
+}

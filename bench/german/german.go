@@ -40,7 +40,8 @@ func (m Memory) Time() (time.Time, error) {
 }
 
 // Question asks for the memories IDs (any of them answers it). Kind names what makes it hard,
-// joined by "+" (compound, verb, spelling, inflection, loanword, plain).
+// joined by "+" (compound, verb, spelling, inflection, loanword, plain; date: the question names
+// or asks for a day its memory states relative to when it was written).
 type Question struct {
 	Text string   `json:"q"`
 	IDs  []string `json:"ids"`

@@ -13,6 +13,9 @@ type ablation struct {
 	NoSupport      bool
 	WithFeedback   bool // pseudo-relevance feedback, off by default
 	NoTime         bool
+	NoTextDates    bool    // the question's time against the memory's own time only
+	Coverage       bool    // semantic signals scaled by the query's coverage (search.Weights.Coverage)
+	AsksWhen       float64 // above 0 replaces the when-question signal's weight; below 0 turns it off
 	NoSemantic     bool
 	SemanticWeight float64 // above 0: replaces the semantic signal's weight
 	NoTitle        bool
@@ -43,8 +46,15 @@ func (a ablation) options() search.Options {
 		w.Feedback = search.FeedbackWeight
 	}
 	if a.NoTime {
-		w.Time = 0
+		w.Time, w.AsksWhen = 0, 0
 	}
+	if a.Coverage {
+		w.Coverage = true
+	}
+	if a.NoTextDates {
+		w.TextDates = false
+	}
+	w.AsksWhen = override(a.AsksWhen, w.AsksWhen)
 	w.Semantic = override(a.SemanticWeight, w.Semantic)
 	if a.NoSemantic {
 		w.Semantic = 0

@@ -56,8 +56,9 @@ func runBenchGerman(ctx context.Context, args []string) error {
 	}
 	if len(stored) == 0 {
 		for _, m := range corpus.Memories {
+			at := when[m.ID]
 			if _, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{
-				Title: m.Title, Content: m.Text, MemoryType: knowmind.MemoryEpisodic, Source: m.ID,
+				Title: m.Title, Content: m.Text, MemoryType: knowmind.MemoryEpisodic, Source: m.ID, OccurredAt: &at,
 			}); err != nil {
 				return fmt.Errorf("store %s: %w", m.ID, err)
 			}
@@ -116,6 +117,10 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		{"text only (BM25) without the word list (the tenant's vocabulary only)", bm25.Analysis{NoWordList: true}, 0, knowmind.RecallMinScore, textOnly},
 		{"full fusion without the word list (the tenant's vocabulary only)", bm25.Analysis{NoWordList: true}, 2, knowmind.RecallMinScore, full},
 		{"full fusion, min_score 0 (no floor)", bm25.Analysis{}, 2, 0, full},
+		{"full fusion without the days the text names", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoTextDates: true, AsksWhen: -1}},
+		{"full fusion, semantic signals scaled by the query's coverage", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, Coverage: true}},
+		{"full fusion, semantic signals scaled by the query's coverage, min_score 0", bm25.Analysis{}, 2, 0, ablation{NoRerank: true, Coverage: true}},
+		{"full fusion without the when-question signal", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, AsksWhen: -1}},
 	}
 	w := os.Stdout
 	fmt.Fprintf(w, "# German check: %d memories, %d questions, %d off-topic, embedder %s, German word list: %d words\n\n",

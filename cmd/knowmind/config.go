@@ -66,6 +66,7 @@ type Config struct {
 	WarmTextStats    bool          // load every tenant's BM25 statistics at startup, not on its first recall
 	ExactVectors     bool          // hold every tenant's chunk vectors for recall's exact vector search
 	IndexDir         string        // where tenants' derived indexes are persisted; default data-dir/index, "none" = not persisted
+	IndexMemoryMB    int           // bound of the open tenants' derived indexes together; 0 = unbounded
 	Extractor        string        // knowmind_capture's default extractor: rules | llm
 	LLMURL           string        // OpenAI-compatible chat completions server for the llm extractor
 	LLMModel         string        // its model name
@@ -95,6 +96,11 @@ func splitList(s string) []string {
 
 // minSecretBytes is the shortest service secret accepted.
 const minSecretBytes = 32
+
+// DefaultIndexMemoryMB is --index-memory-mb's default: a tenant of 100k memories holds about a
+// gigabyte of derived indexes (README, "Benchmarks"), and the managed alpha needs its own few
+// gigabytes beside them on a machine of 8 GB or more.
+const DefaultIndexMemoryMB = 1536
 
 // parseServeFlags fills Config from serve's flags and the environment.
 func parseServeFlags(args []string) (Config, error) {
@@ -192,6 +198,8 @@ func (c *Config) register(fs *flag.FlagSet) (complete func() error) {
 		"hold every tenant's chunk vectors in the service (4·dim bytes a chunk) so recall finds vector candidates exactly; off: Dgraph's approximate HNSW only (env KNOWMIND_EXACT_VECTORS)")
 	fs.StringVar(&c.IndexDir, "index-dir", envOr("index-dir", ""),
 		"directory of the tenants' index snapshots (BM25 statistics, vectors, semantic model), read at a restart instead of rebuilding them from Dgraph; default data-dir/index, also with an external --dgraph; none = not persisted (env KNOWMIND_INDEX_DIR)")
+	fs.IntVar(&c.IndexMemoryMB, "index-memory-mb", atoiOr(envOr("index-memory-mb", ""), DefaultIndexMemoryMB),
+		"bound of the open tenants' derived indexes together (MB): over it the least recently used tenants' indexes are dropped to their snapshots and read back on their next recall; 0 = unbounded (env KNOWMIND_INDEX_MEMORY_MB)")
 	fs.StringVar(&c.Extractor, "extractor", envOr("extractor", "rules"), "knowmind_capture's default extractor: rules (offline) or llm (env KNOWMIND_EXTRACTOR)")
 	fs.StringVar(&c.LLMURL, "llm-url", envOr("llm-url", ""), "base URL of an OpenAI-compatible chat completions server for the llm extractor; key in KNOWMIND_LLM_API_KEY (env KNOWMIND_LLM_URL)")
 	fs.StringVar(&c.LLMModel, "llm-model", envOr("llm-model", ""), "model name for the llm extractor (env KNOWMIND_LLM_MODEL)")

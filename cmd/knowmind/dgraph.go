@@ -154,6 +154,9 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 	if o.snapshots && cfg.IndexDir != "none" {
 		gcfg.IndexDir, gcfg.ObserveSnapshotLoad = cfg.IndexDir, o.observeSnapshot
 	}
+	if o.snapshots {
+		gcfg.IndexMemoryBytes = int64(cfg.IndexMemoryMB) << 20
+	}
 	if o.bulk && cfg.DgraphTimeout > 0 {
 		// An import's commit of --batch memories with their vectors can take
 		// minutes (docs/dgraph-notes.md); nobody waits on it interactively.

@@ -1,0 +1,55 @@
+package search
+
+import (
+	"time"
+
+	"github.com/knowmind/knowmind/rank"
+	"github.com/knowmind/knowmind/timeq"
+)
+
+// MemoryTime is what the time signal knows of a candidate memory: its own time (valid_from:
+// when it was stored, or the time it is about) and the days its text names (Memory.dates,
+// relative ones resolved against its own time at write time).
+type MemoryTime struct {
+	Memory    string
+	ValidFrom *time.Time
+	Dates     []time.Time
+}
+
+// TimeSignals sets the time signals of one recall in sig:
+//   - a question that names a time (timeq.Parse): rank.Signals.Time, each memory's own time
+//     and, with Weights.TextDates, the days its text names matched against it (the best
+//     match; timeq.Span.Match with TimeSlack), of weight Weights.Time;
+//   - a question that asks for a time and names none ("When did …", "Wann …"):
+//     rank.Signals.Dated, 1 for each memory whose text names a day (where such an answer
+//     stands), a factor of weight Weights.AsksWhen.
+func TimeSignals(query string, mems []MemoryTime, w Weights, sig *rank.Signals) {
+	span, named := timeq.Parse(query)
+	switch {
+	case named && w.Time > 0:
+		out := make(map[string]float64, len(mems))
+		for _, m := range mems {
+			best := 0.0
+			if m.ValidFrom != nil {
+				best = span.Match(*m.ValidFrom, TimeSlack)
+			}
+			if w.TextDates {
+				for _, d := range m.Dates {
+					best = max(best, span.Match(d, TimeSlack))
+				}
+			}
+			if best > 0 {
+				out[m.Memory] = max(out[m.Memory], best)
+			}
+		}
+		sig.Time, sig.TimeWeight = out, w.Time
+	case !named && w.AsksWhen > 0 && timeq.AsksWhen(query):
+		out := make(map[string]float64, len(mems))
+		for _, m := range mems {
+			if len(m.Dates) > 0 {
+				out[m.Memory] = 1
+			}
+		}
+		sig.Dated, sig.DatedWeight = out, w.AsksWhen
+	}
+}
