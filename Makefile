@@ -3,7 +3,7 @@ DGRAPH_VERSION := v25.2.0
 DGRAPH := bin/dgraph
 GO ?= go
 
-.PHONY: bench-conflicts run test test-docker docker-compose bench bench-locomo bench-german bench-speed dgraph build build-bench clean-data lint ui-vendor fuzz attack kill9 crashloop
+.PHONY: bench-conflicts run test test-docker docker-compose bench bench-locomo bench-german bench-speed bench-tenants dgraph build build-bench clean-data lint ui-vendor fuzz attack kill9 crashloop
 
 ## run: build what is missing and start the service with its own local Dgraph
 run: $(DGRAPH) build
@@ -70,6 +70,15 @@ bench-conflicts: $(DGRAPH)
 N ?= 10000
 bench-speed: $(DGRAPH) build-bench
 	bin/knowmind-bench speed --n $(N)
+
+## bench-tenants: TENANTS small tenants of PER memories + BIG of BIGN in one service under --index-memory-mb INDEXMB (hot p95, cold first recall from snapshots, RSS)
+TENANTS ?= 200
+PER ?= 200
+BIG ?= 2
+BIGN ?= 10000
+INDEXMB ?= 128
+bench-tenants: $(DGRAPH) build-bench
+	bin/knowmind-bench tenants --tenants $(TENANTS) --per $(PER) --big $(BIG) --big-n $(BIGN) --index-memory-mb $(INDEXMB)
 
 ## build: the service binary
 build:

@@ -43,6 +43,9 @@ type ExploreResult struct {
 	// Entities are the entities the centre names (Memory.entities), in key
 	// order; [] when none.
 	Entities []ExploreEntity `json:"entities"`
+	// Properties are a note's frontmatter (as knowmind_get_note's frontmatter); absent for
+	// other kinds and notes without one.
+	Properties map[string]any `json:"properties,omitempty"`
 	// IngestError says why a failed ingest failed (status "failed").
 	IngestError string `json:"ingest_error,omitempty"`
 	// RequestedID is the memory_id asked for when the centre is another

@@ -57,6 +57,8 @@ const (
 	MaxWikiLinksPerNote  = 200
 	MaxRevisionsReturned = 50
 	MaxNoteTypeChars     = 100    // a note's type (frontmatter type:)
+	MaxFrontmatterKeys   = 50     // top-level keys of a note's frontmatter (its properties)
+	MaxFrontmatterChars  = 10_000 // a note's frontmatter as stored (YAML)
 	MaxVersionTokenChars = 100    // a versionToken as get_note hands it out
 	MaxFindChars         = 10_000 // edit_note's find text
 	MaxNotesCursorChars  = 2_000  // list_notes' nextCursor

@@ -217,7 +217,7 @@ func TestIndexMemoryPerDoc(t *testing.T) {
 	terms := vocabulary("term", vocab)
 	rng := rand.New(rand.NewPCG(3, 4))
 	tokens := make([]string, 40)
-	perDoc := indexHeapPerDoc(docs, func(b *Builder, d int) {
+	perDoc, estimate := indexHeapAndEstimate(docs, func(b *Builder, d int) {
 		for i := range 30 {
 			tokens[i] = terms[rng.IntN(vocab)]
 		}
@@ -225,9 +225,13 @@ func TestIndexMemoryPerDoc(t *testing.T) {
 		b.AddRef(fmt.Sprintf("0x%x", 0x10000+d), "de", uint64(0x10000+d), tokens)
 	})
 	runtime.KeepAlive(terms)
-	t.Logf("%d docs: %.1f MB, %.0f B/doc (vocabulary of %d terms included)", docs, perDoc*docs/1e6, perDoc, vocab)
+	t.Logf("%d docs: %.1f MB, %.0f B/doc (vocabulary of %d terms included); Bytes estimates %.0f B/doc", docs, perDoc*docs/1e6, perDoc, vocab, estimate)
 	if perDoc > 1000 {
 		t.Errorf("%.0f B/doc, the Index doc comment promises about 800", perDoc)
+	}
+	// The memory budget (graph's budget.go) adds up Bytes: it must be near the heap.
+	if estimate < 0.7*perDoc || estimate > 1.3*perDoc {
+		t.Errorf("Bytes estimates %.0f B/doc, the heap holds %.0f", estimate, perDoc)
 	}
 }
 
@@ -267,6 +271,12 @@ func vocabulary(prefix string, n int) []string {
 // indexHeapPerDoc loads docs documents (add adds document d) as a full load does (Builder,
 // Replace) and returns the heap the Index holds per document.
 func indexHeapPerDoc(docs int, add func(b *Builder, d int)) float64 {
+	perDoc, _ := indexHeapAndEstimate(docs, add)
+	return perDoc
+}
+
+// indexHeapAndEstimate is indexHeapPerDoc and Index.Bytes's estimate per document.
+func indexHeapAndEstimate(docs int, add func(b *Builder, d int)) (measured, estimated float64) {
 	var ix Index
 	before := heapInUse()
 	var b Builder
@@ -276,7 +286,7 @@ func indexHeapPerDoc(docs int, add func(b *Builder, d int)) float64 {
 	ix.Replace("tenant", &b)
 	after := heapInUse()
 	runtime.KeepAlive(&ix)
-	return float64(after-before) / float64(docs)
+	return float64(after-before) / float64(docs), float64(ix.Bytes("tenant")) / float64(docs)
 }
 
 func heapInUse() uint64 {

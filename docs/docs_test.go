@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240"
-
 	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/graph/dql"
 	"github.com/knowmind/knowmind/shapes"
 )
 
@@ -143,7 +142,7 @@ var expectations = map[string]expectation{
 
 // runQuery runs a query file's text as an analyst pastes it into Ratel:
 // no variables passed, the defaults in the file apply.
-func runQuery(t *testing.T, dg *dgo.Dgraph, path string) map[string][]any {
+func runQuery(t *testing.T, dg *dql.Conn, path string) map[string][]any {
 	t.Helper()
 	q, err := os.ReadFile(path)
 	if err != nil {
@@ -151,12 +150,12 @@ func runQuery(t *testing.T, dg *dgo.Dgraph, path string) map[string][]any {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := dg.NewReadOnlyTxn().Query(ctx, string(q))
+	resp, err := dg.Query(ctx, string(q), nil)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	var out map[string][]any
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
+	if err := json.Unmarshal(resp, &out); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -198,7 +197,7 @@ func uniqueSorted(ids []string) []string {
 
 // checkQuery runs one query file and compares the result with its
 // expectation.
-func checkQuery(t *testing.T, dg *dgo.Dgraph, path string) {
+func checkQuery(t *testing.T, dg *dql.Conn, path string) {
 	t.Helper()
 	name := filepath.Base(path)
 	exp, ok := expectations[name]
@@ -227,7 +226,7 @@ func TestAnalystQueriesReturnTheDocumentedNodes(t *testing.T) {
 	files := analystQueries(t)
 	for _, path := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".dql"), func(t *testing.T) {
-			checkQuery(t, dgraphtest.DG(t, ten), path)
+			checkQuery(t, dgraphtest.Conn(t, ten), path)
 		})
 	}
 	for name := range expectations {
@@ -311,7 +310,7 @@ func TestDocumentedQueriesRunAsTheAnalyst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	analyst := dgraphtest.Login(t, cred, env.Alphas...)
+	analyst := dgraphtest.LoginConn(t, cred, env.Alphas...)
 	for _, f := range analystQueries(t) {
 		checkQuery(t, analyst, f)
 	}

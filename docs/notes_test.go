@@ -37,7 +37,7 @@ func TestNotesQueryShowsNoteRevisionsAndLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out := runQuery(t, dgraphtest.DG(t, ten), "queries/notes.dql")
+	out := runQuery(t, dgraphtest.Conn(t, ten), "queries/notes.dql")
 	raw, _ := json.Marshal(out["note"])
 	var notes []struct {
 		ID        string `json:"Memory.id"`

@@ -13,13 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240"
-	"github.com/dgraph-io/dgo/v240/protos/api"
-
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/graph/dql"
 	"github.com/knowmind/knowmind/internal/runes"
 	"github.com/knowmind/knowmind/timeq"
 )
@@ -114,7 +112,7 @@ func seedTenant(t *testing.T) *graph.Tenant {
 	t.Helper()
 	seedOnce.Do(func() {
 		ten := dgraphtest.NewTenant(t)
-		seedErr = seed(context.Background(), dgraphtest.DG(t, ten), ten)
+		seedErr = seed(context.Background(), dgraphtest.Conn(t, ten), ten)
 		seeded = ten
 	})
 	if seedErr != nil {
@@ -125,7 +123,7 @@ func seedTenant(t *testing.T) *graph.Tenant {
 
 // seed writes the example through raw (a client on ten's namespace) in the shapes ingest writes,
 // links through the service, and writes the history edges update_fact leaves.
-func seed(ctx context.Context, raw *dgo.Dgraph, ten *graph.Tenant) error {
+func seed(ctx context.Context, raw *dql.Conn, ten *graph.Tenant) error {
 	// The service's default embedder, so the vectors are what a default
 	// install stores.
 	emb, err := embed.New(embed.Config{})
@@ -147,7 +145,7 @@ func seed(ctx context.Context, raw *dgo.Dgraph, ten *graph.Tenant) error {
 		nodes = append(nodes, n)
 	}
 	js, _ := json.Marshal(nodes)
-	if _, err := raw.NewTxn().Mutate(ctx, &api.Mutation{CommitNow: true, SetJson: js}); err != nil {
+	if err := raw.SetJSON(ctx, js); err != nil {
 		return fmt.Errorf("write memories: %w", err)
 	}
 	for _, l := range seedLinks {
@@ -275,7 +273,7 @@ func entityBlank(key string) string {
 // version and the one it replaces (graph/facts.go): newer -SUPERSEDES->
 // older and the materialised older -SUPERSEDED_BY-> newer, with the facets
 // every relation edge has. The memories' validity is already seeded.
-func supersede(ctx context.Context, raw *dgo.Dgraph, newer, older string) error {
+func supersede(ctx context.Context, raw *dql.Conn, newer, older string) error {
 	q := `query q($n: string, $o: string) { n as var(func: eq(Memory.id, $n)) o as var(func: eq(Memory.id, $o)) }`
 	var at string
 	for _, m := range seedMemories {
@@ -291,12 +289,7 @@ func supersede(ctx context.Context, raw *dgo.Dgraph, newer, older string) error 
 	nquads := fmt.Sprintf("uid(n) <SUPERSEDES> uid(o) %s .\nuid(o) <SUPERSEDED_BY> uid(n) %s .",
 		facets(graph.EdgeID(newer, "SUPERSEDES", older), false),
 		facets(graph.EdgeID(older, "SUPERSEDED_BY", newer), true))
-	req := &api.Request{Query: q, Vars: map[string]string{"$n": newer, "$o": older},
-		Mutations: []*api.Mutation{{SetNquads: []byte(nquads)}}}
-	return graph.RunTxn(ctx, raw, func(ctx context.Context, txn *dgo.Txn) error {
-		_, err := txn.Do(ctx, req)
-		return err
-	})
+	return raw.Upsert(ctx, q, map[string]string{"$n": newer, "$o": older}, []byte(nquads))
 }
 
 // TestSeedLooksLikeWhatTheServiceWrites stores a memory, a document and a
@@ -350,14 +343,14 @@ func TestSeedLooksLikeWhatTheServiceWrites(t *testing.T) {
 func usedPredicates(t *testing.T, ten *graph.Tenant, fn, filter string) []string {
 	t.Helper()
 	ctx := context.Background()
-	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().Query(ctx, `schema {}`)
+	resp, err := dgraphtest.Conn(t, ten).Query(ctx, `schema {}`, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var schema struct {
 		Schema []struct{ Predicate string } `json:"schema"`
 	}
-	if err := json.Unmarshal(resp.Json, &schema); err != nil {
+	if err := json.Unmarshal(resp, &schema); err != nil {
 		t.Fatal(err)
 	}
 	var preds []string
@@ -375,12 +368,12 @@ func usedPredicates(t *testing.T, ten *graph.Tenant, fn, filter string) []string
 		fmt.Fprintf(&b, "  p%d(func: %s) @filter((%s) AND has(<%s>)) { count(uid) }\n", i, fn, filter, p)
 	}
 	fmt.Fprintf(&b, "  untagged(func: %s) @filter(%s) { t: Chunk.text }\n  de(func: %s) @filter(%s) { t: Chunk.text@de }\n}", fn, filter, fn, filter)
-	resp, err = dgraphtest.DG(t, ten).NewReadOnlyTxn().Query(ctx, b.String())
+	resp, err = dgraphtest.Conn(t, ten).Query(ctx, b.String(), nil)
 	if err != nil {
 		t.Fatalf("%s: %v", b.String(), err)
 	}
 	var out map[string][]map[string]any
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
+	if err := json.Unmarshal(resp, &out); err != nil {
 		t.Fatal(err)
 	}
 	var used []string
@@ -401,12 +394,12 @@ func usedPredicates(t *testing.T, ten *graph.Tenant, fn, filter string) []string
 // edgeFacets lists the facet names on the rel edges of a tenant.
 func edgeFacets(t *testing.T, ten *graph.Tenant, rel string) []string {
 	t.Helper()
-	resp, err := dgraphtest.DG(t, ten).NewReadOnlyTxn().Query(context.Background(), `{ q(func: has(`+rel+`)) { `+rel+` @facets { uid } } }`)
+	resp, err := dgraphtest.Conn(t, ten).Query(context.Background(), `{ q(func: has(`+rel+`)) { `+rel+` @facets { uid } } }`, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out struct{ Q []map[string][]map[string]any }
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
+	if err := json.Unmarshal(resp, &out); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}

@@ -144,8 +144,8 @@ func (c *Client) enforceIndexBudget(loaded *Tenant) {
 	}()
 }
 
-// waitIndexBudget waits for the enforcements running (tests, benchmarks).
-func (c *Client) waitIndexBudget() { c.budget.running.Wait() }
+// WaitIndexBudget waits for the budget's enforcements running (tests, benchmarks).
+func (c *Client) WaitIndexBudget() { c.budget.running.Wait() }
 
 // evict writes the tenant's snapshot if its caches changed since the last, then drops the caches:
 // the next recall loads them again, from the snapshot (without snapshots: from Dgraph). A tenant

@@ -218,7 +218,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 
 // Close releases the connections.
 func (c *Client) Close() {
-	c.waitIndexBudget()
+	c.WaitIndexBudget()
 	c.flushSnapshots()
 	c.builds.stop()
 	for _, conn := range c.conns {

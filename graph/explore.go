@@ -21,6 +21,8 @@ import (
 	"text/template"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/internal/runes"
 	"github.com/knowmind/knowmind/shapes"
@@ -45,7 +47,7 @@ var exploreMemoryQuery = fmt.Sprintf(`query q($id: string) {
   m(func: eq(Memory.id, $id), first: 1) {
     uid Memory.id Memory.kind Memory.title Memory.content Memory.memory_type Memory.tags
     Memory.source Memory.status Memory.created_at Memory.updated_at
-    Memory.valid_from Memory.valid_to Memory.update_reason Memory.error Memory.dates
+    Memory.valid_from Memory.valid_to Memory.update_reason Memory.error Memory.dates Note.frontmatter
     chunks: count(Memory.chunks)
     ents: Memory.entities (orderasc: Entity.key, first: %d) { Entity.type Entity.id Entity.name }
     sections: Memory.chunks (orderasc: Chunk.position, first: %d) {
@@ -176,9 +178,10 @@ func (t *Tenant) exploreMemory(ctx context.Context, id string, res *knowmind.Exp
 	var out struct {
 		M []struct {
 			dgMemory
-			Error    string     `json:"Memory.error"`
-			Ents     []dgEntity `json:"ents"`
-			Sections []struct {
+			Error       string     `json:"Memory.error"`
+			Frontmatter string     `json:"Note.frontmatter"`
+			Ents        []dgEntity `json:"ents"`
+			Sections    []struct {
 				Position int    `json:"Chunk.position"`
 				Heading  string `json:"Chunk.heading"`
 				dgChunkText
@@ -195,6 +198,11 @@ func (t *Tenant) exploreMemory(ctx context.Context, id string, res *knowmind.Exp
 	res.Memory = m.domain()
 	res.Memory.Content, res.ContentTruncated = cutRunes(res.Memory.Content, knowmind.ExploreMaxContentChars)
 	res.IngestError = m.Error
+	if m.Frontmatter != "" {
+		if err := yaml.Unmarshal([]byte(m.Frontmatter), &res.Properties); err != nil {
+			res.Properties = nil // stored by CreateNote/EditNote as YAML; a bad one shows none
+		}
+	}
 	res.Entities = make([]knowmind.ExploreEntity, 0, len(m.Ents))
 	for _, e := range m.Ents {
 		res.Entities = append(res.Entities, knowmind.ExploreEntity{Type: e.Type, ID: e.ID, Name: e.Name})

@@ -258,9 +258,6 @@ func (t *Tenant) TextPendingOps() int {
 // IndexBytes exposes the estimate of a tenant's derived caches (budget.go).
 func (t *Tenant) IndexBytes() int { return t.indexBytes() }
 
-// WaitIndexBudget waits for the memory budget's enforcements running.
-func (c *Client) WaitIndexBudget() { c.waitIndexBudget() }
-
 // BuildSemanticModel builds the tenant's semantic model (with links) now, so that a test's recall
 // does not use one built from fewer memories (a rebuild waits semRebuildEvery).
 func (t *Tenant) BuildSemanticModel() {

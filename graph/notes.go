@@ -207,6 +207,9 @@ func parseBody(param, text string) (fm map[string]any, body, title string, err e
 	if err != nil {
 		return nil, "", "", err
 	}
+	if err := checkFrontmatter(param, fm); err != nil {
+		return nil, "", "", err
+	}
 	body = strings.TrimSpace(body)
 	title = markdown.Title(body)
 	if title == "" {
@@ -216,6 +219,25 @@ func parseBody(param, text string) (fm map[string]any, body, title string, err e
 		return nil, "", "", knowmind.InvalidParam(param, "the title exceeds %d characters", knowmind.MaxTitleChars)
 	}
 	return fm, body, title, nil
+}
+
+// checkFrontmatter bounds a note's properties: how many keys and how long their YAML is, so
+// get_note, explore and an export stay page-sized whatever a vault holds.
+func checkFrontmatter(param string, fm map[string]any) error {
+	if len(fm) > knowmind.MaxFrontmatterKeys {
+		return knowmind.InvalidParam(param, "the frontmatter has %d keys; at most %d", len(fm), knowmind.MaxFrontmatterKeys)
+	}
+	if len(fm) == 0 {
+		return nil
+	}
+	b, err := yaml.Marshal(fm)
+	if err != nil {
+		return knowmind.InvalidParam(param, "the frontmatter cannot be stored as YAML: %v", err)
+	}
+	if n := utf8.RuneCount(b); n > knowmind.MaxFrontmatterChars {
+		return knowmind.InvalidParam(param, "the frontmatter is %d characters as YAML; at most %d", n, knowmind.MaxFrontmatterChars)
+	}
+	return nil
 }
 
 // noteEntry chunks and embeds a note body. An embedder failure leaves the chunks without

@@ -2,8 +2,10 @@ package graph_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/knowmind/knowmind"
@@ -135,5 +137,41 @@ func BenchmarkSearchNotes(b *testing.B) {
 		if err != nil || len(hits) == 0 {
 			b.Fatalf("%v %v", hits, err)
 		}
+	}
+}
+
+// TestFrontmatterBounded: a note's properties are bounded in keys and in YAML size, on create
+// and on edit, with -32602 naming the parameter; at the bound they are stored.
+func TestFrontmatterBounded(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	keys := func(n, size int) string {
+		var b strings.Builder
+		b.WriteString("---\n")
+		for i := range n {
+			fmt.Fprintf(&b, "k%d: %s\n", i, strings.Repeat("x", size))
+		}
+		return b.String() + "---\n"
+	}
+	ok := createNote(t, ten, "", keys(knowmind.MaxFrontmatterKeys, 10)+"# Am Rand\n\nText.")
+	for name, c := range map[string]struct{ body, param string }{
+		"too many keys": {keys(knowmind.MaxFrontmatterKeys+1, 1) + "# Viele\n", "body"},
+		"too long":      {keys(2, knowmind.MaxFrontmatterChars/2) + "# Lang\n", "body"},
+	} {
+		_, err := ten.CreateNote(ctx, notesScope, knowmind.CreateNoteInput{Project: "main", Body: c.body, Class: knowmind.ClassUserDoc, Actor: notesAgent})
+		var ke *knowmind.Error
+		if !errors.As(err, &ke) || ke.Code != knowmind.EINVALID || ke.Param != c.param {
+			t.Errorf("create, %s: %v, want -32602 on %s", name, err, c.param)
+		}
+	}
+	_, err := ten.EditNote(ctx, notesScope, knowmind.EditNoteInput{ID: ok.ID, VersionToken: ok.VersionToken, Op: knowmind.EditReplace,
+		Content: keys(knowmind.MaxFrontmatterKeys+1, 1) + "# Am Rand\n", Actor: notesAgent})
+	var ke *knowmind.Error
+	if !errors.As(err, &ke) || ke.Code != knowmind.EINVALID || ke.Param != "content" {
+		t.Errorf("edit with too many keys: %v, want -32602 on content", err)
+	}
+	got, err := ten.GetNote(ctx, notesScope, ok.ID, "", false)
+	if err != nil || len(got.Frontmatter) != knowmind.MaxFrontmatterKeys {
+		t.Errorf("note at the bound: %d properties, %v", len(got.Frontmatter), err)
 	}
 }

@@ -157,6 +157,7 @@ func (t *Tenant) semModel(links bool) *semvec.Model {
 		s.mu.Lock()
 		s.model, s.gen, s.chg, s.building, s.took = m, gen, chg, false, time.Since(s.built)
 		close(s.done)
+		t.c.enforceIndexBudget(t) // the model counts against the index memory budget (budget.go)
 		return m
 	}
 	s.mu.Lock()

@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -84,6 +86,19 @@ func (t *Tenant) snapshotTag() snapshot.Tag {
 	return tag
 }
 
+// snapshotKey seals the snapshots (AES-256-GCM, package snapshot): derived from the service
+// secret, which every process on the data dir holds, so the files need no key of their own and
+// hold nothing readable without the secret.
+func (c *Client) snapshotKey() []byte { return SnapshotKey(c.cfg.Secret) }
+
+// SnapshotKey is the key the index snapshots of a service with this secret are sealed with
+// (snapshot.ReadFile opens them with it).
+func SnapshotKey(secret []byte) []byte {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte("knowmind index snapshot"))
+	return mac.Sum(nil)
+}
+
 // countSnapshotLoad records how a tenant's first load went.
 func (c *Client) countSnapshotLoad(result string) {
 	c.snapMu.Lock()
@@ -162,6 +177,9 @@ func (c *Client) flushSnapshots() {
 // writeSnapshot writes the tenant's caches now, unless they are what the last write covered.
 func (t *Tenant) writeSnapshot() error {
 	path := t.snapshotPath()
+	if path == "" {
+		return nil
+	}
 	x := &t.text
 	x.snap.file.Lock()
 	defer x.snap.file.Unlock()
@@ -198,7 +216,7 @@ func (t *Tenant) writeSnapshot() error {
 	if model != nil {
 		sections = append(sections, snapshot.Section{Name: "semantic", Data: encodeSemantic(model.State(), current)})
 	}
-	if err := snapshot.WriteFile(path, tag, sections); err != nil {
+	if err := snapshot.WriteFile(path, t.c.snapshotKey(), tag, sections); err != nil {
 		return err
 	}
 	x.mu.Lock()
@@ -229,49 +247,63 @@ var (
 // readSnapshot reads, checks and decodes the tenant's snapshot, and compares a sample of it
 // with the store. The error's kind is its result (snapshotResult).
 func (t *Tenant) readSnapshot(ctx context.Context) (*restored, error) {
-	tag, sections, err := snapshot.ReadFile(t.snapshotPath())
+	tag, sections, err := snapshot.ReadFile(t.snapshotPath(), t.c.snapshotKey())
 	if err != nil {
 		return nil, err
 	}
 	if err := tag.Matches(t.snapshotTag()); err != nil {
 		return nil, fmt.Errorf("%w: %v", errSnapshotStale, err)
 	}
-	r := &restored{tag: tag}
-	if r.memories, r.shas, err = decodeMemories(sections["memories"]); err != nil {
-		return nil, err
-	}
-	if len(r.memories) != tag.Memories {
-		return nil, fmt.Errorf("%w: %d memories, tagged %d", snapshot.ErrCorrupt, len(r.memories), tag.Memories)
-	}
-	text, err := decodeDump(sections["text"])
-	if err != nil {
-		return nil, err
-	}
-	r.refs = make(map[string]uint64, len(text.Docs))
-	for _, d := range text.Docs {
-		r.refs[d.ID] = d.Ref
-	}
-	titles, err := decodeDump(sections["titles"])
-	if err != nil {
-		return nil, err
-	}
-	r.text, r.titles = &bm25.Builder{}, &bm25.Builder{}
-	if err := r.text.Load(text); err != nil {
-		return nil, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
-	}
-	if err := r.titles.Load(titles); err != nil {
-		return nil, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
-	}
-	if r.vecs, err = decodeVectors(sections["vectors"]); err != nil {
-		return nil, err
-	}
-	if r.words, err = decodeWords(sections["words"]); err != nil {
-		return nil, err
-	}
-	if raw, ok := sections["semantic"]; ok {
-		if r.sem, r.semCurrent, err = decodeSemantic(raw); err != nil {
-			return nil, err
+	for _, name := range []string{"memories", "text", "titles", "vectors", "words"} {
+		if _, ok := sections[name]; !ok {
+			return nil, fmt.Errorf("%w: no %s section", snapshot.ErrCorrupt, name)
 		}
+	}
+	// The sections decode at once, each on its own goroutine: opening is bound by the largest.
+	r := &restored{tag: tag}
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	wg.Go(func() {
+		if r.memories, r.shas, errs[0] = decodeMemories(sections["memories"]); errs[0] == nil && len(r.memories) != tag.Memories {
+			errs[0] = fmt.Errorf("%w: %d memories, tagged %d", snapshot.ErrCorrupt, len(r.memories), tag.Memories)
+		}
+	})
+	wg.Go(func() {
+		text, err := decodeDump(sections["text"])
+		if err != nil {
+			errs[1] = err
+			return
+		}
+		r.refs = make(map[string]uint64, len(text.Docs))
+		for _, d := range text.Docs {
+			r.refs[d.ID] = d.Ref
+		}
+		r.text = &bm25.Builder{}
+		if err := r.text.Load(text); err != nil {
+			errs[1] = fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
+		}
+	})
+	wg.Go(func() {
+		titles, err := decodeDump(sections["titles"])
+		if err != nil {
+			errs[2] = err
+			return
+		}
+		r.titles = &bm25.Builder{}
+		if err := r.titles.Load(titles); err != nil {
+			errs[2] = fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
+		}
+	})
+	wg.Go(func() { r.vecs, errs[3] = decodeVectors(sections["vectors"]) })
+	wg.Go(func() { r.words, errs[4] = decodeWords(sections["words"]) })
+	wg.Go(func() {
+		if raw, ok := sections["semantic"]; ok {
+			r.sem, r.semCurrent, errs[5] = decodeSemantic(raw)
+		}
+	})
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	if err := t.sampleSnapshot(ctx, r); err != nil {
 		return nil, err

@@ -89,7 +89,8 @@ func TestIndexSnapshotRestart(t *testing.T) {
 	want := f.recall(knowmind.RecallQuery{Query: query, K: 5, Hops: 1})
 	first.Close()
 	path := filepath.Join(dir, strconv.FormatUint(ten.Namespace, 10), "index.snap")
-	tag, _, err := snapshot.ReadFile(path)
+	key := graph.SnapshotKey(env.Secret)
+	tag, _, err := snapshot.ReadFile(path, key)
 	if err != nil || tag.Memories != 25 || tag.Tenant != name {
 		t.Fatalf("snapshot after close: %+v, %v", tag, err)
 	}
@@ -118,7 +119,7 @@ func TestIndexSnapshotRestart(t *testing.T) {
 	if loads[graph.SnapshotLoaded] != 1 || len(got.Hits) == 0 || got.Hits[0].MemoryID != late.MemoryID {
 		t.Fatalf("write while down: loads %v, hits %s, want %s first", loads, hitList(got), late.MemoryID)
 	}
-	if tag, _, err := snapshot.ReadFile(path); err != nil || tag.Memories != 26 {
+	if tag, _, err := snapshot.ReadFile(path, key); err != nil || tag.Memories != 26 {
 		t.Fatalf("snapshot after the catch-up: %+v, %v", tag, err)
 	}
 
@@ -157,7 +158,7 @@ func TestIndexSnapshotRestart(t *testing.T) {
 		if len(got.Hits) == 0 {
 			t.Fatalf("%s: no hits after the rebuild", c.name)
 		}
-		if _, _, err := snapshot.ReadFile(path); err != nil {
+		if _, _, err := snapshot.ReadFile(path, key); err != nil {
 			t.Fatalf("%s: no good snapshot after the rebuild: %v", c.name, err)
 		}
 	}

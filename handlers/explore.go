@@ -12,7 +12,7 @@ var exploreTool = declare(tool{
 	Name:  "knowmind_explore",
 	Title: "Explore a memory",
 	Description: "One memory as a graph: its content, version chain and the memories within hops relations, with the edges " +
-		"between them; as_of shows it as it was then. The explorer at /ui draws this.",
+		"between them; as_of shows it as it was then.",
 	Scope:    knowmind.ScopeRead,
 	ReadOnly: true,
 	Toolset:  knowmind.ToolsetMemory,

@@ -11,8 +11,8 @@ import (
 var linkTool = declare(tool{
 	Name:  "knowmind_link",
 	Title: "Link two memories",
-	Description: "Adds a typed relation from_id --rel_type--> to_id between two memories (and its inverse; linking twice " +
-		"adds nothing). From a note, to_title may name the target note. Version history is knowmind_update_fact's.",
+	Description: "Relates two memories (A depends on B): adds a typed relation from_id --rel_type--> to_id and its inverse; " +
+		"linking twice adds nothing. From a note, to_title may name the target note. Version history is knowmind_update_fact's.",
 	More:       func(s *service) string { return " " + relTypesText(s.shapes()) },
 	Scope:      knowmind.ScopeWrite,
 	Idempotent: true,

@@ -10,8 +10,8 @@ import (
 var listRecentTool = declare(tool{
 	Name:  "knowmind_list_recent",
 	Title: "Recently created entries",
-	Description: "Browses what was stored lately: documents and memories, newest first, every version (valid_to set on a " +
-		"superseded one); page with cursor. To answer a question use knowmind_recall.",
+	Description: "Browses what was stored lately: documents and memories, newest first, every version; page with cursor. " +
+		"To answer a question use knowmind_recall.",
 	Scope:    knowmind.ScopeRead,
 	ReadOnly: true,
 	Toolset:  knowmind.ToolsetMemory,

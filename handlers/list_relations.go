@@ -10,8 +10,8 @@ import (
 var listRelationsTool = declare(tool{
 	Name:  "knowmind_list_relations",
 	Title: "Relations of a memory",
-	Description: "A memory's current relations in and out (type, peer id and title). For the neighbourhood with contents " +
-		"use knowmind_explore.",
+	Description: "Which memories this one is related to: its current relations in and out (type, peer id and title). For " +
+		"the neighbourhood with contents use knowmind_explore.",
 	Scope:    knowmind.ScopeRead,
 	ReadOnly: true,
 	Toolset:  knowmind.ToolsetMemory,

@@ -10,9 +10,9 @@ import (
 var recallTool = declare(tool{
 	Name:  "knowmind_recall",
 	Title: "Recall",
-	Description: "Answers a question from memory: current memories and document sections ranked by full text (German, " +
-		"English), vectors and graph hops. Scores are absolute (1 = every query word); below min_score left out, " +
-		"so few or none is a real answer. The past: knowmind_recall_at_time.",
+	Description: "Answers a question from memory (what do we know, what was decided about X): current memories and document " +
+		"sections ranked by full text (German, English), vectors and graph hops. Scores are absolute (1 = every query word); " +
+		"below min_score left out, so few or none is a real answer. The past: knowmind_recall_at_time.",
 	Scope:    knowmind.ScopeRead,
 	ReadOnly: true,
 	Toolset:  knowmind.ToolsetMemory,

@@ -12,8 +12,8 @@ import (
 var recallAtTimeTool = declare(tool{
 	Name:  "knowmind_recall_at_time",
 	Title: "Recall at a point in time",
-	Description: "knowmind_recall as the memory stood at as_of: only memories and relations valid then, each hit with " +
-		"valid_from and valid_to (\"what did we know on March 14?\").",
+	Description: "knowmind_recall as the memory stood at as_of, before later changes: only memories and relations valid then, " +
+		"each hit with valid_from and valid_to (\"what was true on March 14?\").",
 	Scope:    knowmind.ScopeRead,
 	ReadOnly: true,
 	Toolset:  knowmind.ToolsetMemory,

@@ -12,8 +12,8 @@ import (
 var storeMemoryTool = declare(tool{
 	Name:  "knowmind_store_memory",
 	Title: "Store a memory",
-	Description: "Stores a new memory; never replaces one (a changed fact: knowmind_update_fact; a long text kept as one " +
-		"document per title: knowmind_upload_document). Content already stored is answered with unchanged: true.",
+	Description: "Remember a fact, decision or preference for later: stores a new memory, never replaces one (an update: " +
+		"knowmind_update_fact; a long text: knowmind_upload_document). Content already stored answers unchanged: true.",
 	Scope: knowmind.ScopeWrite,
 	// The same arguments again find the stored content by its SHA-256.
 	Idempotent: true,

@@ -10,8 +10,8 @@ import (
 var unlinkTool = declare(tool{
 	Name:  "knowmind_unlink",
 	Title: "Unlink two memories",
-	Description: "Ends the relation from_id --rel_type--> to_id and its inverse: closed, not erased, so point-in-time " +
-		"reads still see it.",
+	Description: "Removes a wrong or outdated link: closes from_id --rel_type--> to_id and its inverse, not erased, so " +
+		"point-in-time reads still see it.",
 	Scope:       knowmind.ScopeWrite,
 	Idempotent:  true,
 	Destructive: true,

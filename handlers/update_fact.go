@@ -10,8 +10,8 @@ import (
 var updateFactTool = declare(tool{
 	Name:  "knowmind_update_fact",
 	Title: "Update a fact (bi-temporal)",
-	Description: "Replaces a fact by a new version: the current version gets valid_to = now, the new one supersedes it and " +
-		"takes over its relations; nothing is erased. Only the current version can be updated.",
+	Description: "When a fact changed (someone moved): a new version replaces it; the current one gets " +
+		"valid_to = now, the new one supersedes it and takes over its relations; nothing is erased. Only the current version.",
 	Scope:      knowmind.ScopeWrite,
 	ScopeError: codeForbidden,
 	// Repeating a call changes nothing more: the target is no longer

@@ -19,6 +19,9 @@ package snapshot
 import (
 	"bufio"
 	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -181,20 +184,70 @@ func Read(b []byte) (Tag, map[string][]byte, error) {
 	return tag, sections, nil
 }
 
-// ReadFile reads and checks the snapshot at path (Read). A missing file is os.ErrNotExist.
-func ReadFile(path string) (Tag, map[string][]byte, error) {
+// ReadFile reads and checks the snapshot at path (Read), sealed with key when key is not nil
+// (WriteFile). A missing file is os.ErrNotExist; one that does not open with key is ErrCorrupt.
+func ReadFile(path string, key []byte) (Tag, map[string][]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Tag{}, nil, err
 	}
+	if key != nil {
+		if b, err = open(key, b); err != nil {
+			return Tag{}, nil, err
+		}
+	}
 	return Read(b)
 }
 
+// sealedMagic starts a sealed snapshot: a nonce and the AES-256-GCM sealed plain snapshot follow.
+const sealedMagic = "knowmind-index-sealed\n"
+
+// seal encrypts and authenticates a whole plain snapshot with key (32 bytes).
+func seal(key, plain []byte) ([]byte, error) {
+	aead, err := newAEAD(key)
+	if err != nil {
+		return nil, err
+	}
+	nonce := make([]byte, aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	out := append([]byte(sealedMagic), nonce...)
+	return aead.Seal(out, nonce, plain, []byte(sealedMagic)), nil
+}
+
+// open undoes seal.
+func open(key, b []byte) ([]byte, error) {
+	aead, err := newAEAD(key)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(b, []byte(sealedMagic)) || len(b) < len(sealedMagic)+aead.NonceSize() {
+		return nil, fmt.Errorf("%w: not a sealed snapshot", ErrCorrupt)
+	}
+	b = b[len(sealedMagic):]
+	plain, err := aead.Open(nil, b[:aead.NonceSize()], b[aead.NonceSize():], []byte(sealedMagic))
+	if err != nil {
+		return nil, fmt.Errorf("%w: does not open with this key", ErrCorrupt)
+	}
+	return plain, nil
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: key: %w", err)
+	}
+	return cipher.NewGCM(block)
+}
+
 // WriteFile replaces the snapshot at path atomically: it writes a temporary file beside it,
-// fsyncs it, renames it over path and fsyncs the directory. A temporary file a crash left
+// fsyncs it, renames it over path and fsyncs the directory. With a key (32 bytes) the whole
+// file is sealed with AES-256-GCM: snapshots hold every chunk's analysed terms and vector, and
+// lie outside Dgraph's encryption at rest. A temporary file a crash left
 // behind is harmless (Read never looks at it) and removed by a later WriteFile of that path
 // once it is older than staleTemp.
-func WriteFile(path string, tag Tag, sections []Section) error {
+func WriteFile(path string, key []byte, tag Tag, sections []Section) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
@@ -211,12 +264,26 @@ func WriteFile(path string, tag Tag, sections []Section) error {
 		os.Remove(tmp)
 		return fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
-	buf := bufio.NewWriterSize(f, 1<<20)
-	if err := Write(buf, tag, sections); err != nil {
-		return fail(err)
-	}
-	if err := buf.Flush(); err != nil {
-		return fail(err)
+	if key == nil {
+		buf := bufio.NewWriterSize(f, 1<<20)
+		if err := Write(buf, tag, sections); err != nil {
+			return fail(err)
+		}
+		if err := buf.Flush(); err != nil {
+			return fail(err)
+		}
+	} else {
+		var plain bytes.Buffer
+		if err := Write(&plain, tag, sections); err != nil {
+			return fail(err)
+		}
+		sealed, err := seal(key, plain.Bytes())
+		if err != nil {
+			return fail(err)
+		}
+		if _, err := f.Write(sealed); err != nil {
+			return fail(err)
+		}
 	}
 	if err := f.Sync(); err != nil {
 		return fail(err)

@@ -112,21 +112,21 @@ func TestWriteFileReplacesAtomically(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "7", "index.snap")
 	tag, sections := sample()
-	if err := WriteFile(path, tag, sections); err != nil {
+	if err := WriteFile(path, nil, tag, sections); err != nil {
 		t.Fatal(err)
 	}
 	// A crash mid-write leaves a torn temporary file: the snapshot read is still the old one.
 	if err := os.WriteFile(path+".tmp", encoded(t)[:20], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := ReadFile(path); err != nil || got.ReadTs != 99 {
+	if got, _, err := ReadFile(path, nil); err != nil || got.ReadTs != 99 {
 		t.Fatalf("after a torn temporary file: %+v %v", got, err)
 	}
 	tag.ReadTs = 100
-	if err := WriteFile(path, tag, sections); err != nil {
+	if err := WriteFile(path, nil, tag, sections); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := ReadFile(path); err != nil || got.ReadTs != 100 {
+	if got, _, err := ReadFile(path, nil); err != nil || got.ReadTs != 100 {
 		t.Fatalf("after the rewrite: %+v %v", got, err)
 	}
 	// The torn file is young: it may be another process's write in progress. An old one goes.
@@ -137,13 +137,44 @@ func TestWriteFileReplacesAtomically(t *testing.T) {
 	if err := os.Chtimes(path+".tmp", old, old); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(path, tag, sections); err != nil {
+	if err := WriteFile(path, nil, tag, sections); err != nil {
 		t.Fatal(err)
 	}
 	if left, _ := filepath.Glob(path + "*tmp"); len(left) != 0 {
 		t.Fatalf("temporary files left: %v", left)
 	}
-	if _, _, err := ReadFile(filepath.Join(dir, "none")); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := ReadFile(filepath.Join(dir, "none"), nil); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestSealedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.snap")
+	key := bytes.Repeat([]byte{7}, 32)
+	tag, sections := sample()
+	if err := WriteFile(path, key, tag, sections); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte("mem-1")) || bytes.Contains(raw, []byte("acme")) {
+		t.Fatal("the sealed file holds the plain text")
+	}
+	if got, _, err := ReadFile(path, key); err != nil || got != tag {
+		t.Fatalf("read back: %+v %v", got, err)
+	}
+	for name, k := range map[string][]byte{"another key": bytes.Repeat([]byte{8}, 32), "no key": nil} {
+		if _, _, err := ReadFile(path, k); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	raw[len(raw)-1] ^= 1
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadFile(path, key); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a flipped bit: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -18,16 +19,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240"
-	"github.com/dgraph-io/dgo/v240/protos/api"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bench/locomo"
 	"github.com/knowmind/knowmind/bm25"
 	"github.com/knowmind/knowmind/embed"
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dql"
 	"github.com/knowmind/knowmind/graph/localdgraph"
 	"github.com/knowmind/knowmind/search"
 	"github.com/knowmind/knowmind/shapes"
@@ -46,6 +43,11 @@ type benchFlags struct {
 	gcPercent                         int
 	cacheMB                           int
 	logLevel                          string
+	// snapshots: the service keeps index snapshots in <dir>/index (emptied at the start), as
+	// serve does in data-dir/index (speed's restart row, tenants).
+	snapshots bool
+	// indexMemoryMB is the service's --index-memory-mb (tenants); 0 = unbounded.
+	indexMemoryMB int
 }
 
 func (b *benchFlags) register(fs *flag.FlagSet) {
@@ -202,6 +204,14 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 	b.graphCfg = graph.Config{
 		Alphas: b.alphas, AlphasHTTP: alphasHTTP, User: "groot", Password: b.password,
 		Secret: secret, Relations: set.Names(), Shapes: set, Embedder: emb, Reranker: rr, Logger: log,
+		IndexMemoryBytes: int64(f.indexMemoryMB) << 20,
+	}
+	if dir := cmp.Or(f.dir, b.dir); f.snapshots && dir != "" {
+		b.graphCfg.IndexDir = filepath.Join(dir, "index")
+		if err := os.RemoveAll(b.graphCfg.IndexDir); err != nil {
+			b.Close()
+			return nil, err
+		}
 	}
 	b.client, err = graph.Open(ctx, b.graphCfg)
 	if err != nil {
@@ -217,11 +227,11 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 // the service.
 type benchTenant struct {
 	*graph.Tenant
-	dg *dgo.Dgraph
+	dg *dql.Conn
 }
 
 // DG is the benchmark's own client on the tenant's namespace.
-func (t *benchTenant) DG() *dgo.Dgraph { return t.dg }
+func (t *benchTenant) DG() *dql.Conn { return t.dg }
 
 // tenant opens (creating) the tenant name and logs a client of the benchmark into it.
 func (b *benchBackend) tenant(ctx context.Context, name string) (*benchTenant, error) {
@@ -233,13 +243,8 @@ func (b *benchBackend) tenant(ctx context.Context, name string) (*benchTenant, e
 	if err != nil {
 		return nil, err
 	}
-	dg, err := dgo.NewRoundRobinClient(b.alphas,
-		dgo.WithGrpcOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
-		dgo.WithGrpcOption(grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20))))
+	dg, err := dql.Dial(ctx, b.alphas, cred)
 	if err != nil {
-		return nil, err
-	}
-	if err := dg.LoginIntoNamespace(ctx, cred.User, cred.Password, cred.Namespace); err != nil {
 		return nil, fmt.Errorf("login into tenant %s: %w", name, err)
 	}
 	return &benchTenant{Tenant: ten, dg: dg}, nil
@@ -656,7 +661,7 @@ func sessionTime(s string) (time.Time, error) {
 // setValidFrom sets the time (Memory.valid_from) of each memory whose source is a key of when;
 // memories already at their time are left alone.
 func setValidFrom(ctx context.Context, ten *benchTenant, when map[string]time.Time) error {
-	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Memory.status, "indexed")) { uid Memory.source Memory.valid_from } }`)
+	resp, err := ten.DG().Query(ctx, `{ m(func: eq(Memory.status, "indexed")) { uid Memory.source Memory.valid_from } }`, nil)
 	if err != nil {
 		return err
 	}
@@ -667,7 +672,7 @@ func setValidFrom(ctx context.Context, ten *benchTenant, when map[string]time.Ti
 			ValidFrom time.Time `json:"Memory.valid_from"`
 		} `json:"m"`
 	}
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
+	if err := json.Unmarshal(resp, &out); err != nil {
 		return err
 	}
 	var nq strings.Builder
@@ -679,14 +684,13 @@ func setValidFrom(ctx context.Context, ten *benchTenant, when map[string]time.Ti
 	if nq.Len() == 0 {
 		return nil
 	}
-	_, err = ten.DG().NewTxn().Mutate(ctx, &api.Mutation{SetNquads: []byte(nq.String()), CommitNow: true})
-	return err
+	return ten.DG().SetNquads(ctx, []byte(nq.String()))
 }
 
 // storedSources maps memory id → source of every indexed memory of the tenant (empty for a new
 // tenant).
 func storedSources(ctx context.Context, ten *benchTenant) (map[string]string, error) {
-	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: eq(Memory.status, "indexed")) { Memory.id Memory.source } }`)
+	resp, err := ten.DG().Query(ctx, `{ m(func: eq(Memory.status, "indexed")) { Memory.id Memory.source } }`, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -696,7 +700,7 @@ func storedSources(ctx context.Context, ten *benchTenant) (map[string]string, er
 			Source string `json:"Memory.source"`
 		} `json:"m"`
 	}
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
+	if err := json.Unmarshal(resp, &out); err != nil {
 		return nil, err
 	}
 	m := make(map[string]string, len(out.M))

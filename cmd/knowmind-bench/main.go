@@ -1,7 +1,8 @@
 // Command knowmind-bench runs knowmind's benchmarks: retrieval quality on LoCoMo, recall speed on
 // synthetic memories, and the import rate. It lives apart from the service (cmd/knowmind) so that
-// the product carries no benchmark code; it is the one command besides graph that may speak to
-// Dgraph directly (dgo), to send recall's DQL without the service and to load workloads fast.
+// the product carries no benchmark code. It speaks to Dgraph directly through graph/dql (a
+// tenant's namespace, logged in as an analyst would be), to send recall's DQL without the service
+// and to load workloads fast.
 // The workloads and the measured numbers are in the README ("Benchmarks") and docs/bulk.md.
 package main
 
@@ -22,6 +23,8 @@ benchmarks:
   locomo --data FILE   retrieval quality on a LoCoMo-format file (recall@k, MRR, ablations)
   german               retrieval quality on the German check (bench/german: recall@k, MRR, ablations, off-topic)
   speed [--n N]        recall latency/throughput at N synthetic memories, vs the same DQL sent directly
+  tenants [--tenants T --per N --big B --big-n N --index-memory-mb MB]
+                       many tenants in one service under the index memory budget (hot p95, cold first recall, RSS)
   import --n N --tenant NAME [--batch N] [--out FILE] [serve flags]
                        write N synthetic memories as JSONL and import them with knowmind import (the import rate)
 
@@ -42,6 +45,8 @@ func main() {
 		err = runBenchGerman(ctx, os.Args[2:])
 	case "speed":
 		err = runBenchSpeed(ctx, os.Args[2:])
+	case "tenants":
+		err = runBenchTenants(ctx, os.Args[2:])
 	case "import":
 		err = runBenchImport(ctx, os.Args[2:])
 	default:

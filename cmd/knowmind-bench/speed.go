@@ -18,8 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dgraph-io/dgo/v240"
-	"github.com/dgraph-io/dgo/v240/protos/api"
 	"github.com/google/uuid"
 
 	"github.com/knowmind/knowmind"
@@ -42,6 +40,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench speed", flag.ContinueOnError)
 	var bf benchFlags
 	bf.register(fs)
+	bf.snapshots = true
 	n := fs.Int("n", 10000, "memories")
 	queries := fs.Int("queries", 200, "queries per measurement")
 	seed := fs.Uint64("seed", 1, "random seed of the workload")
@@ -84,7 +83,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	}
 
 	if *vectorIndex != "" {
-		if err := ten.DG().Alter(ctx, &api.Operation{Schema: "<Chunk.embedding>: float32vector @index(" + *vectorIndex + ") ."}); err != nil {
+		if err := ten.DG().Alter(ctx, "<Chunk.embedding>: float32vector @index("+*vectorIndex+") ."); err != nil {
 			return fmt.Errorf("--vector-index: %w", err)
 		}
 		fmt.Fprintf(os.Stdout, "Chunk.embedding index: %s\n\n", *vectorIndex)
@@ -160,6 +159,10 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		memPhase(out, b, "the timings")
 	}
 
+	if ten, err = restartRow(ctx, out, b, name, qs, *k, *hops); err != nil {
+		return err
+	}
+
 	if *hold > 0 {
 		if err := holdCluster(ctx, b, bf.dir, name, *hold); err != nil {
 			return err
@@ -168,7 +171,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 
 	if dropped {
 		// Recall does not need it (the service holds the vectors); analysts' similar_to does.
-		if err := graph.RestoreVectorIndex(ctx, ten.DG(), true); err != nil {
+		if err := ten.DG().RestoreVectorIndex(ctx, true); err != nil {
 			return err
 		}
 		fmt.Fprintln(out, "HNSW index of Chunk.embedding: rebuild started in the background; the rows that need it are left out")
@@ -267,14 +270,14 @@ func rescored(ctx context.Context, ten *benchTenant, vec string, n, ef, k int) (
 	if n == 0 {
 		root = "has(Chunk.embedding)" // exact: every stored vector scored inside Dgraph
 	}
-	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, fmt.Sprintf(`query q($vec: float32vector) {
+	resp, err := ten.DG().Query(ctx, fmt.Sprintf(`query q($vec: float32vector) {
   VC as var(func: %s) { e as Chunk.embedding  vs as math(e dot $vec) }
   c(func: uid(VC), orderdesc: val(vs), first: %d) { ~Memory.chunks { Memory.id } }
 }`, root, k), map[string]string{"$vec": vec})
 	if err != nil {
 		return nil, err
 	}
-	return chunkMemoryIDs(resp.Json)
+	return chunkMemoryIDs(resp)
 }
 
 // workload generates the synthetic memories and queries.
@@ -393,7 +396,7 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *benchTenant, w *wo
 
 	start = time.Now()
 	if dropIndex {
-		if err := graph.DropVectorIndex(ctx, ten.DG()); err != nil {
+		if err := ten.DG().DropVectorIndex(ctx); err != nil {
 			return nil, nil, false, err
 		}
 	}
@@ -436,10 +439,7 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *benchTenant, w *wo
 		if err != nil {
 			return nil, nil, false, err
 		}
-		err = graph.RunTxn(ctx, ten.DG(), func(ctx context.Context, txn *dgo.Txn) error {
-			_, err := txn.Mutate(ctx, &api.Mutation{SetJson: body})
-			return err
-		})
+		err = ten.DG().SetJSON(ctx, body)
 		if err != nil {
 			return nil, nil, false, fmt.Errorf("load batch at %d: %w", s, err)
 		}
@@ -461,12 +461,12 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *benchTenant, w *wo
 // hasEdges tells whether the workload's links were written (a load interrupted before them
 // has none).
 func hasEdges(ctx context.Context, ten *benchTenant) (bool, error) {
-	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ e(func: has(RELATES_TO), first: 1) { uid } }`)
+	resp, err := ten.DG().Query(ctx, `{ e(func: has(RELATES_TO), first: 1) { uid } }`, nil)
 	if err != nil {
 		return false, err
 	}
 	var out struct{ E []struct{} }
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
+	if err := json.Unmarshal(resp, &out); err != nil {
 		return false, err
 	}
 	return len(out.E) > 0, nil
@@ -489,10 +489,7 @@ func linkSynthetic(ctx context.Context, ten *benchTenant, ids []string, n int) e
 		}
 		body := []byte(nq.String())
 		nq.Reset()
-		return graph.RunTxn(ctx, ten.DG(), func(ctx context.Context, txn *dgo.Txn) error {
-			_, err := txn.Mutate(ctx, &api.Mutation{SetNquads: body})
-			return err
-		})
+		return ten.DG().SetNquads(ctx, body)
 	}
 	edges := 0
 	for i := 1; i < n; i++ {
@@ -519,7 +516,7 @@ func linkSynthetic(ctx context.Context, ten *benchTenant, ids []string, n int) e
 }
 
 func memoryUIDs(ctx context.Context, ten *benchTenant) (map[string]string, error) {
-	resp, err := ten.DG().NewReadOnlyTxn().Query(ctx, `{ m(func: has(Memory.id)) { uid Memory.id } }`)
+	resp, err := ten.DG().Query(ctx, `{ m(func: has(Memory.id)) { uid Memory.id } }`, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -529,7 +526,7 @@ func memoryUIDs(ctx context.Context, ten *benchTenant) (map[string]string, error
 			ID  string `json:"Memory.id"`
 		} `json:"m"`
 	}
-	if err := json.Unmarshal(resp.Json, &out); err != nil {
+	if err := json.Unmarshal(resp, &out); err != nil {
 		return nil, err
 	}
 	m := make(map[string]string, len(out.M))
@@ -641,13 +638,13 @@ func overlap(want, got []string) float64 {
 
 // bareHNSW is similar_to's own top-k, without over-fetch (for comparison).
 func bareHNSW(ctx context.Context, ten *benchTenant, vec string, k int) ([]string, error) {
-	resp, err := ten.DG().NewReadOnlyTxn().QueryWithVars(ctx, fmt.Sprintf(`query q($vec: float32vector) {
+	resp, err := ten.DG().Query(ctx, fmt.Sprintf(`query q($vec: float32vector) {
   c(func: similar_to(Chunk.embedding, %d, $vec)) { ~Memory.chunks { Memory.id } }
 }`, k), map[string]string{"$vec": vec})
 	if err != nil {
 		return nil, err
 	}
-	return chunkMemoryIDs(resp.Json)
+	return chunkMemoryIDs(resp)
 }
 
 // chunkMemoryIDs reads the memory ids of a block "c" of chunks, in order.
@@ -821,9 +818,9 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 			return err
 		}
 		direct := func(ctx context.Context, i int) error {
-			txn := ten.DG().NewReadOnlyTxn()
+			txn := ten.DG().ReadOnly()
 			for _, r := range reqs[i%len(reqs)] {
-				if _, err := txn.QueryWithVars(ctx, r.DQL, r.Vars); err != nil {
+				if _, err := txn.Query(ctx, r.DQL, r.Vars); err != nil {
 					return err
 				}
 			}
@@ -904,4 +901,40 @@ func holdCluster(ctx context.Context, b *benchBackend, dir, tenant string, d tim
 	case <-time.After(d):
 	}
 	return os.Remove(file)
+}
+
+// restartRow restarts the service (its graph client: Close writes every loaded tenant's index
+// snapshot, as serve's shutdown does; Dgraph keeps running) and times the first recalls of the
+// new one: restart → first recall (opening the client and the tenant, reading the snapshot and
+// catching up), and the p95 of the first 10. It returns the tenant on the new client.
+func restartRow(ctx context.Context, out io.Writer, b *benchBackend, name string, qs []string, k, hops int) (*benchTenant, error) {
+	b.client.Close()
+	start := time.Now()
+	c, err := graph.Open(ctx, b.graphCfg)
+	if err != nil {
+		return nil, err
+	}
+	b.client = c
+	ten, err := b.tenant(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	opened := time.Since(start)
+	var lat []float64
+	var first time.Duration
+	for i := range 10 {
+		t0 := time.Now()
+		if _, err := ten.Recall(ctx, knowmind.RecallQuery{Query: qs[i%len(qs)], K: k, Hops: hops}); err != nil {
+			return nil, err
+		}
+		lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
+		if i == 0 {
+			first = time.Since(start)
+		}
+	}
+	fmt.Fprintf(out, "| restart | restart → first recall | of it: client and tenant opened | p95 of the first 10 recalls | snapshot loads |\n|---|--:|--:|--:|---|\n")
+	fmt.Fprintf(out, "| service (Dgraph kept running) | %.0f ms | %.0f ms | %.0f ms | %v |\n\n", float64(first.Microseconds())/1000,
+		float64(opened.Microseconds())/1000, percentile(lat, 95), c.SnapshotLoads())
+	memPhase(out, b, "the restart")
+	return ten, nil
 }

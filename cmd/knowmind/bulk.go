@@ -16,8 +16,8 @@ import (
 )
 
 func init() {
-	register("import", "import FILE|DIR --tenant NAME [--batch N]: load JSONL or a Markdown folder (Obsidian vault), resumable", runImport)
-	register("export", "export --tenant NAME [--out FILE]: write a tenant as JSONL (history and relations included)", runExport)
+	register("import", "import FILE|DIR --tenant NAME [--batch N]: load JSONL or a Markdown folder (Obsidian vault), resumable; DIR --project P syncs a vault with a project's notes", runImport)
+	register("export", "export --tenant NAME [--out FILE]: write a tenant as JSONL (history and relations included); --format markdown --out DIR [--project P] writes a project's notes as a vault", runExport)
 }
 
 // runImport takes serve's flags (to reach the same Dgraph, with the same
@@ -25,9 +25,11 @@ func init() {
 // does not exist. Progress goes to stderr; refused records are listed at the
 // end and make the exit status 1, after everything else was written.
 func runImport(ctx context.Context, args []string) error {
-	const usage = "usage: knowmind import FILE.jsonl|DIR --tenant NAME [--batch N] [--vector-index drop|keep] [serve flags]"
+	const usage = "usage: knowmind import FILE.jsonl|DIR --tenant NAME [--batch N] [--vector-index drop|keep] [serve flags]\n" +
+		"       knowmind import DIR --tenant NAME --project HANDLE [serve flags]   (vault sync: the folder's files as the project's notes)"
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	tenant := fs.String("tenant", "", "tenant to import into (created if it does not exist)")
+	project := fs.String("project", "", "sync the folder with this project's notes (docs/notes.md, \"Vault sync\") instead of importing it as documents")
 	batch := fs.Int("batch", knowmind.ImportBatchSize, fmt.Sprintf("records per transaction, 1 to %d", knowmind.MaxImportBatchSize))
 	// drop (default): Dgraph's HNSW index of chunk vectors is dropped for the import and
 	// rebuilt once, in the background, at its end — updating it per chunk is most of a
@@ -49,6 +51,9 @@ func runImport(ctx context.Context, args []string) error {
 	}
 	if *tenant == "" {
 		return errors.New("import: --tenant is required\n" + usage)
+	}
+	if *project != "" {
+		return runVaultSync(ctx, cfg, pos[0], *tenant, *project)
 	}
 	src, unresolved, err := openSource(pos[0])
 	if err != nil {
@@ -160,14 +165,28 @@ func printImportProgress(label string, p bulk.Progress) {
 func runExport(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	tenantFlag := fs.String("tenant", "", "tenant to export")
-	outFlag := fs.String("out", "", "file to write (default: stdout)")
+	outFlag := fs.String("out", "", "file to write (default: stdout); with --format markdown the folder")
+	format := fs.String("format", "jsonl", "jsonl (the whole tenant) or markdown (a project's notes as a vault)")
+	project := fs.String("project", knowmind.DefaultProject, "with --format markdown: the project to write")
 	cfg, pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	tenant, out := *tenantFlag, *outFlag
+	const usage = "usage: knowmind export --tenant NAME [--out FILE] [serve flags]\n" +
+		"       knowmind export --tenant NAME --format markdown --out DIR [--project HANDLE] [serve flags]"
 	if tenant == "" || len(pos) > 0 {
-		return errors.New("usage: knowmind export --tenant NAME [--out FILE] [serve flags]")
+		return errors.New(usage)
+	}
+	switch *format {
+	case "jsonl":
+	case "markdown":
+		if out == "" {
+			return errors.New("export --format markdown needs --out DIR\n" + usage)
+		}
+		return runVaultExport(ctx, cfg, tenant, *project, out)
+	default:
+		return fmt.Errorf("--format %q: want jsonl or markdown", *format)
 	}
 	// Reading needs no embedder; export tenants whatever embedder wrote them.
 	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{noExactVectors: true})
@@ -209,5 +228,61 @@ func runExport(ctx context.Context, args []string) error {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "exported %d records of tenant %s in %s\n", jw.Records(), tenant, time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// cliActor is who a person at the command line writes notes as.
+func cliActor(command string) knowmind.Actor {
+	user := os.Getenv("USER")
+	if user == "" {
+		user = "cli"
+	}
+	return knowmind.Actor{Principal: "user:" + user, Via: command, Human: true}
+}
+
+// runVaultSync is `knowmind import DIR --project P`: the folder's files become the project's
+// notes (created, updated with a new revision, or left unchanged; bulk.SyncVault).
+func runVaultSync(ctx context.Context, cfg Config, dir, tenant, project string) error {
+	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{embedder: true, noExactVectors: true})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	t, err := b.client.Tenant(ctx, tenant, true)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	sum, err := bulk.SyncVault(ctx, t, project, dir, cliActor("knowmind import"))
+	fmt.Fprintf(os.Stderr, "vault %s → project %s of tenant %s: created %d, updated %d, unchanged %d, refused %d; %d notes of the project have no file (left as they are) in %s\n",
+		dir, project, tenant, sum.Created, sum.Updated, sum.Unchanged, sum.Failed, sum.NotInFolder, time.Since(start).Round(100*time.Millisecond))
+	for _, f := range sum.Failures {
+		fmt.Fprintf(os.Stderr, "refused %s: %v\n", f.Where, f.Err)
+	}
+	if err != nil {
+		return fmt.Errorf("vault sync stopped: %w (run the same command again: what was written is then unchanged)", err)
+	}
+	if sum.Failed > 0 {
+		return fmt.Errorf("vault sync: %d files refused", sum.Failed)
+	}
+	return nil
+}
+
+// runVaultExport is `knowmind export --format markdown`: the project's notes as a vault.
+func runVaultExport(ctx context.Context, cfg Config, tenant, project, dir string) error {
+	b, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{noExactVectors: true})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	t, err := b.client.Tenant(ctx, tenant, false)
+	if err != nil {
+		return err
+	}
+	n, err := bulk.ExportVault(ctx, t, knowmind.NoteScope{}, project, dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "exported %d notes of project %s (tenant %s) to %s\n", n, project, tenant, dir)
 	return nil
 }

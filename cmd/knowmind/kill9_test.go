@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/snapshot"
 )
 
 // Issue 13, kill -9: a stream of store_memory and upload_document calls runs
@@ -87,6 +89,21 @@ func TestKill9(t *testing.T) {
 			}
 		}
 		srv = startServeProcess(t, dataDir, offset, addr)
+	}
+
+	// Index snapshots (data-dir/index): a SIGKILL during a write leaves the old file or the new,
+	// never a torn one.
+	secret, err := os.ReadFile(filepath.Join(dataDir, "secrets", "service-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps, _ := filepath.Glob(filepath.Join(dataDir, "index", "*", "index.snap"))
+	for _, path := range snaps {
+		if tag, _, err := snapshot.ReadFile(path, graph.SnapshotKey(secret)); err != nil {
+			t.Errorf("index snapshot %s after the kills: %v", path, err)
+		} else {
+			t.Logf("index snapshot of %s: %d memories", tag.Tenant, tag.Memories)
+		}
 	}
 
 	// After the last restart: read the store directly.

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dql"
 )
 
 // Raw access, for what no tool may do: write a node in a shape the service would refuse (a
@@ -159,4 +160,16 @@ func VectorIndexState(t testing.TB, dg *dgo.Dgraph) string {
 		t.Fatalf("Meta nodes: %+v", out.M)
 	}
 	return out.M[0].VI
+}
+
+// Conn is DG as a graph/dql connection, for tests outside package graph (they import no dgo).
+func Conn(t testing.TB, ten *graph.Tenant) *dql.Conn {
+	t.Helper()
+	return dql.Wrap(DG(t, ten))
+}
+
+// LoginConn is Login as a graph/dql connection.
+func LoginConn(t testing.TB, cred graph.NamespaceCredentials, alphas ...string) *dql.Conn {
+	t.Helper()
+	return dql.Wrap(Login(t, cred, alphas...))
 }
