@@ -42,6 +42,10 @@ import (
 // snapshotFileName is the file a namespace's snapshot lives in, under its directory.
 const snapshotFileName = "index.snap"
 
+// snapshotEvery is how often this process's own writes (the ingest hooks) get the tenant a new
+// snapshot: a crash loses at most that much of what a restart need not catch up.
+const snapshotEvery = 5 * time.Minute
+
 // snapshotSample is how many of a snapshot's memories are compared with the store on open.
 const snapshotSample = 16
 
@@ -67,6 +71,9 @@ type snapshotState struct {
 	rescan bool
 	// file serialises the writes of the file (the background writer and Close's flush).
 	file sync.Mutex
+	// written is when the file was last written or read: this process's own writes get a new
+	// snapshot at most every snapshotEvery (snapshotDue).
+	written time.Time
 }
 
 // snapshotPath is where the tenant's snapshot lives ("": snapshots are off).
@@ -220,9 +227,25 @@ func (t *Tenant) writeSnapshot() error {
 		return err
 	}
 	x.mu.Lock()
-	x.snap.gen, x.snap.chg, x.snap.from = gen, chg, from
+	x.snap.gen, x.snap.chg, x.snap.from, x.snap.written = gen, chg, from, time.Now()
 	x.mu.Unlock()
 	return nil
+}
+
+// snapshotDue writes the tenant's snapshot in the background when the last is older than
+// snapshotEvery (the ingest hooks call it after their writes; writeSnapshot skips an unchanged
+// index).
+func (t *Tenant) snapshotDue() {
+	if t.snapshotPath() == "" {
+		return
+	}
+	x := &t.text
+	x.mu.Lock()
+	due := x.state == textLoaded && !x.snap.writing && time.Since(x.snap.written) > snapshotEvery
+	x.mu.Unlock()
+	if due {
+		t.snapshotSoon()
+	}
 }
 
 // restored is what a snapshot holds, decoded and checked, ready to be swapped in.
@@ -453,7 +476,7 @@ func (x *textIndex) openSnapshot(ctx context.Context, t *Tenant) bool {
 		return false
 	}
 	gen, chg := x.ix.Version(t.Name)
-	x.snap.gen, x.snap.chg, x.snap.from = gen, chg, r.tag.Watermark
+	x.snap.gen, x.snap.chg, x.snap.from, x.snap.written = gen, chg, r.tag.Watermark, time.Now()
 	x.mu.Unlock()
 	t.c.countSnapshotLoad(SnapshotLoaded)
 	t.c.log.Info("index snapshot loaded", "tenant", t.Name, "memories", len(r.memories), "vectors", r.vecs.len(),

@@ -147,12 +147,14 @@ func (t *Tenant) indexText(memoryID, lang, sha, title string, chunks []textChunk
 		}
 	}
 	t.text.apply(t.Name, textOp{memoryID: memoryID, sha: sha, docs: docs})
+	t.snapshotDue()
 }
 
 // unindexText forgets deleted memories. Call it after the delete is committed.
 func (t *Tenant) unindexText(memoryIDs ...string) {
 	if len(memoryIDs) > 0 {
 		t.text.apply(t.Name, textOp{remove: memoryIDs})
+		t.snapshotDue()
 	}
 }
 
