@@ -264,7 +264,7 @@ func (c *Config) absPaths() error {
 		c.IndexDir = filepath.Join(c.DataDir, "index")
 	}
 	for _, p := range []*string{&c.DataDir, &c.DgraphBin, &c.EncryptKeyFile, &c.ShapesDir, &c.ModelDir, &c.RerankerDir, &c.JWTPublicKeys, &c.IndexDir} {
-		if *p == "" {
+		if *p == "" || (p == &c.IndexDir && *p == "none") {
 			continue
 		}
 		abs, err := filepath.Abs(*p)
