@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dgraph-io/dgo/v240"
 	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
@@ -288,4 +289,24 @@ func (t *Tenant) CheckWatermark(ctx context.Context) (changed bool, err error) {
 	defer txn.Discard(ctx)
 	w, err := readWatermark(ctx, txn, since)
 	return !known || w != mark, err
+}
+
+// SchemaVersion reads the recorded schema version of a namespace (0 if none).
+func SchemaVersion(ctx context.Context, dg *dgo.Dgraph) (int, error) {
+	rec, err := schemaRecord(ctx, dg)
+	return rec.version, err
+}
+
+// ListRecent returns the k most recently created memories and documents,
+// newest first; k outside 1..MaxRecent is EINVALID.
+func (t *Tenant) ListRecent(ctx context.Context, k int) ([]knowmind.RecentItem, error) {
+	p, err := t.ListRecentPage(ctx, k, "")
+	return p.Items, err
+}
+
+// DropVectorIndex and RestoreVectorIndex are the tenant methods' work on a raw client.
+func DropVectorIndex(ctx context.Context, dg *dgo.Dgraph) error { return dropVectorIndex(ctx, dg) }
+
+func RestoreVectorIndex(ctx context.Context, dg *dgo.Dgraph, background bool) error {
+	return restoreVectorIndex(ctx, dg, background)
 }

@@ -99,10 +99,8 @@ func TestLongHeadingsStoredCut(t *testing.T) {
 	t.Logf("content %d characters, chunks %d characters", utf8.RuneCountInString(content), chars)
 }
 
-// Recall read Memory.content (up to 1,000,000 characters) of every candidate and neighbour
-// and cut it to 4,000 characters in Go. Now its DQL reads no content, and a second query
-// reads the stored preview of the hits it returns (the whole content only of memories
-// written before previews existed).
+// Recall reads no Memory.content (up to 1,000,000 characters): its candidate query reads uids,
+// and a second query reads the stored preview of the hits it returns.
 func TestRecallDoesNotReadWholeContents(t *testing.T) {
 	ctx := context.Background()
 	env := dgraphtest.Shared(t)
@@ -120,12 +118,10 @@ func TestRecallDoesNotReadWholeContents(t *testing.T) {
 		m := map[string]any{
 			"dgraph.type": "Memory", "Memory.id": fmt.Sprintf("big-%d", i), "Memory.kind": "memory",
 			"Memory.title": fmt.Sprintf("big %d", i), "Memory.content": content, "Memory.status": "indexed",
+			"Memory.preview":    runes.Truncate(content, knowmind.RecallMaxContentChars),
 			"Memory.created_at": now, "Memory.updated_at": now, "Memory.valid_from": now,
 			"Memory.chunks": []map[string]any{{"dgraph.type": "Chunk", "Chunk.text@de": marker,
 				"Chunk.position": 0, "Chunk.embedding": graph.VectorString(vecs[0])}},
-		}
-		if i%2 == 0 { // the odd ones are as stored before previews existed
-			m["Memory.preview"] = runes.Truncate(content, knowmind.RecallMaxContentChars)
 		}
 		nodes = append(nodes, m)
 	}

@@ -47,10 +47,6 @@ type recallResponse struct {
 		UID     string `json:"uid"`
 		Preview string `json:"Memory.preview"`
 	} `json:"content"`
-	Legacy []struct {
-		UID     string `json:"uid"`
-		Content string `json:"Memory.content"`
-	} `json:"legacy"`
 	Docs []struct {
 		UID  string        `json:"uid"`
 		Head []dgChunkText `json:"head"`
@@ -264,13 +260,6 @@ func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen 
 	var content recallResponse
 	if err := json.Unmarshal(resp.Json, &content); err != nil {
 		return fmt.Errorf("decode recall details: %w", err)
-	}
-	for _, l := range content.Legacy {
-		for i := range content.Content {
-			if content.Content[i].UID == l.UID {
-				content.Content[i].Preview = l.Content
-			}
-		}
 	}
 	// A recall may read details more than once (hits the caller may not see make room for the
 	// next ones): each read adds to what the earlier ones found.

@@ -346,10 +346,12 @@ const recallAttrsBlock = `
 // recallDetailsQuery reads what a recall returns of the memories it chose, once they are
 // chosen (the second request of a recall, in the same read-only transaction; sent again for
 // the next fused entries when the caller may not see some of these): id, kind, title, source
-// and validity; their stored preview (the first knowmind.RecallMaxContentChars characters),
-// and the whole content only of memories written before previews existed; for notes what
+// and validity; their stored preview (the first knowmind.RecallMaxContentChars characters:
+// every write stores it, and stores older than schema 5 got theirs on open, previews.go),
+// never the whole content; for notes what
 // their visibility depends on (owner, class, project) and what search filters on (path,
-// tags); for documents the chunk that represents the hit (%[2]s, when it is not a text candidate whose text the first request read: recallChunksBlock) and the first chunk,
+// tags); for documents the chunk that represents the hit (%[2]s, when it is not a text candidate whose text the first request read: recallChunksBlock) and the
+// first chunk,
 // chosen by eq(Chunk.position, 0): an orderasc over a predicate cost Dgraph ~4 ms per request at
 // 100k memories whatever the number of uids, even none (docs/dgraph-notes.md). Reading these
 // for every candidate and neighbour (hundreds) cost more than the second round trip. %[1]s and
@@ -367,10 +369,6 @@ const recallDetailsQuery = `{
   content(func: uid(%[1]s)) @filter(NOT eq(Memory.kind, "document")) {
     uid
     Memory.preview
-  }
-  legacy(func: uid(%[1]s)) @filter(NOT eq(Memory.kind, "document") AND NOT has(Memory.preview)) {
-    uid
-    Memory.content
   }
   notes(func: uid(%[1]s)) @filter(eq(Memory.kind, "note")) {
     uid Memory.id Memory.tags Note.path Note.class Note.owner Note.project { uid Project.handle Project.aliases }

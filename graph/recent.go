@@ -35,13 +35,6 @@ const listRecentQuery = `query q($k: int, $before: string) {
 // replacedDocument matches a document a new upload of its title closed (documents.go).
 const replacedDocument = `(eq(Memory.kind, "document") AND has(Memory.valid_to))`
 
-// ListRecent returns the k most recently created memories and documents,
-// newest first; k outside 1..MaxRecent is EINVALID.
-func (t *Tenant) ListRecent(ctx context.Context, k int) ([]knowmind.RecentItem, error) {
-	p, err := t.ListRecentPage(ctx, k, "")
-	return p.Items, err
-}
-
 // recentCursor is where a list_recent page ends: the created_at of its last
 // item and how many items of exactly that instant were returned so far.
 type recentCursor struct {

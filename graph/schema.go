@@ -100,12 +100,6 @@ func recordSchema(ctx context.Context, dg *dgo.Dgraph, version int, sha string) 
 	})
 }
 
-// SchemaVersion reads the recorded schema version of a namespace (0 if none).
-func SchemaVersion(ctx context.Context, dg *dgo.Dgraph) (int, error) {
-	rec, err := schemaRecord(ctx, dg)
-	return rec.version, err
-}
-
 // Meta.vector_index: "dropped" while a bulk import runs without the HNSW index (DropVectorIndex),
 // "building <time asked for>" while Dgraph builds it in the background, "built" once Dgraph says
 // the build ended (indexbuild.go). A tenant opened while it says dropped gets its schema applied

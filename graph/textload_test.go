@@ -72,7 +72,8 @@ func writeTextMemoriesAt(tb testing.TB, ten *graph.Tenant, memories []textMemory
 		nodes = append(nodes, map[string]any{
 			"uid": fmt.Sprintf("_:m%d", i), "dgraph.type": "Memory",
 			"Memory.id": m.id, "Memory.kind": knowmind.KindMemory,
-			"Memory.content": strings.Join(m.chunks, "\n\n"), "Memory.status": knowmind.StatusIndexed,
+			"Memory.content": strings.Join(m.chunks, "\n\n"), "Memory.preview": strings.Join(m.chunks, "\n\n"),
+			"Memory.status":     knowmind.StatusIndexed,
 			"Memory.created_at": created, "Memory.updated_at": created, "Memory.valid_from": created,
 			"Memory.chunk_count": len(m.chunks), "Memory.chunks": chunks,
 		})

@@ -233,7 +233,7 @@ func writeVectorMemories(tb testing.TB, ten *graph.Tenant, emb graph.Embedder, n
 		for i, text := range texts {
 			nodes[i] = map[string]any{
 				"uid": fmt.Sprintf("_:m%d", i), "dgraph.type": "Memory",
-				"Memory.id": uuid.NewString(), "Memory.kind": knowmind.KindMemory, "Memory.content": text,
+				"Memory.id": uuid.NewString(), "Memory.kind": knowmind.KindMemory, "Memory.content": text, "Memory.preview": text,
 				"Memory.status": knowmind.StatusIndexed, "Memory.content_sha": graph.ContentSHA(text),
 				"Memory.created_at": created, "Memory.updated_at": created, "Memory.valid_from": created,
 				"Memory.chunk_count": 1, "Memory.chunks": []map[string]any{{"uid": fmt.Sprintf("_:c%d", i),
