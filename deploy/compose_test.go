@@ -285,7 +285,9 @@ func dgraphRole(s service) string {
 	return ""
 }
 
-func isKnowmind(s service) bool { return s.Build != nil || strings.HasPrefix(s.Image, "knowmind:") }
+func isKnowmind(s service) bool {
+	return strings.HasPrefix(s.Image, "knowmind:") || s.Build != nil && strings.HasSuffix(s.Build.Dockerfile, "deploy/Dockerfile")
+}
 
 func oneShot(s service) bool { return s.Restart == "no" }
 
@@ -756,5 +758,39 @@ func TestDockerfile(t *testing.T) {
 	}
 	if !strings.Contains(build, "CGO_ENABLED=0") || !strings.Contains(build, "./cmd/knowmind") {
 		t.Errorf("build step %q, want CGO_ENABLED=0 go build ./cmd/knowmind", build)
+	}
+}
+
+// The cluster's load balancer sends requests to every service replica and to nothing else, on
+// the port they listen on, and is what publishes the service's port.
+func TestLoadBalancerNamesEveryReplica(t *testing.T) {
+	c := loadCompose(t, clusterFile, testEnv)
+	var replicas []string
+	for name, s := range c.Services {
+		if isKnowmind(s) && slices.Equal(s.Command, []string{"serve"}) {
+			replicas = append(replicas, name+":8765")
+		}
+	}
+	slices.Sort(replicas)
+	if len(replicas) < 2 {
+		t.Fatalf("%s: %d service replicas, want at least 2", clusterFile, len(replicas))
+	}
+	cfg, err := os.ReadFile("lb/haproxy.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var servers []string
+	for _, line := range strings.Split(string(cfg), "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == "server" {
+			servers = append(servers, f[2])
+		}
+	}
+	slices.Sort(servers)
+	if !slices.Equal(servers, replicas) {
+		t.Errorf("lb/haproxy.cfg sends to %v; the service replicas are %v", servers, replicas)
+	}
+	lb, ok := c.Services["lb"]
+	if !ok || !slices.ContainsFunc(lb.Ports, func(p string) bool { return strings.HasSuffix(p, ":8765:8765") }) {
+		t.Errorf("%s: the lb service must publish 8765, the service's port: %+v", clusterFile, lb.Ports)
 	}
 }

@@ -139,7 +139,7 @@ func newStack(t *testing.T, cli []string, file, override string) *stack {
 		env = re.ReplaceAllString(env, k+"="+hex.EncodeToString(b))
 	}
 	bind := "127.0.0.1"
-	if busy := busyPorts(bind, 8080, 9080, 8765); busy != "" {
+	if busy := busyPorts(bind, 8080, 9080, 8765, 8766, 8767); busy != "" {
 		// Another process on this shared machine holds the stack's port on
 		// 127.0.0.1 (e.g. a `make run`); loopback has more addresses.
 		t.Logf("%s busy on %s: publishing on 127.0.0.2 instead", busy, bind)
@@ -284,9 +284,15 @@ func (s *stack) token(tenant string) string {
 // tool's structured result; acknowledged is false on any transport, HTTP or
 // tool error.
 func (s *stack) mcpCall(token, tool string, args any) (result map[string]any, acknowledged bool, detail string) {
+	return s.mcpCallAt("8765", token, tool, args)
+}
+
+// mcpCallAt is mcpCall to the MCP endpoint published on another port of the
+// stack (a replica of compose.cluster.yml behind its load balancer).
+func (s *stack) mcpCallAt(port, token, tool string, args any) (result map[string]any, acknowledged bool, detail string) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 		"params": map[string]any{"name": tool, "arguments": args}})
-	req, _ := http.NewRequest("POST", "http://"+net.JoinHostPort(s.bind, "8765")+"/api/mcp/v1", bytes.NewReader(body))
+	req, _ := http.NewRequest("POST", "http://"+net.JoinHostPort(s.bind, port)+"/api/mcp/v1", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")

@@ -1,9 +1,13 @@
 // Package graph is knowmind's Dgraph layer: connections, namespaces (one per
 // tenant), schema, tokens and the DQL behind every MCP tool.
 //
-// It knows nothing of HTTP or MCP. A handler obtains a *Tenant only from the
-// authenticated principal (Client.Tenant), so no request can choose another
-// tenant's namespace: isolation is Dgraph's, not a filter in our queries.
+// It knows nothing of HTTP or MCP. A *Tenant implements the root package's
+// service interfaces (services.go); a handler obtains one, as a
+// knowmind.Workspace, only from the authenticated principal
+// (Client.Workspace), so no request can choose another tenant's namespace:
+// isolation is Dgraph's, not a filter in our queries. It is the only package
+// that imports dgo (with its subpackages: dgraphtest for tests, dql for the
+// benchmark's raw DQL); TestOnlyGraphImportsDgo checks.
 package graph
 
 import (

@@ -4,6 +4,7 @@
 #                                  (tarball cached in bin/dockertest/)
 #   knowmind-test/dgraph:v25.2.0   that base + bin/dgraph (Dockerfile.dgraph)
 #   knowmind-test/knowmind:local   FROM scratch + a static knowmind (Dockerfile.knowmind)
+#   knowmind-test/lb:local         that base + HAProxy from Debian (deploy/lb/Dockerfile)
 # Usage (repository root, Docker engine running): deploy/dockertest/mkimages.sh
 # DGRAPH_BIN overrides bin/dgraph. Prints how long each step took.
 set -euo pipefail
@@ -73,3 +74,9 @@ step "knowmind binary (static)" "$t"
 t=$(date +%s)
 build -f deploy/dockertest/Dockerfile.knowmind -t knowmind-test/knowmind:local "$ctx"
 step "knowmind image" "$t"
+
+# The load balancer of compose.cluster.yml from its own Dockerfile, on the base above: HAProxy
+# comes from Debian's packages through the machine's apt sources the base carries.
+t=$(date +%s)
+build --build-arg BASE=knowmind-test/debian:bookworm -t knowmind-test/lb:local deploy/lb
+step "load balancer image (haproxy)" "$t"

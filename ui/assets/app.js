@@ -8,6 +8,9 @@
   const MCP_PATH = '/api/mcp/v1';
   const SLIDER_MAX = 1000;
   const $ = (id) => document.getElementById(id);
+  // What to do when the token cannot do something: the commands an operator runs.
+  const OUT_OF_REACH = 'This token cannot do that. Ask whoever runs knowmind for a token that can, e.g. ' +
+    '`knowmind token create --tenant TENANT --scopes read,write --toolsets all`.';
 
   const state = {
     token: null,
@@ -36,6 +39,8 @@
           'Content-Type': 'application/json',
           'Accept': 'application/json',
           'Authorization': 'Bearer ' + state.token,
+          // Every toolset the token reaches, not only the default list: the page uses what it may.
+          'X-Knowmind-Toolsets': 'all',
         },
         body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcID, method, params }),
         cache: 'no-store',
@@ -47,7 +52,9 @@
         throw new HTTPError(401, 'This token was not accepted (HTTP 401): it is unknown, revoked or expired.');
       }
       if (body && body.error) {
-        throw new HTTPError(res.status, body.error.message + ' (code ' + body.error.code + ')');
+        let message = body.error.message + ' (code ' + body.error.code + ')';
+        if (body.error.code === -32002 || res.status === 403) message += ' ' + OUT_OF_REACH;
+        throw new HTTPError(res.status, message);
       }
       if (!res.ok || !body) {
         throw new HTTPError(res.status, 'The service answered HTTP ' + res.status + '.');
@@ -124,9 +131,17 @@
       }
       return;
     }
-    if (!state.tools.has('knowmind_recall')) {
+    if (!state.tools.has('knowmind_recall') || !state.tools.has('knowmind_explore')) {
       state.token = null;
-      msg.textContent = 'This token has no read scope: the explorer needs a token with scope read.';
+      // tools/list shows every tool the token may call (X-Knowmind-Toolsets: all): read tools of
+      // other toolsets mean the scope is there and the memory toolset is not.
+      const reads = [...state.tools].some((n) => n !== 'knowmind_health');
+      msg.textContent = reads
+        ? 'This token\'s toolsets leave out memory, which the explorer reads (knowmind_recall, knowmind_explore). ' +
+          'Use a token that includes it: `knowmind token create --tenant TENANT --scopes read --toolsets memory` ' +
+          '(or add memory to the toolsets it has).'
+        : 'This token has no read scope: the explorer needs a token with scope read ' +
+          '(`knowmind token create --tenant TENANT --scopes read`).';
       msg.hidden = false;
       return;
     }
@@ -136,6 +151,7 @@
     $('app-view').hidden = false;
     $('signout').hidden = false;
     $('who').textContent = canWrite() ? 'signed in · read and write' : 'signed in · read-only';
+    showReach();
     document.body.dataset.mode = canWrite() ? 'write' : 'read';
     $('query').focus();
     loadRecent();
@@ -145,7 +161,7 @@
     sessionStorage.removeItem(TOKEN_KEY);
     Object.assign(state, { token: null, tools: new Set(), selected: null, shown: null, asOf: null, range: null, query: '' });
     if (state.cy) { state.cy.destroy(); state.cy = null; }
-    for (const id of ['hits', 'recent', 'd-tags', 'd-entities', 'd-chunks', 'd-versions', 'd-edges', 'write-slot']) $(id).replaceChildren();
+    for (const id of ['hits', 'recent', 'd-tags', 'd-props', 'd-entities', 'd-chunks', 'd-versions', 'd-edges', 'write-slot']) $(id).replaceChildren();
     $('details').hidden = true;
     $('query').value = '';
     $('search-status').textContent = '';
@@ -157,6 +173,7 @@
     delete document.body.dataset.mode;
     $('signin-view').hidden = false;
     $('app-error').hidden = true;
+    $('reach').hidden = true;
     const msg = $('signin-error');
     msg.textContent = message || '';
     msg.hidden = !message;
@@ -164,6 +181,21 @@
   }
 
   function canWrite() { return state.tools.has('knowmind_update_fact'); }
+
+  // showReach says what the token leaves out and how to get it: notes (a toolset) are hidden
+  // from search and the graph, updating facts needs scope write.
+  function showReach() {
+    const lines = [];
+    if (!state.tools.has('knowmind_get_note')) {
+      lines.push('Notes are not shown: this token\'s toolsets leave out notes. A token made with ' +
+        '`knowmind token create --tenant TENANT --scopes read --toolsets memory,notes` sees them here too.');
+    }
+    if (!canWrite()) {
+      lines.push('Read-only: updating a fact needs scope write (`--scopes read,write`).');
+    }
+    $('reach').textContent = lines.join(' ');
+    $('reach').hidden = lines.length === 0;
+  }
 
   // --- search and recent
   async function search() {
@@ -371,6 +403,9 @@
     req.hidden = !note;
     req.textContent = note;
     $('d-tags').replaceChildren(...(m.tags || []).map((t) => el('li', { text: t })));
+    // A note's front matter (its properties), one "key: value" each.
+    $('d-props').replaceChildren(...Object.entries(res.properties || {}).map(([k, v]) => el('li', {
+      'data-key': k, text: k + ': ' + (typeof v === 'object' ? JSON.stringify(v) : String(v)) })));
     $('d-entities').replaceChildren(...(res.entities || []).map((e) => el('li', {
       'data-type': e.type, 'data-id': e.id, title: e.type + '/' + e.id, text: e.type + ': ' + (e.name || e.id) })));
     $('d-content').textContent = m.content + (res.content_truncated ? '\n[… cut; the chunks show the rest]' : '');

@@ -1,0 +1,231 @@
+package cells_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/cells"
+	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+)
+
+// Two cells: two managed Dgraph clusters (zero + alpha each, on their own free ports and data
+// dirs), each with its own guardian password and service secret.
+var envs = map[string]*dgraphtest.Env{}
+
+func TestMain(m *testing.M) {
+	for _, cell := range []string{"cell-a", "cell-b"} {
+		env, err := dgraphtest.Start(context.Background(), nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cells: start", cell, err)
+			for _, e := range envs {
+				e.Stop()
+			}
+			os.Exit(1)
+		}
+		envs[cell] = env
+	}
+	code := m.Run()
+	for _, e := range envs {
+		e.Stop()
+	}
+	os.Exit(code)
+}
+
+func router() *cells.Router {
+	return cells.New(map[string]*graph.Client{"cell-a": envs["cell-a"].Client, "cell-b": envs["cell-b"].Client})
+}
+
+// Tenants spread over two cells are routed by tenant; one tenant is moved from its cell to the
+// other (export, import, verify, switch) while recalls of it go on without a miss, its writes
+// are refused as retryable during the read-only window only, and nothing acknowledged is lost.
+func TestMoveTenantBetweenCellsWhileReading(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r := router()
+	tenants := make([]string, 4)
+	ids := map[string][]string{} // tenant → memory ids, by word index
+	words := []string{"Zahnradfabrik", "Getriebeoel", "Kupplungsscheibe", "Werkstattbuch", "Anhaengerkupplung", "Gabelstapler"}
+	for i := range tenants {
+		tenants[i] = dgraphtest.TenantName(t)
+		cell := []string{"cell-a", "cell-b"}[i%2]
+		if err := r.Place(ctx, tenants[i], cell); err != nil {
+			t.Fatal(err)
+		}
+		for j, w := range words {
+			err := r.Write(ctx, tenants[i], func(ten *graph.Tenant) error {
+				res, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Title: fmt.Sprintf("%s %d", w, i),
+					Content: fmt.Sprintf("Die %s von Mandant %d steht im Lager %d.", w, i, j)})
+				ids[tenants[i]] = append(ids[tenants[i]], res.MemoryID)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mover := tenants[0] // in cell-a
+	// History travels: a document replaced, a relation linked.
+	err := r.Write(ctx, mover, func(ten *graph.Tenant) error {
+		if _, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Handbuch", Content: "# Wartung\n\nDas Getriebe wird jaehrlich geprueft."}); err != nil {
+			return err
+		}
+		if _, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Handbuch", Content: "# Wartung\n\nDas Getriebe wird halbjaehrlich geprueft."}); err != nil {
+			return err
+		}
+		_, err := ten.Link(ctx, ids[mover][0], ids[mover][1], "DEPENDS_ON")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each cell holds only its own tenants.
+	for _, ten := range tenants {
+		p, _ := r.Placement(ten)
+		other := map[string]string{"cell-a": "cell-b", "cell-b": "cell-a"}[p.Cell]
+		if _, err := envs[other].Client.Tenant(ctx, ten, false); err == nil {
+			t.Fatalf("tenant %s of %s exists in %s too", ten, p.Cell, other)
+		}
+	}
+
+	// Readers recall the mover's memories in a loop; a writer keeps storing.
+	var reads, misses, readErrs, refused atomic.Int64
+	var acked []string
+	var ackMu sync.Mutex
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			j := i % len(words)
+			err := r.Read(ctx, mover, func(ten *graph.Tenant) error {
+				res, err := ten.Recall(ctx, knowmind.RecallQuery{Query: words[j], K: 5})
+				if err != nil {
+					return err
+				}
+				if !slices.ContainsFunc(res.Hits, func(h knowmind.RecallHit) bool { return h.MemoryID == ids[mover][j] }) {
+					misses.Add(1)
+				}
+				return nil
+			})
+			reads.Add(1)
+			if err != nil {
+				readErrs.Add(1)
+				t.Logf("read: %v", err)
+			}
+		}
+	})
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			title := fmt.Sprintf("Nachtrag %03d", i)
+			err := r.Write(ctx, mover, func(ten *graph.Tenant) error {
+				_, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Title: title, Content: fmt.Sprintf("Nachtrag %d zur Inventur.", i)})
+				return err
+			})
+			var ke *knowmind.Error
+			switch {
+			case err == nil:
+				ackMu.Lock()
+				acked = append(acked, title)
+				ackMu.Unlock()
+			case errors.As(err, &ke) && ke.Code == knowmind.EUNAVAILABLE:
+				refused.Add(1)
+			default:
+				t.Errorf("write %d: %v", i, err)
+			}
+		}
+	})
+	time.Sleep(500 * time.Millisecond)
+	rep, err := r.Move(ctx, mover, "cell-b", t.TempDir())
+	if err != nil {
+		close(stop)
+		wg.Wait()
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	t.Logf("move %s → %s: %d records; export %s, import %s, verify %s; read-only %s",
+		rep.From, rep.To, rep.Records, rep.Export.Round(time.Millisecond), rep.Import.Round(time.Millisecond),
+		rep.Verify.Round(time.Millisecond), rep.ReadOnly.Round(time.Millisecond))
+	t.Logf("during the move: %d recalls (%d missed, %d failed), %d writes acknowledged, %d refused as read-only",
+		reads.Load(), misses.Load(), readErrs.Load(), len(acked), refused.Load())
+	if readErrs.Load() > 0 || misses.Load() > 0 || reads.Load() < 10 {
+		t.Errorf("reads during the move: %d, %d failed, %d missed; want every one answered", reads.Load(), readErrs.Load(), misses.Load())
+	}
+	if refused.Load() == 0 || len(acked) == 0 {
+		t.Errorf("writes: %d acknowledged, %d refused; want both (before/after the window and during it)", len(acked), refused.Load())
+	}
+	if p, _ := r.Placement(mover); p.Cell != "cell-b" || p.ReadOnly {
+		t.Fatalf("placement after the move: %+v", p)
+	}
+
+	// Everything acknowledged is in the target cell, and writes work there.
+	err = r.Write(ctx, mover, func(ten *graph.Tenant) error {
+		_, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Title: "Nach dem Umzug", Content: "Erster Eintrag in der neuen Zelle."})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved, err := envs["cell-b"].Client.Tenant(ctx, mover, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recent, err := moved.ListRecent(ctx, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, it := range recent {
+		have[it.Title] = true
+	}
+	ackMu.Lock()
+	for _, a := range append(slices.Clone(acked), "Nach dem Umzug") {
+		if !have[a] {
+			t.Errorf("acknowledged write %q is not in the target cell", a)
+		}
+	}
+	ackMu.Unlock()
+	// The relation came along.
+	rels, err := moved.ListRelations(ctx, ids[mover][0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rels.Outgoing) != 1 || rels.Outgoing[0].RelType != "DEPENDS_ON" || rels.Outgoing[0].To != ids[mover][1] {
+		t.Errorf("relations of the moved memory in the target cell: %+v, want its DEPENDS_ON", rels)
+	}
+	// The other tenants did not move and still answer.
+	for _, ten := range tenants[1:] {
+		err := r.Read(ctx, ten, func(tt *graph.Tenant) error {
+			res, err := tt.Recall(ctx, knowmind.RecallQuery{Query: words[2], K: 5})
+			if err == nil && !slices.ContainsFunc(res.Hits, func(h knowmind.RecallHit) bool { return h.MemoryID == ids[ten][2] }) {
+				err = fmt.Errorf("recall misses %s", ids[ten][2])
+			}
+			return err
+		})
+		if err != nil {
+			t.Errorf("tenant %s: %v", ten, err)
+		}
+	}
+	if got := r.Tenants("cell-b"); len(got) != 3 {
+		t.Errorf("cell-b holds %v, want 3 tenants", got)
+	}
+}
