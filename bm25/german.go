@@ -46,6 +46,9 @@ type Analysis struct {
 	// NoWordList checks words against the tenant's vocabulary only, as on a machine without a
 	// German word list installed.
 	NoWordList bool
+	// KeepQuestionWords keeps German question words in a query's terms (search.QueryTerms
+	// leaves them out); documents are analysed the same either way.
+	KeepQuestionWords bool
 }
 
 // Analyze is AnalyzeForSearch with the rules a turns off.

@@ -273,6 +273,7 @@ func checkRecord(r knowmind.Record) (*bulkEntry, error) {
 	b.createdAt = created.Format(time.RFC3339Nano)
 	b.updatedAt = stamp(r.UpdatedAt, created).Format(time.RFC3339Nano)
 	b.validFrom = validFrom.Format(time.RFC3339Nano)
+	e.at = validFrom // the times its text names are resolved against its own time
 	if r.ValidTo != nil && !r.ValidTo.IsZero() {
 		if r.ValidTo.Before(validFrom) {
 			return nil, knowmind.InvalidParam("valid_to", "valid_to must not be before valid_from")
@@ -635,7 +636,7 @@ func (t *Tenant) StoreMemories(ctx context.Context, ins []knowmind.StoreMemoryIn
 	recs := make([]knowmind.Record, len(ins))
 	for i, in := range ins {
 		recs[i] = knowmind.Record{Type: knowmind.RecordMemory, Title: in.Title, Content: in.Content,
-			MemoryType: in.MemoryType, Tags: in.Tags, Source: in.Source}
+			MemoryType: in.MemoryType, Tags: in.Tags, Source: in.Source, ValidFrom: in.OccurredAt}
 	}
 	return t.WriteEntries(ctx, recs, knowmind.BatchCursor{})
 }

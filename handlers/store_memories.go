@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"time"
 
 	"github.com/knowmind/knowmind"
 )
@@ -34,6 +36,7 @@ type StoreMemoriesItem struct {
 	MemoryType string   `json:"memory_type,omitempty" jsonschema:"default semantic"`
 	Tags       []string `json:"tags,omitempty" jsonschema:"keywords"`
 	Source     string   `json:"source,omitempty" jsonschema:"where it comes from"`
+	OccurredAt string   `json:"occurred_at,omitempty" jsonschema:"ISO 8601, default now"`
 }
 
 // StoreMemoriesResult has one entry per memory, in input order, and the counts.
@@ -76,6 +79,14 @@ func (s *service) storeMemories(ctx context.Context, p StoreMemoriesParams) (Sto
 	ins := make([]knowmind.StoreMemoryInput, len(p.Memories))
 	for i, m := range p.Memories {
 		ins[i] = knowmind.StoreMemoryInput{Title: m.Title, Content: m.Content, MemoryType: m.MemoryType, Tags: m.Tags, Source: m.Source}
+		if m.OccurredAt != "" {
+			at, err := time.Parse(time.RFC3339, m.OccurredAt)
+			if err != nil {
+				param := fmt.Sprintf("memories[%d].occurred_at", i)
+				return StoreMemoriesResult{}, knowmind.InvalidParam(param, "%s must be an ISO 8601 time such as 2026-03-12T10:00:00Z", param)
+			}
+			ins[i].OccurredAt = &at
+		}
 	}
 	items, err := t.StoreMemories(ctx, ins)
 	if items == nil {

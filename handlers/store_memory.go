@@ -30,7 +30,7 @@ type StoreMemoryParams struct {
 	MemoryType string        `json:"memory_type,omitempty" jsonschema:"default semantic" validate:"omitempty,oneof=semantic episodic procedural reference"`
 	Tags       []string      `json:"tags,omitempty" jsonschema:"keywords for filtering" validate:"max=50,dive,notblank,max=100"`
 	Source     string        `json:"source,omitempty" jsonschema:"where it comes from, free text" validate:"max=2000"`
-	OccurredAt string        `json:"occurred_at,omitempty" jsonschema:"ISO 8601 time the memory is about (default now): valid from then; 'yesterday', 'letzten Freitag' in it are resolved against it" validate:"max=64"`
+	OccurredAt string        `json:"occurred_at,omitempty" jsonschema:"ISO 8601 time it is about (default now); 'gestern' etc. resolve against it" validate:"max=64"`
 	Entities   []EntityParam `json:"entities,omitempty" jsonschema:"what it is about: entity type, id (slug) or name; contradictions are reported" validate:"max=20,dive"`
 }
 

@@ -31,4 +31,22 @@ func TestStoreMemoryOccurredAtResolvesDates(t *testing.T) {
 	}
 	wantRPCError(t, callTool(t, url, write, "knowmind_store_memory", map[string]any{
 		"content": "Noch etwas.", "occurred_at": "yesterday"}), -32602, "occurred_at")
+
+	// knowmind_store_memories: each item at its own time.
+	var batch StoreMemoriesResult
+	structured(t, callTool(t, url, write, "knowmind_store_memories", map[string]any{"memories": []any{
+		map[string]any{"content": "I ran a charity race last Sunday.", "occurred_at": "2023-05-25T10:00:00Z"},
+		map[string]any{"content": "The conference is in two weeks.", "occurred_at": "2023-05-08T10:00:00Z"},
+	}}), &batch)
+	if batch.Stored != 2 {
+		t.Fatalf("store_memories: %+v", batch)
+	}
+	for i, want := range []time.Time{time.Date(2023, 5, 21, 0, 0, 0, 0, time.UTC), time.Date(2023, 5, 22, 0, 0, 0, 0, time.UTC)} {
+		structured(t, callTool(t, url, write, "knowmind_explore", map[string]any{"memory_id": batch.Results[i].ID}), &res)
+		if len(res.Memory.Dates) != 1 || !res.Memory.Dates[0].Equal(want) {
+			t.Fatalf("store_memories item %d: dates %v, want %v", i, res.Memory.Dates, want)
+		}
+	}
+	wantRPCError(t, callTool(t, url, write, "knowmind_store_memories", map[string]any{"memories": []any{
+		map[string]any{"content": "Noch etwas anderes.", "occurred_at": "gestern"}}}), -32602, "memories[0].occurred_at")
 }

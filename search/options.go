@@ -98,6 +98,7 @@ func Default() Options {
 			Time:            timeWeight,
 			TextDates:       true,
 			AsksWhen:        asksWhenWeight,
+			Coverage:        true,
 			SemanticPool:    semanticPool,
 		},
 	}

@@ -99,3 +99,16 @@ func TestRerankOrdersByTheCrossEncoder(t *testing.T) {
 		t.Fatalf("reranked %+v", out)
 	}
 }
+
+func TestQueryTermsLeaveOutQuestionWords(t *testing.T) {
+	var ix bm25.Index
+	got := search.QueryTerms(&ix, "t", "de", "Wer hat wie viele Beine, und wann?", bm25.Analysis{NoWordList: true})
+	for _, stop := range []string{"wer", "viel", "wann"} {
+		if slices.Contains(got, stop) {
+			t.Fatalf("query terms %v hold the question word %q", got, stop)
+		}
+	}
+	if !slices.Contains(got, "bein") {
+		t.Fatalf("query terms %v lost the content word", got)
+	}
+}

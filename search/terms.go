@@ -3,6 +3,7 @@ package search
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/knowmind/knowmind/bm25"
 )
@@ -30,9 +31,38 @@ func (s TextSide) On() bool { return s.Match != "" || len(s.Scores) > 0 }
 // QueryTerms analyses a query for one language as the tenant's text index analysed its
 // documents (a: bm25.Analysis, the zero value in the service), splitting German compounds
 // against the index's own terms too.
+//
+// A question's own words are left out: German question words and the inflected forms of
+// stop words (questionTerms), which Dgraph's German stop list does not hold (it stops "viel"
+// and "wie", not "viele" and "wer"), so "Wie viele Beine hat eine Spinne?" does not find every
+// memory that says "viele".
 func QueryTerms(ix *bm25.Index, tenant, lang, query string, a bm25.Analysis) []string {
-	return a.Analyze(lang, query, func(term string) bool { return ix.Has(tenant, lang, term) })
+	terms := a.Analyze(lang, query, func(term string) bool { return ix.Has(tenant, lang, term) })
+	if bm25.AnalysisLang(lang) != "de" || a.KeepQuestionWords {
+		return terms
+	}
+	stop := questionTerms()
+	return slices.DeleteFunc(terms, func(t string) bool { return stop[t] })
 }
+
+// germanQuestionWords are German words that ask rather than tell, and inflections of stop
+// words, that the German stop list leaves in.
+var germanQuestionWords = []string{
+	"wer", "wen", "wem", "wessen", "wann", "warum", "wieso", "weshalb", "weswegen", "wozu", "woher",
+	"wohin", "womit", "wodurch", "worüber", "wofür", "woran", "worauf", "wovon", "worum",
+	"welcher", "welches", "welchem", "welchen", "viele", "vielen", "vieler", "vieles", "wenige",
+	"wenigen", "weniger",
+}
+
+var questionTerms = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range germanQuestionWords {
+		for _, t := range bm25.Analyze("de", w) {
+			m[t] = true
+		}
+	}
+	return m
+})
 
 // NewTextSide analyses the query for one language of a tenant's text index (QueryTerms) and
 // finds its text candidates: with served, the best TextCandidates of the index and as seeds up
@@ -112,6 +142,10 @@ func MatchTerms(lang, query string, st bm25.Stats, budget int64) string {
 // stays within budget (the rarest always): MatchTerms' choice, as analysed terms.
 func RarestTerms(lang, query string, st bm25.Stats, budget int64) []string {
 	terms := bm25.Terms(lang, query)
+	if bm25.AnalysisLang(lang) == "de" {
+		stop := questionTerms()
+		terms = slices.DeleteFunc(terms, func(t string) bool { return stop[t] })
+	}
 	slices.SortStableFunc(terms, func(a, b string) int { return int(st.DF[a] - st.DF[b]) })
 	var sum int64
 	for i, term := range terms {

@@ -14,7 +14,7 @@ type ablation struct {
 	WithFeedback   bool // pseudo-relevance feedback, off by default
 	NoTime         bool
 	NoTextDates    bool    // the question's time against the memory's own time only
-	Coverage       bool    // semantic signals scaled by the query's coverage (search.Weights.Coverage)
+	NoCoverage     bool    // semantic signals not scaled by the query's coverage (search.Weights.Coverage)
 	AsksWhen       float64 // above 0 replaces the when-question signal's weight; below 0 turns it off
 	NoSemantic     bool
 	SemanticWeight float64 // above 0: replaces the semantic signal's weight
@@ -48,8 +48,8 @@ func (a ablation) options() search.Options {
 	if a.NoTime {
 		w.Time, w.AsksWhen = 0, 0
 	}
-	if a.Coverage {
-		w.Coverage = true
+	if a.NoCoverage {
+		w.Coverage = false
 	}
 	if a.NoTextDates {
 		w.TextDates = false

@@ -118,8 +118,9 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		{"full fusion without the word list (the tenant's vocabulary only)", bm25.Analysis{NoWordList: true}, 2, knowmind.RecallMinScore, full},
 		{"full fusion, min_score 0 (no floor)", bm25.Analysis{}, 2, 0, full},
 		{"full fusion without the days the text names", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoTextDates: true, AsksWhen: -1}},
-		{"full fusion, semantic signals scaled by the query's coverage", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, Coverage: true}},
-		{"full fusion, semantic signals scaled by the query's coverage, min_score 0", bm25.Analysis{}, 2, 0, ablation{NoRerank: true, Coverage: true}},
+		{"full fusion, semantic signals not scaled by the query's coverage", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true}},
+		{"full fusion keeping German question words in the query", bm25.Analysis{KeepQuestionWords: true}, 2, knowmind.RecallMinScore, full},
+		{"full fusion keeping question words, semantic signals not scaled by coverage (the floor's inputs as before)", bm25.Analysis{KeepQuestionWords: true}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true}},
 		{"full fusion without the when-question signal", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, AsksWhen: -1}},
 	}
 	w := os.Stdout
