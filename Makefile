@@ -72,11 +72,11 @@ bench-speed: $(DGRAPH) build-bench
 	bin/knowmind-bench speed --n $(N)
 
 ## bench-tenants: TENANTS small tenants of PER memories + BIG of BIGN in one service under --index-memory-mb INDEXMB (hot p95, cold first recall from snapshots, RSS)
-TENANTS ?= 200
+TENANTS ?= 60
 PER ?= 200
 BIG ?= 2
-BIGN ?= 10000
-INDEXMB ?= 128
+BIGN ?= 5000
+INDEXMB ?= 64
 bench-tenants: $(DGRAPH) build-bench
 	bin/knowmind-bench tenants --tenants $(TENANTS) --per $(PER) --big $(BIG) --big-n $(BIGN) --index-memory-mb $(INDEXMB)
 

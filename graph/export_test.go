@@ -303,3 +303,10 @@ func (t *Tenant) ListRecent(ctx context.Context, k int) ([]knowmind.RecentItem, 
 	p, err := t.ListRecentPage(ctx, k, "")
 	return p.Items, err
 }
+
+// DropVectorIndex and RestoreVectorIndex are the tenant methods' work on a raw client.
+func DropVectorIndex(ctx context.Context, dg *dgo.Dgraph) error { return dropVectorIndex(ctx, dg) }
+
+func RestoreVectorIndex(ctx context.Context, dg *dgo.Dgraph, background bool) error {
+	return restoreVectorIndex(ctx, dg, background)
+}

@@ -72,7 +72,7 @@ func requestVectorIndex(ctx context.Context, dg *dgo.Dgraph) error {
 // so a crash in between leaves it to the next open's schema alter.
 func rerequestVectorIndex(ctx context.Context, dg *dgo.Dgraph, state vectorIndexState) error {
 	if state == indexPartial {
-		if err := DropVectorIndex(ctx, dg); err != nil {
+		if err := dropVectorIndex(ctx, dg); err != nil {
 			return err
 		}
 	}

@@ -302,23 +302,23 @@ func VectorString(v []float32) string {
 	return b.String()
 }
 
-// DropVectorIndex removes the HNSW index of Chunk.embedding, keeping the vectors: a bulk load
+// dropVectorIndex removes the HNSW index of Chunk.embedding, keeping the vectors: a bulk load
 // then writes without Dgraph updating the index per chunk (the write's main cost, see
-// docs/bulk.md). RestoreVectorIndex puts it back.
-func DropVectorIndex(ctx context.Context, dg *dgo.Dgraph) error {
+// docs/bulk.md). restoreVectorIndex puts it back.
+func dropVectorIndex(ctx context.Context, dg *dgo.Dgraph) error {
 	if err := setMeta(ctx, dg, map[string]string{"Meta.vector_index": vectorIndexDropped}); err != nil {
 		return err
 	}
 	return applySchemaOnly(ctx, dg, "<Chunk.embedding>: float32vector .")
 }
 
-// RestoreVectorIndex adds the HNSW index of Chunk.embedding again and Dgraph builds it over the
+// restoreVectorIndex adds the HNSW index of Chunk.embedding again and Dgraph builds it over the
 // stored vectors. In the background (Dgraph's runInBackground) the call returns at once and
 // writes go on; until the build ends similar_to answers from a partial index (fewer hits, no
 // error). Recall does not depend on it while the service holds the tenant's vectors
 // (vecindex.go); analysts' similar_to queries do. A background build is recorded as building
 // until Dgraph says it ended (indexbuild.go); in the foreground the alter returns once it did.
-func RestoreVectorIndex(ctx context.Context, dg *dgo.Dgraph, background bool) error {
+func restoreVectorIndex(ctx context.Context, dg *dgo.Dgraph, background bool) error {
 	if background {
 		return requestVectorIndex(ctx, dg)
 	}
@@ -335,14 +335,14 @@ func RestoreVectorIndex(ctx context.Context, dg *dgo.Dgraph, background bool) er
 	return fmt.Errorf("restore vector index: %w", err)
 }
 
-// DropVectorIndex is DropVectorIndex on the tenant's namespace (knowmind import).
-func (t *Tenant) DropVectorIndex(ctx context.Context) error { return DropVectorIndex(ctx, t.dg) }
+// DropVectorIndex is dropVectorIndex on the tenant's namespace (knowmind import).
+func (t *Tenant) DropVectorIndex(ctx context.Context) error { return dropVectorIndex(ctx, t.dg) }
 
-// RestoreVectorIndex is RestoreVectorIndex on the tenant's namespace (knowmind import); a
+// RestoreVectorIndex is restoreVectorIndex on the tenant's namespace (knowmind import); a
 // client that watches builds (Config.WatchIndexBuilds) watches a background one until it ends,
 // for as long as it is open.
 func (t *Tenant) RestoreVectorIndex(ctx context.Context, background bool) error {
-	if err := RestoreVectorIndex(ctx, t.dg, background); err != nil {
+	if err := restoreVectorIndex(ctx, t.dg, background); err != nil {
 		return err
 	}
 	if background {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
 )
 
 // agreeWithin is how soon a write acknowledged by one replica must be found by a recall through
@@ -187,6 +188,29 @@ func BenchmarkWatermarkCheck(b *testing.B) {
 			}
 		}
 	})
+	// The check's two parts apart: the window over updated_at's index, the count over status's.
+	parts := map[string]string{
+		"window": `query q($next: string) {
+  M as var(func: ge(Memory.updated_at, $next))
+  mu(func: uid(M)) { count(uid) }
+  latest(func: uid(M), orderdesc: Memory.updated_at, first: 1) { Memory.updated_at }
+}`,
+		"indexed-count": `{ n(func: eq(Memory.status, "indexed")) { count(uid) } }`,
+	}
+	conn := dgraphtest.Conn(b, ten)
+	for _, part := range []string{"window", "indexed-count"} {
+		b.Run(fmt.Sprintf("part=%s/n=%d", part, n), func(b *testing.B) {
+			vars := map[string]string{"$next": time.Now().Add(-5 * time.Minute).UTC().Format(time.RFC3339Nano)}
+			if part == "indexed-count" {
+				vars = nil
+			}
+			for b.Loop() {
+				if _, err := conn.Query(ctx, parts[part], vars); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	recall := func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			if _, err := ten.Recall(ctx, knowmind.RecallQuery{Query: fmt.Sprintf("wort%dx wort%dx", i%20000, (i*7)%20000), K: 5}); err != nil {

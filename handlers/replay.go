@@ -10,8 +10,8 @@ import (
 var replayTool = declare(tool{
 	Name:  "knowmind_replay",
 	Title: "Replay a moment",
-	Description: "The workspace as it stood at timestamp: memories valid then, including ones superseded later, newest " +
-		"first; filters as knowmind_retrieve.",
+	Description: "The workspace as it stood at timestamp: memories valid then, including ones superseded later, and notes " +
+		"as they read then, newest first; filters as knowmind_retrieve.",
 	Scope:    knowmind.ScopeRead,
 	ReadOnly: true,
 	Toolset:  knowmind.ToolsetEngine,

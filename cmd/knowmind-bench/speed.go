@@ -171,7 +171,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 
 	if dropped {
 		// Recall does not need it (the service holds the vectors); analysts' similar_to does.
-		if err := ten.DG().RestoreVectorIndex(ctx, true); err != nil {
+		if err := ten.RestoreVectorIndex(ctx, true); err != nil {
 			return err
 		}
 		fmt.Fprintln(out, "HNSW index of Chunk.embedding: rebuild started in the background; the rows that need it are left out")
@@ -396,7 +396,7 @@ func loadSynthetic(ctx context.Context, b *benchBackend, ten *benchTenant, w *wo
 
 	start = time.Now()
 	if dropIndex {
-		if err := ten.DG().DropVectorIndex(ctx); err != nil {
+		if err := ten.DropVectorIndex(ctx); err != nil {
 			return nil, nil, false, err
 		}
 	}

@@ -33,11 +33,11 @@ func runBenchTenants(ctx context.Context, args []string) error {
 	var bf benchFlags
 	bf.register(fs)
 	bf.snapshots = true
-	small := fs.Int("tenants", 200, "small tenants")
+	small := fs.Int("tenants", 60, "small tenants")
 	per := fs.Int("per", 200, "memories per small tenant")
 	big := fs.Int("big", 2, "big tenants")
-	bigN := fs.Int("big-n", 10000, "memories per big tenant")
-	budget := fs.Int("index-memory-mb", 128, "the service's --index-memory-mb")
+	bigN := fs.Int("big-n", 5000, "memories per big tenant")
+	budget := fs.Int("index-memory-mb", 64, "the service's --index-memory-mb")
 	queries := fs.Int("queries", 50, "recalls of the hot tenant alone")
 	seed := fs.Uint64("seed", 1, "random seed of the workload")
 	if err := fs.Parse(args); err != nil {

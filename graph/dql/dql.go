@@ -108,11 +108,3 @@ func (c *Conn) Upsert(ctx context.Context, query string, vars map[string]string,
 func (c *Conn) Alter(ctx context.Context, schema string) error {
 	return c.dg.Alter(ctx, &api.Operation{Schema: schema})
 }
-
-// DropVectorIndex removes the HNSW index of Chunk.embedding (graph.DropVectorIndex).
-func (c *Conn) DropVectorIndex(ctx context.Context) error { return graph.DropVectorIndex(ctx, c.dg) }
-
-// RestoreVectorIndex adds it again (graph.RestoreVectorIndex).
-func (c *Conn) RestoreVectorIndex(ctx context.Context, background bool) error {
-	return graph.RestoreVectorIndex(ctx, c.dg, background)
-}
