@@ -189,12 +189,12 @@ func TestMoveTenantBetweenCellsWhileReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recent, err := moved.ListRecent(ctx, 50)
+	recent, err := moved.ListRecentPage(ctx, 50, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	have := map[string]bool{}
-	for _, it := range recent {
+	for _, it := range recent.Items {
 		have[it.Title] = true
 	}
 	ackMu.Lock()

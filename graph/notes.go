@@ -500,11 +500,27 @@ func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in know
 	if len(aliases) > 0 {
 		set["Note.aliases"] = aliases
 	}
+	delTags := ""
 	if fm != nil { // a replace that brings frontmatter replaces the note's
 		b, _ := yaml.Marshal(fm)
 		set["Note.frontmatter"] = string(b)
 		if noteType, ok := fm["type"].(string); ok {
 			set["Note.type"] = noteType
+		}
+		// Its tags: list follows, as on create (a vault sync edits tags in the front matter).
+		if list, ok := fm["tags"].([]any); ok {
+			var tags []string
+			for _, v := range list {
+				tags = append(tags, fmt.Sprint(v))
+			}
+			if tags, err = checkTags(tags); err != nil {
+				return knowmind.NoteWriteResult{}, err
+			}
+			e.tags = tags // event goals match the edit's tags
+			delTags = "uid(n) <Memory.tags> * .\n"
+			if len(tags) > 0 {
+				set["Memory.tags"] = tags
+			}
 		}
 	}
 	rev := revisionNode("rev", "uid(n)", n, now)
@@ -525,7 +541,7 @@ func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in know
 			Vars:  map[string]string{"$id": n.ID, "$version": in.VersionToken, "$key": key},
 			Mutations: []*api.Mutation{{
 				Cond:      `@if(eq(len(n), 1) AND eq(len(d), 0))`,
-				DelNquads: []byte("uid(n) <Memory.chunks> uid(c) .\nuid(c) * * .\n"),
+				DelNquads: []byte("uid(n) <Memory.chunks> uid(c) .\nuid(c) * * .\n" + delTags),
 				SetJson:   setJSON,
 			}},
 		})

@@ -175,3 +175,28 @@ func TestFrontmatterBounded(t *testing.T) {
 		t.Errorf("note at the bound: %d properties, %v", len(got.Frontmatter), err)
 	}
 }
+
+// TestEditFrontmatterTagsReplaceTags: a replace whose front matter lists tags sets the note's
+// tags to that list (old ones gone), as create takes them; one without tags: keeps them.
+func TestEditFrontmatterTagsReplaceTags(t *testing.T) {
+	ctx := context.Background()
+	ten := dgraphtest.NewTenant(t)
+	n := createNote(t, ten, "", "---\ntags: [alt, bleibt]\n---\n# Getaggt\n\nText.")
+	res, err := ten.EditNote(ctx, notesScope, knowmind.EditNoteInput{ID: n.ID, VersionToken: n.VersionToken, Op: knowmind.EditReplace,
+		Content: "---\ntags: [bleibt, neu]\n---\n# Getaggt\n\nText.", Actor: notesAgent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ten.GetNote(ctx, notesScope, n.ID, "", false)
+	if slices.Sort(got.Tags); err != nil || !slices.Equal(got.Tags, []string{"bleibt", "neu"}) {
+		t.Fatalf("tags after the edit: %v %v", got.Tags, err)
+	}
+	if _, err := ten.EditNote(ctx, notesScope, knowmind.EditNoteInput{ID: n.ID, VersionToken: res.VersionToken, Op: knowmind.EditAppend,
+		Content: "Mehr.", Actor: notesAgent}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = ten.GetNote(ctx, notesScope, n.ID, "", false)
+	if slices.Sort(got.Tags); err != nil || !slices.Equal(got.Tags, []string{"bleibt", "neu"}) {
+		t.Fatalf("tags after an append: %v %v", got.Tags, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,7 +104,7 @@ func TestVaultSyncRoundTrip(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 
 	write(map[string]string{
-		"Apollo.md": "---\nowner: Lisa Meyer\nstatus: done\ntags:\n  - raumfahrt\n---\n# Apollo\n\nDas Projekt landete auf dem [[Mond]].\n",
+		"Apollo.md": "---\nowner: Lisa Meyer\nstatus: done\ntags:\n  - mond\n  - raumfahrt\n---\n# Apollo\n\nDas Projekt landete auf dem [[Mond]].\n",
 		"Neu.md":    "# Neu\n\nNach [[Apollo]] kam Skylab.\n",
 	})
 	if out := run("import", vault, "--tenant", tenant, "--project", "main"); !strings.Contains(out, "created 1, updated 1, unchanged 3, refused 0") {
@@ -117,6 +118,9 @@ func TestVaultSyncRoundTrip(t *testing.T) {
 	}
 	if apollo.ID != before.ID || apollo.Revision != before.Revision+1 || apollo.Frontmatter["status"] != "done" || apollo.Frontmatter["owner"] != "Lisa Meyer" {
 		t.Errorf("Apollo after the edit: id %s (was %s), revision %d (was %d), properties %v", apollo.ID, before.ID, apollo.Revision, before.Revision, apollo.Frontmatter)
+	}
+	if !slices.Equal(apollo.Tags, []string{"mond", "raumfahrt"}) && !slices.Equal(apollo.Tags, []string{"raumfahrt", "mond"}) {
+		t.Errorf("Apollo's tags after the edit: %v", apollo.Tags)
 	}
 	revs, err := ten.Revisions(ctx, knowmind.NoteScope{}, apollo.ID)
 	if err != nil || len(revs) != 1 || !strings.Contains(revs[0].Content, "[[Saturn V]]") {
