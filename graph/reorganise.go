@@ -246,8 +246,10 @@ func (t *Tenant) MoveNote(ctx context.Context, scope knowmind.NoteScope, id, ver
 		return knowmind.NoteWriteResult{}, knowmind.VersionConflict(n.Version)
 	}
 	key := titleKey(n.Class, n.Owner, n.projectUID(), path, n.Title)
-	version := newVersionToken(n.Revision)
-	set := map[string]any{"uid": "uid(n)", "Note.title_key": key, "Note.version": version, "Memory.updated_at": nowString(),
+	revision := n.Revision + 1 // a move is a revision: the former folder is kept (noterevisions.go)
+	version := newVersionToken(revision)
+	now := nowString()
+	set := map[string]any{"uid": "uid(n)", "Note.title_key": key, "Note.version": version, "Note.revision": revision, "Memory.updated_at": now,
 		"Note.updated_by": actor.Principal, "Note.updated_via": actor.Via, "Note.actor_kind": actorKind(actor)}
 	del := ""
 	if path == "" {
@@ -255,7 +257,7 @@ func (t *Tenant) MoveNote(ctx context.Context, scope knowmind.NoteScope, id, ver
 	} else {
 		set["Note.path"] = path
 	}
-	setJSON, _ := json.Marshal(set)
+	setJSON, _ := json.Marshal([]any{set, revisionNode("rev", "uid(n)", n, now)})
 	var out struct {
 		Matched []struct{ UID string }
 		Dup     []struct {
@@ -290,7 +292,7 @@ func (t *Tenant) MoveNote(ctx context.Context, scope knowmind.NoteScope, id, ver
 		return knowmind.NoteWriteResult{}, knowmind.VersionConflict(cur.Version)
 	}
 	return knowmind.NoteWriteResult{ID: n.ID, Title: n.Title, Project: n.projectHandle(), Path: path, Class: n.Class,
-		VersionToken: version, Revision: n.Revision, Links: []string{}, PendingLinks: []string{}}, nil
+		VersionToken: version, Revision: revision, Links: []string{}, PendingLinks: []string{}}, nil
 }
 
 // MaxFolderNotes bounds the notes one folder move rewrites in its transaction.
@@ -382,15 +384,15 @@ func (t *Tenant) moveFolderOnce(ctx context.Context, scope knowmind.NoteScope, p
 		}
 		key := titleKey(n.Class, n.Owner, puid, path, n.Title)
 		keys = append(keys, strconv.Quote(key))
-		node := map[string]any{"uid": "uid(" + v + ")", "Note.title_key": key,
-			"Note.version": newVersionToken(n.Revision), "Memory.updated_at": now, "Note.updated_by": actor.Principal,
+		node := map[string]any{"uid": "uid(" + v + ")", "Note.title_key": key, "Note.revision": n.Revision + 1,
+			"Note.version": newVersionToken(n.Revision + 1), "Memory.updated_at": now, "Note.updated_by": actor.Principal,
 			"Note.updated_via": actor.Via, "Note.actor_kind": actorKind(actor)}
 		if path == "" {
 			fmt.Fprintf(&del, "uid(%s) <Note.path> * .\n", v)
 		} else {
 			node["Note.path"] = path
 		}
-		set = append(set, node)
+		set = append(set, node, revisionNode("rev"+strconv.Itoa(i), "uid("+v+")", n, now))
 		res.IDs = append(res.IDs, n.ID)
 	}
 	fmt.Fprintf(&query, "  d as var(func: eq(Note.title_key, [%s])) @filter(NOT uid(%s))\n  dup(func: uid(d)) { Memory.id Memory.title }\n}",

@@ -245,9 +245,10 @@ func TestExploreNoteAsOfReadsItsRevision(t *testing.T) {
 		"as_of": "2020-01-01T00:00:00Z"}), codeNotFound, "")
 }
 
-// TestNotesHaveAPastInTimeTravel: a note edited in place is read as of a time by
-// recall_at_time and replay as it stood then — the former title, folder and body before the
-// edit, the new ones after it, and never the one for the other's time.
+// TestNotesHaveAPastInTimeTravel: a note edited in place and then moved is read as of a time
+// by recall_at_time and replay as it stood then — the former title, folder and body before the
+// edit, the new ones after it, the former folder before the move — and never the one for the
+// other's time.
 func TestNotesHaveAPastInTimeTravel(t *testing.T) {
 	c := newNotesClient(t)
 	n := c.create(map[string]any{"project": "main", "path": "reisen",
@@ -255,10 +256,17 @@ func TestNotesHaveAPastInTimeTravel(t *testing.T) {
 	time.Sleep(30 * time.Millisecond)
 	before := time.Now().UTC()
 	time.Sleep(30 * time.Millisecond)
-	c.edit(map[string]any{"id": n.ID, "versionToken": n.VersionToken, "op": "replace",
+	edited := c.edit(map[string]any{"id": n.ID, "versionToken": n.VersionToken, "op": "replace",
 		"content": "# Reiseplan 2027\n\nAbfahrt am Dienstag mit dem Flugzeug nach Lissabon."})
 	time.Sleep(30 * time.Millisecond)
 	after := time.Now().UTC()
+	time.Sleep(30 * time.Millisecond)
+	var moved MoveNoteResult
+	structured(t, callTool(t, c.url, c.write, "knowmind_move_note", map[string]any{"id": n.ID, "versionToken": edited.VersionToken,
+		"path": "archiv"}), &moved)
+	if moved.Revision != edited.Revision+1 {
+		t.Fatalf("a move is a revision: %d after %d", moved.Revision, edited.Revision)
+	}
 
 	recallAt := func(query string, at time.Time) *RecallAtTimeHit {
 		t.Helper()
@@ -313,8 +321,12 @@ func TestNotesHaveAPastInTimeTravel(t *testing.T) {
 	}
 	for _, query := range []string{"", "Lissabon"} {
 		m := replay(query, after)
-		if m == nil || m.Title != "Reiseplan 2027" || !strings.Contains(m.Content, "Flugzeug") || m.ValidTo != nil {
-			t.Fatalf("replay %q after the edit: %+v, want the note as it is", query, m)
+		if m == nil || m.Title != "Reiseplan 2027" || m.Path != "reisen" || !strings.Contains(m.Content, "Flugzeug") || m.ValidTo == nil {
+			t.Fatalf("replay %q after the edit, before the move: %+v, want the new body in the former folder", query, m)
+		}
+		m = replay(query, time.Now().UTC())
+		if m == nil || m.Title != "Reiseplan 2027" || m.Path != "archiv" || !strings.Contains(m.Content, "Flugzeug") || m.ValidTo != nil {
+			t.Fatalf("replay %q now: %+v, want the note as it is", query, m)
 		}
 	}
 	if m := replay("Kopenhagen", after); m != nil {
