@@ -306,3 +306,51 @@ func TestBudgetKeepsATenantUnderARecall(t *testing.T) {
 		t.Fatalf("after the eviction: %s, want %s", got, want)
 	}
 }
+
+// TestIndexSnapshotOfAnotherTenantIsRefused: snapshot files are named by namespace only, so a
+// file of another tenant put where this tenant's belongs (a restored backup, a copied index
+// dir, a namespace number reused) must be refused by its tag and rebuilt from Dgraph: the
+// tenant never answers from another tenant's terms or vectors.
+func TestIndexSnapshotOfAnotherTenantIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := openIndexClient(t, dir, bm25.Analysis{})
+	mine, theirs := dgraphtest.TenantName(t), dgraphtest.TenantName(t)+"-x"
+	paths := map[string]string{}
+	var secret string
+	for _, name := range []string{mine, theirs} {
+		ten, err := c.Tenant(ctx, name, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &recallFixture{t: t, ctx: ctx, ten: ten}
+		if name == mine {
+			f.store("Obst", "Der Apfelbaum im Garten trägt im Herbst.")
+		} else {
+			secret = f.store("Zebra", "Das Geheimprojekt Zebra startet im Oktober in Halle 7.")
+		}
+		f.recall(knowmind.RecallQuery{Query: "Apfelbaum Zebra", K: 5})
+		paths[name] = filepath.Join(dir, strconv.FormatUint(ten.Namespace, 10), "index.snap")
+	}
+	c.Close()
+	b, err := os.ReadFile(paths[theirs])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(paths[mine], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, loads := snapshotRun{t: t, dir: dir, name: mine}.recall("Geheimprojekt Zebra Halle 7", bm25.Analysis{})
+	if loads[graph.SnapshotStale] != 1 || loads[graph.SnapshotLoaded] != 0 {
+		t.Fatalf("another tenant's snapshot: loads %v, want it refused as stale", loads)
+	}
+	for _, h := range got.Hits {
+		if h.MemoryID == secret || h.Title == "Zebra" {
+			t.Fatalf("the tenant answered from another tenant's snapshot: %s", hitList(got))
+		}
+	}
+	if tag, _, err := snapshot.ReadFile(paths[mine], graph.SnapshotKey(dgraphtest.Shared(t).Secret)); err != nil || tag.Tenant != mine {
+		t.Fatalf("after the rebuild: %+v, %v; want a snapshot of %s", tag, err, mine)
+	}
+}
