@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -109,6 +110,40 @@ func OpenMarkdown(dir string) (*Markdown, error) {
 // the folder holds, never what a link in it points at elsewhere on the machine.
 var errOutside = errors.New("a symbolic link out of the folder: not imported")
 
+// readRegular reads the regular file at real (a resolved path), at most limit bytes: a file
+// over it is tooLarge(), anything but a regular file errNotRegular (checked before opening: a
+// named pipe blocks its reader). The bound holds on what is read, so a file that grows after
+// its size was checked cannot pass it.
+func readRegular(real string, limit int64, tooLarge func() error) ([]byte, os.FileInfo, error) {
+	info, err := os.Stat(real)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, nil, errNotRegular
+	}
+	if info.Size() > limit {
+		return nil, nil, tooLarge()
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, nil, tooLarge()
+	}
+	return data, info, nil
+}
+
+// errNotRegular refuses a .md name on something that is not a regular file (a named pipe, a
+// device), which a read would block on or never finish.
+var errNotRegular = errors.New("not a regular file: not imported")
+
 // readNote reads file, refusing it when its real path lies outside realRoot (the folder's).
 func readNote(realRoot, file string, n *note) error {
 	real, err := filepath.EvalSymlinks(file)
@@ -118,15 +153,9 @@ func readNote(realRoot, file string, n *note) error {
 	if r, err := filepath.Rel(realRoot, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		return errOutside
 	}
-	file = real
-	info, err := os.Stat(file)
-	if err != nil {
-		return err
-	}
-	if info.Size() > maxNoteBytes {
+	data, info, err := readRegular(real, maxNoteBytes, func() error {
 		return knowmind.Internal(knowmind.ReasonTooLarge, "note exceeds %d characters", knowmind.MaxContentChars)
-	}
-	data, err := os.ReadFile(file)
+	})
 	if err != nil {
 		return err
 	}

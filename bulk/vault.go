@@ -100,7 +100,8 @@ func ReadVault(dir string) ([]VaultFile, error) {
 	return out, nil
 }
 
-// readInside reads file unless its real path lies outside realRoot or it is over max bytes.
+// readInside reads file unless its real path lies outside realRoot, it is not a regular file
+// or it is over max bytes.
 func readInside(realRoot, file string, max int64) ([]byte, error) {
 	real, err := filepath.EvalSymlinks(file)
 	if err != nil {
@@ -109,14 +110,10 @@ func readInside(realRoot, file string, max int64) ([]byte, error) {
 	if r, err := filepath.Rel(realRoot, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		return nil, errOutside
 	}
-	info, err := os.Stat(real)
-	if err != nil {
-		return nil, err
-	}
-	if info.Size() > max {
-		return nil, knowmind.Internal(knowmind.ReasonTooLarge, "note exceeds %d characters", knowmind.MaxNoteBodyChars)
-	}
-	return os.ReadFile(real)
+	data, _, err := readRegular(real, max, func() error {
+		return knowmind.Internal(knowmind.ReasonTooLarge, "note exceeds %d characters", knowmind.MaxNoteBodyChars)
+	})
+	return data, err
 }
 
 // NormaliseNote is a vault file's text as a note holds it and an export writes it back:

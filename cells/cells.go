@@ -149,6 +149,7 @@ func (r *Router) Write(ctx context.Context, tenant string, fn func(*graph.Tenant
 type MoveReport struct {
 	From, To string
 	Records  int           // records exported, and found again in the target's export
+	Tokens   int           // tokens copied to the target cell's default namespace
 	Export   time.Duration // step 2
 	Import   time.Duration // step 3, the import
 	Verify   time.Duration // step 3, the target's export compared with the source's
@@ -157,7 +158,8 @@ type MoveReport struct {
 
 // Move moves tenant to cell to: (1) marks it read-only once its writes in flight are done,
 // (2) exports it from its cell into a JSONL file in dir, (3) imports that into a new namespace
-// of the target cell and verifies that the target exports the same records, (4) switches the
+// of the target cell, verifies that the target exports the same records and copies the
+// tenant's tokens (revoked ones included) to the target cell, (4) switches the
 // directory to the target and lifts the read-only mark. Reads go on throughout. On any error
 // the tenant stays where it was and writable; what the import wrote to the target is left for
 // the operator (a retry resumes it). The source namespace is not dropped: that is step 5, after
@@ -229,6 +231,10 @@ func (r *Router) Move(ctx context.Context, tenant, to, dir string) (MoveReport, 
 			tenant, len(again), len(exported), len(missing), first(missing))
 	}
 	rep.Verify = time.Since(t)
+	// Tokens move with the tenant: its agents keep their credentials.
+	if rep.Tokens, err = target.CopyTokens(ctx, r.cells[p.Cell], tenant); err != nil {
+		return rep, fmt.Errorf("move %q: tokens into %s: %w", tenant, to, err)
+	}
 
 	// 4. Switch and lift the mark.
 	r.mu.Lock()

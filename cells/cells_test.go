@@ -73,8 +73,20 @@ func TestMoveTenantBetweenCellsWhileReading(t *testing.T) {
 		}
 	}
 	mover := tenants[0] // in cell-a
+	// Its agents' credentials, one of them revoked.
+	secret, _, err := envs["cell-a"].Client.CreateToken(ctx, mover, []knowmind.Scope{knowmind.ScopeRead, knowmind.ScopeWrite}, "agent", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked, revokedTok, err := envs["cell-a"].Client.CreateToken(ctx, mover, []knowmind.Scope{knowmind.ScopeRead}, "old agent", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := envs["cell-a"].Client.RevokeToken(ctx, revokedTok.ID); err != nil {
+		t.Fatal(err)
+	}
 	// History travels: a document replaced, a relation linked.
-	err := r.Write(ctx, mover, func(ten *graph.Tenant) error {
+	err = r.Write(ctx, mover, func(ten *graph.Tenant) error {
 		if _, err := ten.UploadDocument(ctx, knowmind.UploadDocumentInput{Title: "Handbuch", Content: "# Wartung\n\nDas Getriebe wird jaehrlich geprueft."}); err != nil {
 			return err
 		}
@@ -162,8 +174,8 @@ func TestMoveTenantBetweenCellsWhileReading(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	close(stop)
 	wg.Wait()
-	t.Logf("move %s → %s: %d records; export %s, import %s, verify %s; read-only %s",
-		rep.From, rep.To, rep.Records, rep.Export.Round(time.Millisecond), rep.Import.Round(time.Millisecond),
+	t.Logf("move %s → %s: %d records, %d tokens; export %s, import %s, verify %s; read-only %s",
+		rep.From, rep.To, rep.Records, rep.Tokens, rep.Export.Round(time.Millisecond), rep.Import.Round(time.Millisecond),
 		rep.Verify.Round(time.Millisecond), rep.ReadOnly.Round(time.Millisecond))
 	t.Logf("during the move: %d recalls (%d missed, %d failed), %d writes acknowledged, %d refused as read-only",
 		reads.Load(), misses.Load(), readErrs.Load(), len(acked), refused.Load())
@@ -204,6 +216,16 @@ func TestMoveTenantBetweenCellsWhileReading(t *testing.T) {
 		}
 	}
 	ackMu.Unlock()
+	// The tokens came along: the agent's works in the target cell, the revoked one does not.
+	if rep.Tokens != 2 {
+		t.Errorf("move copied %d tokens, want 2", rep.Tokens)
+	}
+	if tok, err := envs["cell-b"].Client.VerifyToken(ctx, secret); err != nil || tok.Tenant != mover {
+		t.Errorf("the agent's token in the target cell: %+v, %v", tok, err)
+	}
+	if _, err := envs["cell-b"].Client.VerifyToken(ctx, revoked); err == nil {
+		t.Errorf("the revoked token works in the target cell")
+	}
 	// The relation came along.
 	rels, err := moved.ListRelations(ctx, ids[mover][0])
 	if err != nil {

@@ -149,7 +149,7 @@ func (c *Client) WaitIndexBudget() { c.budget.running.Wait() }
 
 // evict writes the tenant's snapshot if its caches changed since the last, then drops the caches:
 // the next recall loads them again, from the snapshot (without snapshots: from Dgraph). A tenant
-// being loaded, synced or opened is left alone. Writes the hooks see while it is dropped are
+// being loaded, synced, opened or read by a recall is left alone. Writes the hooks see while it is dropped are
 // not lost: they are committed after the snapshot's watermark, so the catch-up reads them.
 func (t *Tenant) evict() bool {
 	if err := t.writeSnapshot(); err != nil {
@@ -157,7 +157,7 @@ func (t *Tenant) evict() bool {
 	}
 	x := &t.text
 	x.mu.Lock()
-	if x.state != textLoaded || x.syncing != nil || x.snap.opening != nil {
+	if x.state != textLoaded || x.syncing != nil || x.snap.opening != nil || x.readers.Load() > 0 {
 		x.mu.Unlock()
 		return false
 	}

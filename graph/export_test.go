@@ -310,3 +310,12 @@ func DropVectorIndex(ctx context.Context, dg *dgo.Dgraph) error { return dropVec
 func RestoreVectorIndex(ctx context.Context, dg *dgo.Dgraph, background bool) error {
 	return restoreVectorIndex(ctx, dg, background)
 }
+
+// HoldRecall marks a recall as running on the tenant's caches until the returned func is called.
+func (t *Tenant) HoldRecall() (release func()) {
+	t.text.readers.Add(1)
+	return func() { t.text.readers.Add(-1) }
+}
+
+// Evict drops the tenant's caches as the memory budget does; false: left alone.
+func (t *Tenant) Evict() bool { return t.evict() }

@@ -88,6 +88,10 @@ func (t *Tenant) RecallTraced(ctx context.Context, q knowmind.RecallQuery, o sea
 // makes room for the next one.
 func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Options, tr *RecallTrace, f recallFilter) (knowmind.RecallResult, map[string]dgNote, error) {
 	start := time.Now()
+	// Counted before the caches are ensured, so the budget either sees this reader and keeps
+	// the tenant, or drops it first and ensure loads it again.
+	t.text.readers.Add(1)
+	defer t.text.readers.Add(-1)
 	if tr == nil {
 		tr = &RecallTrace{} // the few clock reads cost nothing next to a recall
 	}

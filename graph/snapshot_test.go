@@ -271,3 +271,38 @@ func TestIndexMemoryBudget(t *testing.T) {
 		t.Fatalf("snapshot loads %v, want 4 loaded", loads)
 	}
 }
+
+// The budget never drops a tenant under a running recall: its statistics would vanish half-way.
+func TestBudgetKeepsATenantUnderARecall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := openIndexClient(t, t.TempDir(), bm25.Analysis{})
+	defer c.Close()
+	ten, err := c.Tenant(ctx, dgraphtest.TenantName(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &recallFixture{t: t, ctx: ctx, ten: ten}
+	for i := range 6 {
+		f.store(fmt.Sprintf("Lager %d", i), fmt.Sprintf("Das Lager %d liegt in Halle %d; die Regale wartet Team %d.", i, i%3, i%2))
+	}
+	q := knowmind.RecallQuery{Query: "Wer wartet die Regale in Halle 1?", K: 3, Hops: 1}
+	want := hitList(f.recall(q))
+	if want == "" {
+		t.Fatal("no hits before the eviction")
+	}
+	release := ten.HoldRecall()
+	if ten.Evict() {
+		t.Fatal("the caches were dropped under a running recall")
+	}
+	if ten.IndexBytes() == 0 {
+		t.Fatal("the caches are empty under a running recall")
+	}
+	release()
+	if !ten.Evict() {
+		t.Fatal("the caches were kept with no recall running")
+	}
+	if got := hitList(f.recall(q)); got != want {
+		t.Fatalf("after the eviction: %s, want %s", got, want)
+	}
+}

@@ -103,6 +103,9 @@ type textIndex struct {
 	// used is when the caches were last asked for (UnixNano): the memory budget drops the least
 	// recently used tenants' caches first (budget.go).
 	used atomic.Int64
+	// readers counts the recalls using the caches now: the memory budget never drops a tenant
+	// under a running recall (it would see empty statistics half-way).
+	readers atomic.Int32
 }
 
 type textState int

@@ -112,7 +112,7 @@ func (o Options) ServedText() bool { return !o.Plan.DgraphText && o.Weights.Feed
 const (
 	semanticWeight = 0.5
 	conceptWeight  = 0.25
-	titleWeight    = 0.25
+	titleWeight    = 0.5
 	graphSupport   = 1.0
 	timeWeight     = 0.5
 	asksWhenWeight = 0.5

@@ -468,6 +468,9 @@ func (d *Dec) Float32s() []float32 {
 
 // Float32sN reads n values written by Float32sAppend.
 func (d *Dec) Float32sN(n int) []float32 {
+	if d.err == nil && (n < 0 || n > len(d.b)/4) { // before 4·n, which can wrap around
+		d.fail("cut short")
+	}
 	b := d.take(4 * n)
 	if b == nil {
 		return nil

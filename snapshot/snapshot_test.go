@@ -178,3 +178,12 @@ func TestSealedFile(t *testing.T) {
 		t.Fatalf("a flipped bit: %v", err)
 	}
 }
+
+// TestFloat32sNBoundsItsCount: a count whose byte length wraps around (4·n past the int range)
+// is an error, never an allocation of n values.
+func TestFloat32sNBoundsItsCount(t *testing.T) {
+	d := NewDec(make([]byte, 8))
+	if v := d.Float32sN(1<<62 + 1); v != nil || !errors.Is(d.Err(), ErrCorrupt) {
+		t.Fatalf("Float32sN(2^62+1) = %d values, err %v", len(v), d.Err())
+	}
+}

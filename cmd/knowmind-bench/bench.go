@@ -460,7 +460,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) semantic weight 0.25", ranker(2, ablation{NoRerank: true, SemanticWeight: 0.25})},
 		{"text+vector+graph (hops=2) without title", ranker(2, ablation{NoRerank: true, NoTitle: true})},
 		{"text+vector+graph (hops=2) title weight 0.125", ranker(2, ablation{NoRerank: true, TitleWeight: 0.125})},
-		{"text+vector+graph (hops=2) title weight 0.5", ranker(2, ablation{NoRerank: true, TitleWeight: 0.5})},
+		{"text+vector+graph (hops=2) title weight 0.25", ranker(2, ablation{NoRerank: true, TitleWeight: 0.25})},
 		{"text+vector+graph (hops=2) title weight 1", ranker(2, ablation{NoRerank: true, TitleWeight: 1})},
 		{"text+vector+graph (hops=2) title factor on direct hits only", ranker(2, ablation{NoRerank: true, NoTitleNeighbours: true})},
 		{"text+vector+graph (hops=2) Dgraph's full-text step instead of the service's text index", ranker(2, ablation{NoRerank: true, DgraphText: true})},
