@@ -261,13 +261,17 @@ func (r *Router) setReadOnly(tenant, cell string, on bool) bool {
 
 // exportTo writes the tenant's export to path (knowmind export's format) and returns each record
 // as the line it was written as, minus what differs by cell (nothing today: ids, times and
-// history are exported as stored).
+// history are exported as stored). The file holds the whole tenant: only the service's user may
+// read it (also when a retried move writes over the file of an earlier try).
 func exportTo(ctx context.Context, t *graph.Tenant, tenant, path string) ([]string, error) {
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if err := f.Chmod(0o600); err != nil {
+		return nil, err
+	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	jw, err := bulk.NewWriter(w, tenant)
 	if err != nil {

@@ -165,7 +165,8 @@ func TestMoveTenantBetweenCellsWhileReading(t *testing.T) {
 		}
 	})
 	time.Sleep(500 * time.Millisecond)
-	rep, err := r.Move(ctx, mover, "cell-b", t.TempDir())
+	dumps := t.TempDir()
+	rep, err := r.Move(ctx, mover, "cell-b", dumps)
 	if err != nil {
 		close(stop)
 		wg.Wait()
@@ -184,6 +185,16 @@ func TestMoveTenantBetweenCellsWhileReading(t *testing.T) {
 	}
 	if refused.Load() == 0 || len(acked) == 0 {
 		t.Errorf("writes: %d acknowledged, %d refused; want both (before/after the window and during it)", len(acked), refused.Load())
+	}
+	// The export files hold the whole tenant: readable by the service's user only.
+	files, _ := os.ReadDir(dumps)
+	for _, f := range files {
+		if info, err := f.Info(); err != nil || info.Mode().Perm()&0o077 != 0 {
+			t.Errorf("export file %s: mode %v, %v; want no access for group or others", f.Name(), info.Mode().Perm(), err)
+		}
+	}
+	if len(files) == 0 {
+		t.Error("the move left no export file to check")
 	}
 	if p, _ := r.Placement(mover); p.Cell != "cell-b" || p.ReadOnly {
 		t.Fatalf("placement after the move: %+v", p)
