@@ -155,6 +155,13 @@ func TestUITimeSliderShowsTheRewiring(t *testing.T) {
 	if edges, _ := wiring(); !slices.Contains(edges, current+" SUPERSEDES "+apollo) {
 		t.Fatalf("now: the new version does not SUPERSEDES the old one: %v", edges)
 	}
+	drawnOld := func(id string) int {
+		t.Helper()
+		return evalJS[int](t, bctx, fmt.Sprintf(`window.knowmindExplorer.cy.getElementById(%q).data('old')`, id))
+	}
+	if drawnOld(apollo) != 1 {
+		t.Fatal("now: the superseded version is not drawn as old (dashed)")
+	}
 	shot("timeslider-1-now")
 
 	pos := evalJS[int](t, bctx, `(() => { const s = window.knowmindExplorer, v = s.shown.versions;
@@ -166,6 +173,9 @@ func TestUITimeSliderShowsTheRewiring(t *testing.T) {
 	hangOff("before the update", apollo, current)
 	if _, nodes := wiring(); slices.Contains(nodes, current) {
 		t.Fatalf("before the update the new version is drawn: %v", nodes)
+	}
+	if drawnOld(apollo) != 0 {
+		t.Fatal("before the update the version current then is drawn as old (dashed)")
 	}
 	if c, err := chromedp.Run(bctx, chromedp.Text(css("#d-content"))); err != nil || !strings.Contains(c, "30. Juni") {
 		t.Fatalf("before the update: content %q %v", c, err)

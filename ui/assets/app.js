@@ -322,7 +322,9 @@
     for (const n of res.nodes) {
       elements.push({ group: 'nodes', data: {
         id: n.id, label: n.title || n.id, kind: n.kind, hop: n.hop,
-        old: n.valid_to ? 1 : 0, failed: n.status === 'failed' ? 1 : 0, centre: n.hop === 0 ? 1 : 0,
+        // dashed only if it had ended at the time shown: as of a moment before its successor it was current
+        old: n.valid_to && (!res.as_of || Date.parse(n.valid_to) <= Date.parse(res.as_of)) ? 1 : 0,
+        failed: n.status === 'failed' ? 1 : 0, centre: n.hop === 0 ? 1 : 0,
       } });
     }
     for (const e of res.edges) {
