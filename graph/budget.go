@@ -44,7 +44,7 @@ func (t *Tenant) indexBytes() int {
 	if !loaded {
 		return 0
 	}
-	b := memories + x.ix.Bytes(t.Name) + x.titles.Bytes(t.Name) + x.words.Bytes() + x.vec.bytes() + x.tokens.bytes()
+	b := memories + x.ix.Bytes(t.Name) + x.titles.Bytes(t.Name) + x.words.Bytes() + x.vec.bytes() + x.tokens.Bytes()
 	for _, s := range []*semCache{&x.sem, &x.semPlain} {
 		s.mu.Lock()
 		if s.model != nil {
@@ -61,13 +61,6 @@ func (s *vectorSet) bytes() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return (4*s.dim + 80) * len(s.uids)
-}
-
-// bytes estimates the token cache's memory (about 25 bytes a token).
-func (c *tokenCache) bytes() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return 25*c.total + 64*len(c.tokens)
 }
 
 // IndexBytes is the estimated memory of every open tenant's derived caches together.
@@ -169,7 +162,7 @@ func (t *Tenant) evict() bool {
 	x.words.Replace(wordvec.New(0))
 	x.vec.replace(&vectorSet{})
 	x.mu.Unlock()
-	x.tokens.clear()
+	x.tokens.Clear()
 	for _, s := range []*semCache{&x.sem, &x.semPlain} {
 		s.mu.Lock()
 		if !s.building {
@@ -178,11 +171,4 @@ func (t *Tenant) evict() bool {
 		s.mu.Unlock()
 	}
 	return true
-}
-
-// clear empties the token cache.
-func (c *tokenCache) clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.tokens, c.order, c.head, c.total = nil, nil, 0, 0
 }

@@ -146,7 +146,7 @@ func (t *Tenant) SequentialTextLoad(ctx context.Context) (*bm25.Index, TextLoadP
 	var docs []bm25.Source
 	err := scanTexts(ctx, t, func(page []scannedMemory) bool {
 		for _, m := range page {
-			docs = append(docs, m.sources()...)
+			docs = append(docs, m.Sources()...)
 			ph.Memories++
 		}
 		return true

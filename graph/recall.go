@@ -222,7 +222,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 func (t *Tenant) fuseInput(req RecallRequest, o search.Options) search.Input {
 	w := o.Weights
 	in := search.Input{Coverage: w.Coverage, Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
-		return t.text.tokens.analyze(uid, lang, text, t.analyzeDoc)
+		return t.text.tokens.Analyze(uid, lang, text, t.analyzeDoc)
 	}}
 	if !o.Plan.TextScore {
 		in.Text = [2]search.TextSide{}

@@ -29,8 +29,8 @@ func BenchmarkSnapshotDecode(b *testing.B) {
 		for j := range vec {
 			vec[j] = rng.Float32()
 		}
-		doc := analysedDoc{id: id + "#0", uid: uint64(0x10000 + i), tokens: tokens, length: 40, title: tokens[:3],
-			vec: chunkVector{uid: uint64(0x10000 + i), vec: vec}}
+		doc := analysedDoc{ID: id + "#0", UID: uint64(0x10000 + i), Tokens: tokens, Length: 40, Title: tokens[:3],
+			Vec: vec}
 		x.addMemoryLocked("t", id, []analysedDoc{doc})
 		memories[id] = []string{id + "#0"}
 		shas[id] = fmt.Sprintf("%064d", i)

@@ -4,15 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/textdoc"
 	"github.com/knowmind/knowmind/wordvec"
 )
 
@@ -70,7 +69,7 @@ type textIndex struct {
 	ready    chan struct{}       // closed when a load finishes (state loaded or failed)
 	pending  []textOp            // hook calls that arrived during a load
 	memories map[string][]string // Memory.id → its chunks' document ids, every indexed memory
-	tokens   tokenCache          // analysed chunk texts, for scoring candidates
+	tokens   textdoc.TokenCache  // analysed chunk texts, for scoring candidates
 	vec      vectorSet           // chunk vectors for exact vector search (vecindex.go), when on
 	// words are the tenant's co-occurrence word vectors (package wordvec), counted from the
 	// same chunks' terms by the same scan and hooks, for recall's semantic signal.
@@ -138,15 +137,15 @@ type textChunk struct {
 // untagged English text; sha its Memory.content_sha. Call it after the commit, never for a
 // failed ingest. title is the memory's title (the title field, textIndex.titles).
 func (t *Tenant) indexText(memoryID, lang, sha, title string, chunks []textChunk) {
-	lang = storedTextLang(lang)
+	lang = textdoc.StoredLang(lang)
 	// Analysed before the index's lock is taken: recalls' reads and a load's swap wait for it.
 	docs := make([]analysedDoc, len(chunks))
 	titleTokens := t.analyzeText(lang, title)
 	for i, c := range chunks {
-		docs[i] = analysedDoc{id: textDocID(memoryID, c.Position), lang: lang, uid: c.UID, title: titleTokens}
-		docs[i].tokens, docs[i].length = t.analyzeDoc(lang, c.Text)
+		docs[i] = analysedDoc{ID: textdoc.DocID(memoryID, c.Position), Lang: lang, UID: c.UID, Title: titleTokens}
+		docs[i].Tokens, docs[i].Length = t.analyzeDoc(lang, c.Text)
 		if c.UID != 0 && c.Vec != nil && t.exactVectors() {
-			docs[i].vec = chunkVector{uid: c.UID, vec: c.Vec}
+			docs[i].Vec = c.Vec
 		}
 	}
 	t.text.apply(t.Name, textOp{memoryID: memoryID, sha: sha, docs: docs})
@@ -161,15 +160,6 @@ func (t *Tenant) unindexText(memoryIDs ...string) {
 	}
 }
 
-// storedTextLang is the language tag a memory's chunk text is stored under: "de" for German,
-// "" (untagged, English analysis) for everything else — the rule ingest writes by.
-func storedTextLang(lang string) string {
-	if lang == "de" {
-		return "de"
-	}
-	return ""
-}
-
 // analyzeText is the analysis of the tenant's text index: bm25.AnalyzeForSearch with the
 // client's Config.Analysis, without a vocabulary (a document's terms must not depend on the
 // documents indexed before it).
@@ -180,10 +170,6 @@ func (t *Tenant) analyzeText(lang, text string) []string {
 // analyzeDoc is analyzeText with the document's length for BM25 (bm25.Analysis.AnalyzeDoc).
 func (t *Tenant) analyzeDoc(lang, text string) ([]string, int) {
 	return t.c.cfg.Analysis.AnalyzeDoc(lang, text, nil)
-}
-
-func textDocID(memoryID string, position int) string {
-	return memoryID + "#" + strconv.Itoa(position)
 }
 
 func (x *textIndex) apply(tenant string, op textOp) {
@@ -245,15 +231,15 @@ func (x *textIndex) addMemoryLocked(tenant, memoryID string, docs []analysedDoc)
 	ids := make([]string, len(docs))
 	var vecs []chunkVector
 	for i, d := range docs {
-		x.forgetDocLocked(tenant, d.id) // held under another memory id: counted once
-		x.ix.AddRefLen(tenant, d.id, d.lang, d.uid, d.tokens, d.length)
-		if len(d.title) > 0 {
-			x.titles.AddRef(tenant, d.id, d.lang, d.uid, d.title)
+		x.forgetDocLocked(tenant, d.ID) // held under another memory id: counted once
+		x.ix.AddRefLen(tenant, d.ID, d.Lang, d.UID, d.Tokens, d.Length)
+		if len(d.Title) > 0 {
+			x.titles.AddRef(tenant, d.ID, d.Lang, d.UID, d.Title)
 		}
-		x.words.Add(d.tokens)
-		ids[i] = d.id
-		if d.vec.vec != nil {
-			vecs = append(vecs, d.vec)
+		x.words.Add(d.Tokens)
+		ids[i] = d.ID
+		if d.Vec != nil {
+			vecs = append(vecs, chunkVector{uid: d.UID, vec: d.Vec})
 		}
 	}
 	x.memories[memoryID] = ids
@@ -592,7 +578,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *bm25.Builder, *w
 			for b := range read {
 				b.docs = make([][]analysedDoc, len(b.memories))
 				for i, m := range b.memories {
-					b.docs[i] = m.analyse(ctx, t.c.log, recompute, t.analyzeDoc)
+					b.docs[i] = m.Analyse(ctx, t.c.log, recompute, t.analyzeDoc)
 				}
 				analysed <- b
 			}
@@ -624,19 +610,19 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *bm25.Builder, *w
 				ids := make([]string, len(b.docs[i]))
 				var mv []chunkVector
 				for j, d := range b.docs[i] {
-					if old := built.DocTerms(d.id); old != nil {
+					if old := built.DocTerms(d.ID); old != nil {
 						words.Remove(old) // the same document again: counted once
 					}
-					built.AddRefLen(d.id, d.lang, d.uid, d.tokens, d.length)
-					if len(d.title) > 0 {
-						titles.AddRef(d.id, d.lang, d.uid, d.title)
+					built.AddRefLen(d.ID, d.Lang, d.UID, d.Tokens, d.Length)
+					if len(d.Title) > 0 {
+						titles.AddRef(d.ID, d.Lang, d.UID, d.Title)
 					} else {
-						titles.Remove(d.id)
+						titles.Remove(d.ID)
 					}
-					words.Add(d.tokens)
-					ids[j] = d.id
-					if d.vec.vec != nil {
-						mv = append(mv, d.vec)
+					words.Add(d.Tokens)
+					ids[j] = d.ID
+					if d.Vec != nil {
+						mv = append(mv, chunkVector{uid: d.UID, vec: d.Vec})
 					}
 				}
 				memories[m.ID] = ids
@@ -656,164 +642,6 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *bm25.Builder, *w
 	return &built, &titles, &words, memories, shas, &vecs, reading, nil
 }
 
-// scannedMemory is a memory with its chunk texts (and uids and vectors when asked for), as
-// scanTextQuery and syncFetchQuery read it.
-type scannedMemory struct {
-	UID    string `json:"uid"`
-	ID     string `json:"Memory.id"`
-	SHA    string `json:"Memory.content_sha"` // read by a load (scanTextQuery), not by a sync's fetch
-	Title  string `json:"Memory.title"`
-	Chunks []struct {
-		P   int             `json:"p"`
-		DE  string          `json:"de"`
-		EN  string          `json:"en"`
-		UID string          `json:"uid"`
-		V   json.RawMessage `json:"v"` // parsed by the analysing worker, not the reader
-		E   int             `json:"e"` // 1: a vector is stored (read instead of V when recomputing)
-	} `json:"Memory.chunks"`
-}
-
-// analyse turns the memory's chunks into BM25 documents with their vectors: read, or computed
-// with recompute when set. A vector that cannot be parsed or computed is logged and left out:
-// the chunk stays findable through HNSW.
-func (m scannedMemory) analyse(ctx context.Context, log *slog.Logger, recompute Embedder, analyze func(lang, text string) ([]string, int)) []analysedDoc {
-	docs := make([]analysedDoc, 0, len(m.Chunks))
-	sources := m.sources()
-	var computed [][]float32
-	if recompute != nil {
-		computed = m.recompute(ctx, log, recompute, sources)
-	}
-	titles := map[string][]string{} // per language: a memory's chunks share their title's analysis
-	for i, s := range sources {
-		d := analysedDoc{id: s.ID, lang: s.Lang}
-		d.tokens, d.length = analyze(s.Lang, s.Text)
-		if m.Title != "" {
-			tt, ok := titles[s.Lang]
-			if !ok {
-				tt, _ = analyze(s.Lang, m.Title)
-				titles[s.Lang] = tt
-			}
-			d.title = tt
-		}
-		if u, err := parseUID(m.Chunks[i].UID); err == nil {
-			d.uid = u
-		}
-		if computed != nil {
-			if computed[i] != nil && d.uid != 0 {
-				d.vec = chunkVector{uid: d.uid, vec: computed[i]}
-			}
-		} else if c := m.Chunks[i]; len(c.V) > 0 && c.UID != "" {
-			uid, err := parseUID(c.UID)
-			var vec []float32
-			if err == nil {
-				vec, err = parseVector(c.V)
-			}
-			if err != nil {
-				log.Warn("chunk vector not held for exact search", "memory", m.ID, "chunk", c.UID, "err", err)
-			} else if vec != nil {
-				d.vec = chunkVector{uid: uid, vec: vec}
-			}
-		}
-		docs = append(docs, d)
-	}
-	return docs
-}
-
-// recompute embeds the texts of the memory's chunks that have a uid and a stored vector, in
-// sources' order (nil where none, and everywhere when the embedder fails).
-func (m scannedMemory) recompute(ctx context.Context, log *slog.Logger, emb Embedder, sources []bm25.Source) [][]float32 {
-	var texts []string
-	var at []int
-	for i, c := range m.Chunks {
-		if c.UID != "" && c.E > 0 {
-			texts = append(texts, sources[i].Text)
-			at = append(at, i)
-		}
-	}
-	out := make([][]float32, len(sources))
-	if len(texts) == 0 {
-		return out
-	}
-	vecs, err := emb.EmbedPassages(ctx, texts)
-	if err == nil && len(vecs) != len(texts) {
-		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
-	}
-	if err != nil {
-		log.Warn("chunk vectors not held for exact search", "memory", m.ID, "err", err)
-		return out
-	}
-	for j, i := range at {
-		out[i] = vecs[j]
-	}
-	return out
-}
-
-// sources are the memory's chunks as BM25 documents: German text from Chunk.text@de, English
-// from the untagged Chunk.text.
-func (m scannedMemory) sources() []bm25.Source {
-	out := make([]bm25.Source, 0, len(m.Chunks))
-	for _, c := range m.Chunks {
-		lang, text := "", c.EN
-		if c.DE != "" {
-			lang, text = "de", c.DE
-		}
-		out = append(out, bm25.Source{ID: textDocID(m.ID, c.P), Lang: lang, Text: text})
-	}
-	return out
-}
-
-// maxCachedTokens bounds a tenant's token cache (about 25 bytes a token: ~50 MB).
-const maxCachedTokens = 2_000_000
-
-// tokenCache keeps the analysed tokens of chunks recall has scored. A chunk's text never
-// changes (a new version or a re-upload writes new chunks), so the entries never go stale; the
-// analysis (bleve tokenizer and stemmer, ~50-100 µs a chunk) is most of recall's own CPU time,
-// and popular chunks are scored by many queries. Oldest entries are evicted first.
-type tokenCache struct {
-	mu     sync.Mutex
-	tokens map[string]cachedTokens
-	order  []string // keys in insertion order; order[head:] are live
-	head   int
-	total  int
-}
-
-// cachedTokens is a chunk's analysis: its tokens and its length for BM25.
-type cachedTokens struct {
-	tokens []string
-	length int
-}
-
-// analyze returns analyze(lang, text) (the tenant's Tenant.analyzeDoc) for the chunk with this
-// uid, from the cache when it can.
-func (c *tokenCache) analyze(uid, lang, text string, analyze func(lang, text string) ([]string, int)) ([]string, int) {
-	c.mu.Lock()
-	hit, ok := c.tokens[uid]
-	c.mu.Unlock()
-	if ok {
-		return hit.tokens, hit.length
-	}
-	toks, length := analyze(lang, text)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.tokens == nil {
-		c.tokens = map[string]cachedTokens{}
-	}
-	if _, ok := c.tokens[uid]; ok || len(toks) > maxCachedTokens/100 {
-		return toks, length // raced with another query, or too long to be worth a slot
-	}
-	c.tokens[uid] = cachedTokens{tokens: toks, length: length}
-	c.order = append(c.order, uid)
-	c.total += len(toks)
-	for c.total > maxCachedTokens && c.head < len(c.order) {
-		old := c.order[c.head]
-		c.order[c.head] = ""
-		c.head++
-		c.total -= len(c.tokens[old].tokens)
-		delete(c.tokens, old)
-	}
-	if c.head > len(c.order)/2 && c.head > 1024 {
-		c.order = append([]string(nil), c.order[c.head:]...)
-		c.head = 0
-	}
-	return toks, length
-}
+// scannedMemory is a memory with its chunk texts as scanTextQuery and syncFetchQuery read it
+// (textdoc.Memory).
+type scannedMemory = textdoc.Memory

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/dgo/v240"
+
+	"github.com/knowmind/knowmind/textdoc"
 )
 
 // Reconciling a tenant's BM25 statistics with Dgraph, so that writes of other service replicas
@@ -417,16 +419,8 @@ func syncList(ctx context.Context, txn *dgo.Txn) (map[string]listedMemory, error
 	}
 }
 
-// analysedDoc is a chunk ready for bm25.Index.Add, with its vector when held (vec.vec nil:
-// none).
-type analysedDoc struct {
-	id, lang string
-	uid      uint64 // the chunk's uid (0: not known), what recall's text search returns
-	tokens   []string
-	length   int      // the text's length for BM25 (bm25.Analysis.AnalyzeDoc)
-	title    []string // the memory's title, analysed (the title field; nil: none)
-	vec      chunkVector
-}
+// analysedDoc is a chunk ready for bm25.Index.Add, with its vector when held (textdoc.Doc).
+type analysedDoc = textdoc.Doc
 
 // fetch reads the listed memories' chunks and adds them: with changed false those this process
 // does not hold and whose removal the hooks have not reported during the sync; with changed true
@@ -464,7 +458,7 @@ func (x *textIndex) fetch(ctx context.Context, t *Tenant, txn *dgo.Txn, gen uint
 		}
 		docs := make([][]analysedDoc, len(memories))
 		for i, m := range memories {
-			docs[i] = m.analyse(ctx, t.c.log, recompute, t.analyzeDoc)
+			docs[i] = m.Analyse(ctx, t.c.log, recompute, t.analyzeDoc)
 		}
 		x.mu.Lock()
 		if !x.loadedAsLocked(gen) {

@@ -155,7 +155,7 @@ func (t *Tenant) reindexStored(ctx context.Context, uid string) error {
 		return err
 	}
 	for _, m := range memories {
-		t.text.apply(t.Name, textOp{memoryID: m.ID, docs: m.analyse(ctx, t.c.log, t.recomputeVectors(), t.analyzeDoc)})
+		t.text.apply(t.Name, textOp{memoryID: m.ID, docs: m.Analyse(ctx, t.c.log, t.recomputeVectors(), t.analyzeDoc)})
 	}
 	return nil
 }

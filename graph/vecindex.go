@@ -1,8 +1,6 @@
 package graph
 
 import (
-	"bytes"
-	"fmt"
 	"strconv"
 	"sync"
 
@@ -145,42 +143,6 @@ func (s *vectorSet) searchScored(q []float32, n int) ([]uint64, []float32, bool)
 		out[i], scores[i] = s.uids[h.Index], h.Score
 	}
 	return out, scores, true
-}
-
-// parseVector reads a float32vector as Dgraph's JSON answer carries it: an array of numbers,
-// or the same as a string ("[0.1, 0.2]"). nil for an absent value.
-func parseVector(raw []byte) ([]float32, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	if raw[0] == '"' {
-		s, err := strconv.Unquote(string(raw))
-		if err != nil {
-			return nil, fmt.Errorf("vector: %w", err)
-		}
-		raw = bytes.TrimSpace([]byte(s))
-	}
-	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
-		return nil, fmt.Errorf("vector: not an array")
-	}
-	body := raw[1 : len(raw)-1]
-	out := make([]float32, 0, bytes.Count(body, []byte{','})+1)
-	for len(body) > 0 {
-		end := bytes.IndexByte(body, ',')
-		field := body
-		if end >= 0 {
-			field, body = body[:end], body[end+1:]
-		} else {
-			body = nil
-		}
-		f, err := strconv.ParseFloat(string(bytes.TrimSpace(field)), 32)
-		if err != nil {
-			return nil, fmt.Errorf("vector: %w", err)
-		}
-		out = append(out, float32(f))
-	}
-	return out, nil
 }
 
 // parseUID reads a uid as Dgraph writes it ("0x2a").

@@ -122,26 +122,6 @@ func TestVectorSetDimension(t *testing.T) {
 	}
 }
 
-func TestParseVector(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want []float32
-		err  bool
-	}{
-		{`[0.5, -1, 2e-3]`, []float32{0.5, -1, 0.002}, false},
-		{`"[0.5,-1,2e-3]"`, []float32{0.5, -1, 0.002}, false},
-		{`null`, nil, false},
-		{`[]`, []float32{}, false},
-		{`[0.5, x]`, nil, true},
-		{`{"a":1}`, nil, true},
-	} {
-		got, err := parseVector([]byte(c.in))
-		if (err != nil) != c.err || !slices.Equal(got, c.want) {
-			t.Errorf("parseVector(%s) = %v, %v; want %v, error %v", c.in, got, err, c.want, c.err)
-		}
-	}
-}
-
 // BenchmarkVectorSetSearch: one exact top-100 scan of 100k chunk vectors of 384 dimensions
 // (the hash embedder's), the cost the exact search adds to a recall of a tenant that size.
 func BenchmarkVectorSetSearch(b *testing.B) {
