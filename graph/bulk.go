@@ -153,7 +153,7 @@ func (t *Tenant) WriteEntries(ctx context.Context, recs []knowmind.Record, cur k
 
 	embedded := time.Now()
 	var written []*bulkEntry
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		again := make([]knowmind.ItemResult, len(recs))
 		write, err := t.dropStored(ctx, txn, todo, again)
 		if err != nil {
@@ -526,7 +526,7 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 	query := "query q(" + strings.Join(decl, ", ") + ") {\n  ends(func: eq(Memory.id, " + idList +
 		")) {\n    uid Memory.id Memory.kind Memory.memory_type Memory.tags\n" + edgeBlocks.String() + "  }\n}"
 	set := t.c.cfg.Shapes
-	err := RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err := runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		resp, err := txn.QueryWithVars(ctx, query, vars)
 		if err != nil {
 			return err
@@ -621,7 +621,7 @@ func (t *Tenant) commitCursorOnly(ctx context.Context, cur knowmind.BatchCursor)
 	if cur.Key == "" {
 		return nil
 	}
-	return RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	return runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		_, err := commitBatch(ctx, txn, cur, nil)
 		return err
 	})

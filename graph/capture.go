@@ -219,7 +219,7 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 		if err != nil {
 			return res, err
 		}
-		err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+		err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 			resp, err := txn.Mutate(ctx, &api.Mutation{SetJson: body})
 			if err != nil {
 				return err

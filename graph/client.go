@@ -21,11 +21,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +34,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/graph/internal/dgtxn"
 	"github.com/knowmind/knowmind/schema"
 	"github.com/knowmind/knowmind/search"
 	"github.com/knowmind/knowmind/shapes"
@@ -460,7 +459,7 @@ func (c *Client) createNamespace(ctx context.Context, name string) (uint64, erro
 	// Another process (`knowmind token create` beside serve, a second
 	// replica) may have created the tenant since lookupNamespace: the record
 	// is an upsert (Tenant.name is @upsert, so concurrent ones conflict and
-	// RunTxn retries), and the loser takes the recorded namespace, leaving
+	// runTxn retries), and the loser takes the recorded namespace, leaving
 	// its own unused rather than splitting the tenant across two.
 	req := &api.Request{
 		Query: `query q($n: string) {
@@ -477,7 +476,7 @@ func (c *Client) createNamespace(ctx context.Context, name string) (uint64, erro
 			NS uint64 `json:"Tenant.namespace"`
 		}
 	}
-	err = RunTxn(ctx, c.galaxy, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, c.galaxy, func(ctx context.Context, txn *dgo.Txn) error {
 		recorded.Recorded = nil
 		resp, err := txn.Do(ctx, req)
 		if err != nil {
@@ -572,49 +571,10 @@ func retryLogin(ctx context.Context, login func(context.Context) error) error {
 	return err
 }
 
-// RunTxn runs fn in a read-write transaction and commits it (fn must not use
-// CommitNow), retrying when Dgraph aborts it for a conflict: parallel upserts
-// abort each other, writes to the vector index more often still
-// (docs/dgraph-notes.md "Writes"), hence 20 attempts, ~15 s at most. fn must
-// be safe to run again.
-func RunTxn(ctx context.Context, dg *dgo.Dgraph, fn func(ctx context.Context, txn *dgo.Txn) error) error {
-	var err error
-	for attempt := 0; attempt < 20; attempt++ {
-		txn := dg.NewTxn()
-		committing := false
-		err = fn(ctx, txn)
-		if err == nil {
-			committing = true
-			err = txn.Commit(ctx)
-		}
-		txn.Discard(ctx)
-		if err == nil {
-			return nil
-		}
-		// An alpha that went away before the commit leaves nothing committed,
-		// so the whole transaction can run again (on another alpha). After a
-		// commit was sent the outcome is unknown: no retry.
-		if !isRetryable(err) && (committing || !unavailable(err)) {
-			return err
-		}
-		// Jittered backoff so competing writers do not collide again.
-		d := time.Duration(10*(1<<min(attempt, 6))) * time.Millisecond
-		d += time.Duration(rand.Int64N(int64(d)))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(d):
-		}
-	}
-	return err
-}
-
-func isRetryable(err error) bool {
-	if errors.Is(err, dgo.ErrAborted) {
-		return true
-	}
-	s := err.Error()
-	return strings.Contains(s, "Transaction has been aborted") || strings.Contains(s, "Please retry")
+// runTxn runs fn in a read-write transaction and commits it, retrying when Dgraph aborts it for
+// a conflict (dgtxn.Run). fn must be safe to run again.
+func runTxn(ctx context.Context, dg *dgo.Dgraph, fn func(ctx context.Context, txn *dgo.Txn) error) error {
+	return dgtxn.Run(ctx, dg, fn)
 }
 
 // SetGuardianPassword changes the password of the default namespace's groot

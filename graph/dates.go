@@ -95,7 +95,7 @@ func backfillDates(ctx context.Context, dg *dgo.Dgraph) (int, error) {
 		if err != nil {
 			return written, err
 		}
-		if err := RunTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
+		if err := runTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
 			_, err := txn.Do(ctx, &api.Request{Mutations: []*api.Mutation{{SetJson: body}}})
 			return err
 		}); err != nil {

@@ -206,7 +206,7 @@ func (t *Tenant) UploadDocument(ctx context.Context, in knowmind.UploadDocumentI
 		Same []dgMemory
 		Old  []dgMemory
 	}
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		out.Same, out.Old = nil, nil
 		resp, err := txn.Do(ctx, req)
 		if err != nil {

@@ -109,7 +109,7 @@ func (t *Tenant) SetThresholds(ctx context.Context, th knowmind.Thresholds) erro
 uid(s) <dgraph.type> "CaptureSettings" .
 uid(s) <CaptureSettings.store_threshold> "%g" .
 uid(s) <CaptureSettings.draft_threshold> "%g" .`, captureSettingsKey, th.Store, th.Draft)
-	return RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	return runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		_, err := txn.Do(ctx, &api.Request{
 			Query:     `{ s as var(func: eq(CaptureSettings.key, "capture")) }`,
 			Mutations: []*api.Mutation{{SetNquads: []byte(nq)}},
@@ -263,7 +263,7 @@ func (t *Tenant) ReviewDraft(ctx context.Context, in knowmind.ReviewInput) (know
 	}
 	accepted := in.Action == knowmind.ReviewAccept
 	learn := d.Reason == ""
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		d, err := readDraft(ctx, txn, id) // decides against a concurrent review
 		if err != nil {
 			return err
@@ -336,7 +336,7 @@ func (t *Tenant) supersededCapture(ctx context.Context, target dgMemory) {
 	if target.Extractor == "" || target.ReviewedAt != nil {
 		return
 	}
-	err := RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err := runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		calib, err := bumpCalibrationBy(ctx, txn, target.Extractor, target.Confidence, "superseded")
 		if err != nil {
 			return err

@@ -144,7 +144,7 @@ func (t *Tenant) writeGoalsAndDrafts(ctx context.Context, recs []knowmind.Record
 	qb.WriteString("}")
 	q := qb.String()
 	wroteGoal := false
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		resp, err := txn.Query(ctx, q)
 		if err != nil {
 			return err

@@ -85,7 +85,7 @@ func (t *Tenant) ensureEntities(ctx context.Context, ents []knowmind.CandidateEn
 		muts = append(muts, &api.Mutation{Cond: fmt.Sprintf("@if(eq(len(e%d), 0))", i), SetJson: node})
 	}
 	fmt.Fprintf(&q, "  found(func: eq(Entity.key, [%s])) { uid Entity.key }\n}", quoteAll(keys))
-	err := RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err := runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		clear(uids)
 		resp, err := txn.Do(ctx, &api.Request{Query: q.String(), Mutations: muts})
 		if err != nil {

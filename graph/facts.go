@@ -116,7 +116,7 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 		SupersedesEdge: EdgeID(e.id, RelSupersedes, targetID),
 	}
 	inverseEdge := EdgeID(targetID, RelSupersededBy, e.id)
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		target, err := currentTarget(ctx, txn, targetID)
 		if err != nil {
 			return err

@@ -7,8 +7,9 @@ import (
 
 	"github.com/dgraph-io/dgo/v240/protos/api"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/knowmind/knowmind/graph/internal/dgtxn"
 )
 
 // failoverClient spreads requests over the alphas like dgo does, and moves a
@@ -16,7 +17,7 @@ import (
 // repeating it cannot write twice: logins, schema alters (idempotent),
 // queries without mutations, and any request that never left this process
 // (gRPC fails fast while it cannot dial the alpha). A mutation or commit that
-// failed in flight is returned; RunTxn retries the whole transaction when
+// failed in flight is returned; runTxn retries the whole transaction when
 // that happened before the commit, which is safe because nothing of it was
 // committed.
 //
@@ -33,9 +34,7 @@ func newFailoverClient(stubs []api.DgraphClient) api.DgraphClient {
 	return &failoverClient{stubs: stubs}
 }
 
-func unavailable(err error) bool {
-	return status.Code(err) == codes.Unavailable
-}
+func unavailable(err error) bool { return dgtxn.Unavailable(err) }
 
 // neverSent reports an Unavailable error raised while dialing: the request
 // did not reach any alpha, so sending it elsewhere cannot apply it twice.

@@ -122,7 +122,7 @@ func (t *Tenant) ListGoals(ctx context.Context, status string, limit int) ([]kno
 // CloseGoal closes an open goal as done or cancelled.
 func (t *Tenant) CloseGoal(ctx context.Context, id, status string) (knowmind.Goal, error) {
 	var res knowmind.Goal
-	err := RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err := runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		resp, err := txn.QueryWithVars(ctx, `query q($id: string) { g(func: eq(Goal.id, $id)) { `+goalFields+` } }`, map[string]string{"$id": id})
 		if err != nil {
 			return err
@@ -220,7 +220,7 @@ func (t *Tenant) recordMatches(ctx context.Context, ms []knowmind.GoalMatch, now
 		byGoal[m.GoalID] = append(byGoal[m.GoalID], m.MemoryID)
 	}
 	idsJSON, _ := json.Marshal(ids)
-	return RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	return runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		resp, err := txn.Query(ctx, fmt.Sprintf(`{ g(func: eq(Goal.id, %s)) { uid Goal.id Goal.fired_count count(Goal.matched) } }`, idsJSON))
 		if err != nil {
 			return err

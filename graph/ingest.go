@@ -356,7 +356,7 @@ func (t *Tenant) recordFailed(ctx context.Context, e *entry, cause error) (knowm
 	}
 	body, err := json.Marshal(e.node("m", now, knowmind.StatusFailed, cause.Error()))
 	if err == nil {
-		err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+		err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 			stored.Stored = nil
 			resp, err := txn.Do(ctx, &api.Request{
 				Query:     recordFailedUpsert,

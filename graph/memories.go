@@ -26,7 +26,7 @@ const findSameMemoryQuery = `query q($sha: string) {
 
 // storeMemoryUpsert writes the memory only if no same memory exists. Two
 // concurrent stores of one content both write Memory.content_sha, which is
-// @upsert: Dgraph aborts one, RunTxn retries it, and the retry finds the
+// @upsert: Dgraph aborts one, runTxn retries it, and the retry finds the
 // other's memory. So 20 identical stores make one memory.
 const storeMemoryUpsert = `query q($sha: string) {
   same(func: eq(Memory.content_sha, $sha)) ` + sameMemoryFilter + ` {
@@ -96,7 +96,7 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 	if err != nil {
 		return t.recordFailed(ctx, e, err)
 	}
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		found.Same = nil
 		resp, err := txn.Do(ctx, &api.Request{
 			Query: storeMemoryUpsert,

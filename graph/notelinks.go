@@ -222,7 +222,7 @@ func (t *Tenant) linkOne(ctx context.Context, fromID, projectUID string, l knowm
 
 // addForward records a link waiting for a title, once per (note, relation, title).
 func (t *Tenant) addForward(ctx context.Context, fromID, projectUID, rel, title string) error {
-	return RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	return runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		resp, err := txn.QueryWithVars(ctx, pendingQuery, map[string]string{"$id": fromID})
 		if err != nil {
 			return err

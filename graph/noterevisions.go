@@ -121,7 +121,7 @@ func backfillRevisionText(ctx context.Context, dg *dgo.Dgraph) (int, error) {
 		if err != nil {
 			return len(done), err
 		}
-		if err := RunTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
+		if err := runTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
 			_, err := txn.Do(ctx, &api.Request{Mutations: []*api.Mutation{{SetJson: body}}})
 			return err
 		}); err != nil {

@@ -12,7 +12,7 @@ package graph
 // Note.version changes with every write. An edit names the token it read; its upsert matches
 // the note only while Note.version still holds that token, and writes the new one. Two edits
 // with the same token both write Note.version of the same node (and its @upsert index key), so
-// Dgraph aborts one; RunTxn retries it, the retry's query no longer matches and it reports
+// Dgraph aborts one; runTxn retries it, the retry's query no longer matches and it reports
 // versionConflict with the current token. Of N concurrent edits with one token exactly one wins.
 //
 // # Titles
@@ -340,7 +340,7 @@ func (t *Tenant) CreateNote(ctx context.Context, scope knowmind.NoteScope, in kn
 			ID string `json:"Memory.id"`
 		}
 	}
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		out.Dup = nil
 		resp, err := txn.Do(ctx, &api.Request{Query: createNoteUpsert, Vars: map[string]string{"$key": key},
 			Mutations: []*api.Mutation{{Cond: `@if(eq(len(d), 0))`, SetJson: body2}}})
@@ -534,7 +534,7 @@ func (t *Tenant) EditNote(ctx context.Context, scope knowmind.NoteScope, in know
 			ID string `json:"Memory.id"`
 		}
 	}
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		out.Matched, out.Dup = nil, nil
 		resp, err := txn.Do(ctx, &api.Request{
 			Query: editNoteUpsert,

@@ -65,7 +65,7 @@ func backfillPreviews(ctx context.Context, dg *dgo.Dgraph) (int, error) {
 		if err != nil {
 			return len(done), err
 		}
-		if err := RunTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
+		if err := runTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
 			_, err := txn.Do(ctx, &api.Request{Mutations: []*api.Mutation{{SetJson: body}}})
 			return err
 		}); err != nil {

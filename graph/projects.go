@@ -97,7 +97,7 @@ func (t *Tenant) createProject(ctx context.Context, handle, name string) (knowmi
 	body, _ := json.Marshal(map[string]any{"uid": "_:p", "dgraph.type": "Project", "Project.handle": handle,
 		"Project.name": name, "Project.created_at": now.Format(time.RFC3339Nano)})
 	var out struct{ Existing []struct{ UID string } }
-	err := RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err := runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		out.Existing = nil
 		resp, err := txn.Do(ctx, &api.Request{Query: createProjectUpsert, Vars: map[string]string{"$handle": handle},
 			Mutations: []*api.Mutation{{Cond: `@if(eq(len(p), 0) AND eq(len(a), 0))`, SetJson: body}}})
@@ -216,7 +216,7 @@ func (t *Tenant) RenameProject(ctx context.Context, scope knowmind.NoteScope, ha
 		Matched []struct{ UID string }
 		Taken   []dgProject
 	}
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		out.Matched, out.Taken = nil, nil
 		resp, err := txn.Do(ctx, &api.Request{Query: renameProjectUpsert,
 			Vars:      map[string]string{"$uid": p.UID, "$old": p.Handle, "$new": newHandle},

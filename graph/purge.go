@@ -93,7 +93,7 @@ func (t *Tenant) Purge(ctx context.Context, cut time.Time, dry bool) (PurgeResul
 			var out struct {
 				Gone []struct{ UID string } `json:"gone"`
 			}
-			err := RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+			err := runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 				out.Gone = nil
 				resp, err := txn.Do(ctx, &api.Request{Query: q, Vars: vars, Mutations: []*api.Mutation{{DelNquads: []byte(del)}}})
 				if err != nil {

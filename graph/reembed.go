@@ -80,7 +80,7 @@ func setMeta(ctx context.Context, dg *dgo.Dgraph, kv map[string]string) error {
 		Query:     `{ m as var(func: eq(Meta.key, "knowmind")) }`,
 		Mutations: []*api.Mutation{{SetNquads: []byte(nq.String())}},
 	}
-	return RunTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
+	return runTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
 		_, err := txn.Do(ctx, req)
 		return err
 	})
@@ -211,7 +211,7 @@ func (c *Client) Reembed(ctx context.Context, name string, batch int, progress f
 			Query:     `{ m as var(func: eq(Meta.key, "knowmind")) }`,
 			Mutations: []*api.Mutation{{SetNquads: []byte(nq.String())}},
 		}
-		if err := RunTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
+		if err := runTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
 			_, err := txn.Do(ctx, req)
 			return err
 		}); err != nil {
@@ -266,7 +266,7 @@ func deleteMeta(ctx context.Context, dg *dgo.Dgraph, preds ...string) error {
 		Query:     `{ m as var(func: eq(Meta.key, "knowmind")) }`,
 		Mutations: []*api.Mutation{{DelNquads: []byte(nq.String())}},
 	}
-	return RunTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
+	return runTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
 		_, err := txn.Do(ctx, req)
 		return err
 	})

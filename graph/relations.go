@@ -49,7 +49,7 @@ package graph
 // transaction. Dgraph only detects write-write conflicts, so each write also
 // re-sets Memory.id of both nodes to its current value: Memory.id is @upsert,
 // so two transactions touching the same node conflict, one is aborted and
-// RunTxn retries it against the new state. That serialises every edge change
+// runTxn retries it against the new state. That serialises every edge change
 // of a node (cardinality checks included), at the price of retries on hub
 // nodes under concurrent linking.
 //
@@ -214,7 +214,7 @@ func (t *Tenant) link(ctx context.Context, scope *knowmind.NoteScope, fromID, to
 	}
 	set := t.c.cfg.Shapes
 	var res knowmind.LinkResult
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		src, dst, err := readPair(ctx, txn, q, scope, fromID, toID)
 		if err != nil {
 			return err
@@ -287,7 +287,7 @@ func (t *Tenant) unlink(ctx context.Context, scope *knowmind.NoteScope, fromID, 
 	if err != nil {
 		return knowmind.UnlinkResult{}, err
 	}
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		src, dst, err := readPair(ctx, txn, q, scope, fromID, toID)
 		if err != nil {
 			return err

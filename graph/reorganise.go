@@ -174,7 +174,7 @@ func (t *Tenant) renameOnce(ctx context.Context, scope knowmind.NoteScope, id, v
 		return knowmind.RenameResult{}, false, err
 	}
 	var out map[string]json.RawMessage
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		out = nil
 		resp, err := txn.Do(ctx, &api.Request{Query: query.String(), Vars: vars, Mutations: []*api.Mutation{{
 			Cond: "@if(" + strings.Join(conds, " AND ") + ")", DelNquads: []byte(del.String()), SetJson: setJSON}}})
@@ -264,7 +264,7 @@ func (t *Tenant) MoveNote(ctx context.Context, scope knowmind.NoteScope, id, ver
 			ID string `json:"Memory.id"`
 		}
 	}
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		out.Matched, out.Dup = nil, nil
 		mu := &api.Mutation{Cond: `@if(eq(len(n), 1) AND eq(len(d), 0))`, SetJson: setJSON}
 		if del != "" {
@@ -403,7 +403,7 @@ func (t *Tenant) moveFolderOnce(ctx context.Context, scope knowmind.NoteScope, p
 		return res, false, err
 	}
 	var resp map[string]json.RawMessage
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		resp = nil
 		mu := &api.Mutation{Cond: "@if(" + strings.Join(conds, " AND ") + ")", SetJson: setJSON}
 		if del.Len() > 0 {

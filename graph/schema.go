@@ -94,7 +94,7 @@ func recordSchema(ctx context.Context, dg *dgo.Dgraph, version int, sha string) 
 			"uid(m) <Meta.key> \"knowmind\" .\nuid(m) <Meta.schema_version> \"%d\" .\nuid(m) <Meta.schema_sha> %q .\nuid(m) <Meta.updated_at> %q .\nuid(m) <dgraph.type> \"Meta\" .",
 			version, sha, now))}},
 	}
-	return RunTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
+	return runTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
 		_, err := txn.Do(ctx, req)
 		return err
 	})

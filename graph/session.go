@@ -254,7 +254,7 @@ func (t *Tenant) moveVisit(ctx context.Context, principal, projectUID string) (*
 	}
 	set, _ := json.Marshal(map[string]any{"uid": "uid(v)", "dgraph.type": "Visit", "Visit.key": key, "Visit.at": now})
 	create, _ := json.Marshal(map[string]any{"uid": "_:v", "dgraph.type": "Visit", "Visit.key": key, "Visit.at": now})
-	err := RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err := runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		out.Prev = nil
 		resp, err := txn.Do(ctx, &api.Request{Query: visitUpsert, Vars: map[string]string{"$key": key},
 			Mutations: []*api.Mutation{{Cond: `@if(eq(len(v), 1))`, SetJson: set}, {Cond: `@if(eq(len(v), 0))`, SetJson: create}}})

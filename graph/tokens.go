@@ -240,7 +240,7 @@ func (c *Client) RevokeToken(ctx context.Context, id string) error {
 	if !uidShape.MatchString(id) {
 		return knowmind.Errorf(knowmind.ENOTFOUND, "token %q not found", id)
 	}
-	return RunTxn(ctx, c.galaxy, func(ctx context.Context, txn *dgo.Txn) error {
+	return runTxn(ctx, c.galaxy, func(ctx context.Context, txn *dgo.Txn) error {
 		// The id is a checked hex uid, so it can sit in the query text.
 		resp, err := txn.Query(ctx, `{ t(func: uid(`+id+`)) @filter(has(Token.hash)) { uid Token.revoked_at } }`)
 		if err != nil {
@@ -302,7 +302,7 @@ func (c *Client) TouchToken(ctx context.Context, id string, at time.Time) error 
 	if !uidShape.MatchString(id) {
 		return knowmind.Errorf(knowmind.ENOTFOUND, "token %q not found", id)
 	}
-	return RunTxn(ctx, c.galaxy, func(ctx context.Context, txn *dgo.Txn) error {
+	return runTxn(ctx, c.galaxy, func(ctx context.Context, txn *dgo.Txn) error {
 		_, err := txn.Mutate(ctx, &api.Mutation{SetNquads: []byte(fmt.Sprintf("<%s> <Token.last_used_at> %q .",
 			id, at.UTC().Format(time.RFC3339Nano)))})
 		return err

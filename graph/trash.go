@@ -58,7 +58,7 @@ func (t *Tenant) TrashNote(ctx context.Context, scope knowmind.NoteScope, id, ve
 	set, _ := json.Marshal(map[string]any{"uid": "uid(n)", "Memory.status": knowmind.StatusTrashed, "Note.trashed_at": now,
 		"Memory.updated_at": now, "Note.updated_by": actor.Principal, "Note.updated_via": actor.Via, "Note.version": newVersionToken(n.Revision)})
 	var out struct{ Matched []struct{ UID string } }
-	err = RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		out.Matched = nil
 		resp, err := txn.Do(ctx, &api.Request{Query: trashNoteUpsert, Vars: map[string]string{"$id": n.ID},
 			Mutations: []*api.Mutation{{Cond: `@if(eq(len(n), 1))`, SetJson: set,
@@ -126,7 +126,7 @@ func (t *Tenant) RestoreNote(ctx context.Context, id string, actor knowmind.Acto
 			ID string `json:"Memory.id"`
 		}
 	}
-	err := RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err := runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		out.Matched, out.Dup = nil, nil
 		resp, err := txn.Do(ctx, &api.Request{Query: restoreNoteUpsert, Vars: map[string]string{"$id": id, "$key": key},
 			Mutations: []*api.Mutation{{Cond: `@if(eq(len(n), 1) AND eq(len(d), 0))`, SetJson: set,
@@ -189,7 +189,7 @@ func (t *Tenant) EmptyTrash(ctx context.Context) ([]string, error) {
 			ID string `json:"Memory.id"`
 		}
 	}
-	err := RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	err := runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		out.Gone = nil
 		resp, err := txn.Do(ctx, &api.Request{Query: q, Mutations: []*api.Mutation{{DelNquads: []byte(del)}}})
 		if err != nil {

@@ -355,7 +355,7 @@ func (t *Tenant) migrateVersionRelations(ctx context.Context) (int, error) {
 	total := 0
 	for _, s := range steps {
 		moved := 0
-		err := RunTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
+		err := runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 			n, err := t.moveRelations(ctx, txn, []versionRef{s.from}, s.to, false, time.Now().UTC(), s.at)
 			moved = n
 			return err

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/internal/dgtxn"
 )
 
 // Conn is a client on one namespace.
@@ -77,7 +78,7 @@ func (r *ReadTxn) Query(ctx context.Context, q string, vars map[string]string) (
 }
 
 // SetJSON writes body (a JSON object or array) in one transaction, run again when Dgraph aborts
-// it for a conflict (graph.RunTxn).
+// it for a conflict (dgtxn.Run).
 func (c *Conn) SetJSON(ctx context.Context, body []byte) error {
 	return c.mutate(ctx, &api.Mutation{SetJson: body})
 }
@@ -88,7 +89,7 @@ func (c *Conn) SetNquads(ctx context.Context, nquads []byte) error {
 }
 
 func (c *Conn) mutate(ctx context.Context, mu *api.Mutation) error {
-	return graph.RunTxn(ctx, c.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	return dgtxn.Run(ctx, c.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		_, err := txn.Mutate(ctx, mu)
 		return err
 	})
@@ -98,7 +99,7 @@ func (c *Conn) mutate(ctx context.Context, mu *api.Mutation) error {
 // transaction, as SetJSON.
 func (c *Conn) Upsert(ctx context.Context, query string, vars map[string]string, nquads []byte) error {
 	req := &api.Request{Query: query, Vars: vars, Mutations: []*api.Mutation{{SetNquads: nquads}}}
-	return graph.RunTxn(ctx, c.dg, func(ctx context.Context, txn *dgo.Txn) error {
+	return dgtxn.Run(ctx, c.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		_, err := txn.Do(ctx, req)
 		return err
 	})
