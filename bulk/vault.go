@@ -282,12 +282,13 @@ func isInputError(err error) bool {
 
 // ExportVault writes the project's notes into dir (which must be empty or not exist) as
 // NoteFileText files at <path>/<NoteFileName(title)>.md; it returns how many it wrote. Two
-// titles that give one file name keep the first; the second gets its id appended.
+// titles that give one file name keep the first; the second gets its id appended. The folders
+// it makes are 0700 and the files 0600: they hold the tenant's notes.
 func ExportVault(ctx context.Context, store NoteStore, scope knowmind.NoteScope, project, dir string) (int, error) {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return 0, fmt.Errorf("%s is not empty: a Markdown export writes into a new or empty folder", dir)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, err
 	}
 	written := 0
@@ -306,10 +307,10 @@ func ExportVault(ctx context.Context, store NoteStore, scope knowmind.NoteScope,
 		}
 		taken[strings.ToLower(rel)] = true
 		file := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 			return err
 		}
-		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
 			return err
 		}
 		written++

@@ -167,15 +167,31 @@ const revisionNoteFields = `uid Memory.id Memory.kind Memory.status Memory.tags 
       Note.project { uid Project.handle Project.aliases }`
 
 // revisionsAtQuery finds the revisions current at $at that hold any of the query's words,
-// German and English analysis, with their notes.
-var revisionsAtQuery = `query q($at: string, $q: string) {
-  RD as var(func: anyoftext(Revision.text@de, $q), first: ` + strconv.Itoa(revisionCandidates) + `) @filter(` + revisionFilterAt + `)
-  RE as var(func: anyoftext(Revision.text, $q), first: ` + strconv.Itoa(revisionCandidates) + `) @filter(` + revisionFilterAt + `)
-  r(func: uid(RD, RE), first: ` + strconv.Itoa(2*revisionCandidates) + `) {
+// German and English analysis, with their notes, at most revisionCandidates per analysis;
+// for a caller with a scope (scopeDQL) only revisions of notes it may see count toward them.
+func revisionsAtQuery(scope *knowmind.NoteScope) (string, map[string]string) {
+	n := strconv.Itoa(revisionCandidates)
+	blocks, filter, vars := scopeDQL(scope)
+	roots := `  RD as var(func: anyoftext(Revision.text@de, $q), first: ` + n + `) @filter(` + revisionFilterAt + `)
+  RE as var(func: anyoftext(Revision.text, $q), first: ` + n + `) @filter(` + revisionFilterAt + `)
+`
+	if filter != "" {
+		roots = blocks + `  RA as var(func: anyoftext(Revision.text@de, $q)) @filter(` + revisionFilterAt + `)
+  RB as var(func: anyoftext(Revision.text, $q)) @filter(` + revisionFilterAt + `)
+  var(func: uid(RA, RB)) { RN as Revision.note }
+  VN as var(func: uid(RN)) @filter(` + filter + `)
+  var(func: uid(VN)) { VR as ~Revision.note }
+  RD as var(func: uid(RA), first: ` + n + `) @filter(uid(VR))
+  RE as var(func: uid(RB), first: ` + n + `) @filter(uid(VR))
+`
+	}
+	return `query q($at: string, $q: string` + ownerParam(vars) + `) {
+` + roots + `  r(func: uid(RD, RE), first: ` + strconv.Itoa(2*revisionCandidates) + `) {
     uid Revision.title Revision.path Revision.body Revision.valid_from Revision.valid_to
     note: Revision.note { ` + revisionNoteFields + ` }
   }
-}`
+}`, vars
+}
 
 // dgRevision is a revision with its note, as revisionsAtQuery and replay read it.
 type dgRevision struct {
@@ -193,13 +209,19 @@ type dgRevision struct {
 // tenant's text statistics) its title and body hold, the scale of recall's text signal, and
 // those keep accepts and q.MinScore allows come back best first, at most q.K.
 func (t *Tenant) revisionHits(ctx context.Context, q knowmind.RecallQuery, keep hitFilter) ([]knowmind.RecallHit, error) {
-	if q.AsOf == nil || strings.TrimSpace(q.Query) == "" {
+	scope := callerScope(ctx)
+	if q.AsOf == nil || strings.TrimSpace(q.Query) == "" || (scope != nil && !scope.ReachesNotes()) {
 		return nil, nil
 	}
 	var out struct {
 		R []dgRevision `json:"r"`
 	}
-	if err := t.queryVars(ctx, revisionsAtQuery, map[string]string{"$at": formatTime(*q.AsOf), "$q": q.Query}, &out); err != nil {
+	dql, vars := revisionsAtQuery(scope)
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	vars["$at"], vars["$q"] = formatTime(*q.AsOf), q.Query
+	if err := t.queryVars(ctx, dql, vars, &out); err != nil {
 		return nil, fmt.Errorf("recall at time: note revisions: %w", err)
 	}
 	var hits []knowmind.RecallHit
@@ -264,21 +286,24 @@ func mergeRevisionHits(hits, revs []knowmind.RecallHit, k int) []knowmind.Recall
 	return merged[:min(len(merged), k)]
 }
 
-// replayNoteScan bounds the notes and revisions one replay reads before visibility applies.
+// replayNoteScan bounds the notes and revisions one replay reads; for a caller with a scope
+// only what it may see counts toward it (scopeDQL).
 const replayNoteScan = 4 * knowmind.RetrieveMaxLimit
 
 // notesAtQuery lists the notes as they stood at $at: the notes whose present body was current
 // then (created by then, and no revision of theirs ended after it), and the revisions current
 // then; %[1]s holds the blocks that narrow both to the query's words (notesAtWords) or none,
-// %[2]s and %[3]s the roots of the two lists.
+// %[2]s and %[3]s the roots of the two lists, %[4]s the variables' declarations, %[5]d the cap,
+// %[6]s scopeDQL's blocks (and VR: the revisions of the edited notes it keeps), %[7]s and
+// %[8]s its filters on the notes and the revisions, or none.
 const notesAtQuery = `query q($at: string%[4]s) {
   LATER as var(func: gt(Revision.valid_to, $at)) { EDITED as Revision.note }
-%[1]s
-  N as var(func: %[2]s) @filter(eq(Memory.kind, "note") AND eq(Memory.status, "indexed") AND le(Memory.created_at, $at) AND NOT uid(EDITED))
+%[1]s%[6]s
+  N as var(func: %[2]s) @filter(eq(Memory.kind, "note") AND eq(Memory.status, "indexed") AND le(Memory.created_at, $at) AND NOT uid(EDITED)%[7]s)
   notes(func: uid(N), orderdesc: Memory.updated_at, first: %[5]d) {
     ` + revisionNoteFields + ` Memory.title Memory.preview ` + noteSinceField + `
   }
-  R as var(func: %[3]s) @filter(uid(LATER) AND le(Revision.valid_from, $at))
+  R as var(func: %[3]s) @filter(uid(LATER) AND le(Revision.valid_from, $at)%[8]s)
   revs(func: uid(R), orderdesc: Revision.valid_from, first: %[5]d) {
     uid Revision.title Revision.path Revision.valid_from Revision.valid_to
     note: Revision.note { ` + revisionNoteFields + ` }
@@ -303,17 +328,29 @@ func (t *Tenant) notesAt(ctx context.Context, f memoryFilter) ([]knowmind.Retrie
 	if f.At == nil || f.Category != "" || f.EntityType != "" || f.EntityKey != "" || (scope != nil && !scope.ReachesNotes()) {
 		return nil, false, nil
 	}
-	vars := map[string]string{"$at": formatTime(*f.At)}
-	words, params, noteRoot, revRoot := "", "", `eq(Memory.kind, "note")`, "uid(LATER)"
+	blocks, filter, vars := scopeDQL(scope)
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	vars["$at"] = formatTime(*f.At)
+	words, params, noteRoot, revRoot := "", ownerParam(vars), `eq(Memory.kind, "note")`, "uid(LATER)"
 	if f.Query != "" {
 		vars["$q"] = f.Query
-		words, params, noteRoot, revRoot = notesAtWords, ", $q: string", "uid(ND, NE)", "uid(RD, RE)"
+		words, params, noteRoot, revRoot = notesAtWords, params+", $q: string", "uid(ND, NE)", "uid(RD, RE)"
+	}
+	noteFilter, revFilter := "", ""
+	if filter != "" {
+		blocks += `  VN as var(func: uid(EDITED)) @filter(` + filter + `)
+  var(func: uid(VN)) { VR as ~Revision.note }
+`
+		noteFilter, revFilter = " AND "+filter, " AND uid(VR)"
 	}
 	var out struct {
 		Notes []dgNote     `json:"notes"`
 		Revs  []dgRevision `json:"revs"`
 	}
-	if err := t.queryVars(ctx, fmt.Sprintf(notesAtQuery, words, noteRoot, revRoot, params, replayNoteScan), vars, &out); err != nil {
+	dql := fmt.Sprintf(notesAtQuery, words, noteRoot, revRoot, params, replayNoteScan, blocks, noteFilter, revFilter)
+	if err := t.queryVars(ctx, dql, vars, &out); err != nil {
 		return nil, false, fmt.Errorf("notes at %s: %w", vars["$at"], err)
 	}
 	more := len(out.Notes) == replayNoteScan || len(out.Revs) == replayNoteScan

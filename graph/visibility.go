@@ -125,3 +125,44 @@ func (t *Tenant) hideExplored(ctx context.Context, requested string, res knowmin
 	res.Edges = slices.DeleteFunc(res.Edges, func(e knowmind.ExploreEdge) bool { return hidden[e.From] || hidden[e.To] })
 	return res, nil
 }
+
+// scopeDQL renders what narrows a DQL query to the notes scope may see (hiddenFrom's rule),
+// so that a cap (first:) counts only those: blocks bind the variables filter reads, filter
+// keeps a note node, and vars adds $owner (the query declares it: ownerParam). A nil scope
+// (the service itself) narrows nothing: "", "", and no variables. A scope without the notes
+// toolset sees no note: callers answer it before they ask.
+func scopeDQL(scope *knowmind.NoteScope) (blocks, filter string, vars map[string]string) {
+	if scope == nil {
+		return "", "", nil
+	}
+	owner := `NOT has(Note.owner)`
+	if scope.Principal != "" {
+		owner, vars = `eq(Note.owner, $owner)`, map[string]string{"$owner": scope.Principal}
+	}
+	filter = `eq(Memory.kind, "note") AND eq(Memory.status, "indexed") AND (eq(Note.class, "` + knowmind.ClassUserDoc + `") OR ` + owner + `)`
+	switch {
+	case scope.Projects == nil:
+	case len(scope.Projects) == 0:
+		filter += ` AND NOT has(Note.project)`
+	default:
+		handles := make([]string, len(scope.Projects))
+		for i, h := range scope.Projects {
+			handles[i] = strconv.Quote(h) // quoted literals: DQL variables hold no lists
+		}
+		list := strings.Join(handles, ", ")
+		blocks = `  SCOPEP as var(func: eq(Project.handle, [` + list + `]))
+  SCOPEA as var(func: eq(Project.aliases, [` + list + `]))
+  var(func: uid(SCOPEP, SCOPEA)) { SCOPEN as ~Note.project }
+`
+		filter += ` AND (uid(SCOPEN) OR NOT has(Note.project))`
+	}
+	return blocks, filter, vars
+}
+
+// ownerParam declares scopeDQL's variable in a query's head when it has one.
+func ownerParam(vars map[string]string) string {
+	if _, ok := vars["$owner"]; ok {
+		return ", $owner: string"
+	}
+	return ""
+}

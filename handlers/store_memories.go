@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/knowmind/knowmind"
@@ -76,21 +75,34 @@ func (s *service) storeMemories(ctx context.Context, p StoreMemoriesParams) (Sto
 	if err != nil {
 		return StoreMemoriesResult{}, err
 	}
-	ins := make([]knowmind.StoreMemoryInput, len(p.Memories))
-	for i, m := range p.Memories {
-		ins[i] = knowmind.StoreMemoryInput{Title: m.Title, Content: m.Content, MemoryType: m.MemoryType, Tags: m.Tags, Source: m.Source}
-		if m.OccurredAt != "" {
-			at, err := time.Parse(time.RFC3339, m.OccurredAt)
-			if err != nil {
-				param := fmt.Sprintf("memories[%d].occurred_at", i)
-				return StoreMemoriesResult{}, knowmind.InvalidParam(param, "%s must be an ISO 8601 time such as 2026-03-12T10:00:00Z", param)
-			}
-			ins[i].OccurredAt = &at
-		}
+	if n := len(p.Memories); n == 0 || n > knowmind.MaxStoreMemoriesItems {
+		return StoreMemoriesResult{}, knowmind.InvalidParam("memories", "memories must hold 1 to %d items", knowmind.MaxStoreMemoriesItems)
 	}
-	items, err := t.StoreMemories(ctx, ins)
-	if items == nil {
-		return StoreMemoriesResult{}, err
+	// An item whose occurred_at is no time fails alone, as an item the store refuses does.
+	items := make([]knowmind.ItemResult, len(p.Memories))
+	var ins []knowmind.StoreMemoryInput
+	var at []int // the index in p.Memories of each of ins
+	for i, m := range p.Memories {
+		in := knowmind.StoreMemoryInput{Title: m.Title, Content: m.Content, MemoryType: m.MemoryType, Tags: m.Tags, Source: m.Source}
+		if m.OccurredAt != "" {
+			when, err := time.Parse(time.RFC3339, m.OccurredAt)
+			if err != nil {
+				items[i] = knowmind.ItemResult{Status: knowmind.ItemFailed,
+					Err: knowmind.InvalidParam("occurred_at", "occurred_at must be an ISO 8601 time such as 2026-03-12T10:00:00Z")}
+				continue
+			}
+			in.OccurredAt = &when
+		}
+		ins, at = append(ins, in), append(at, i)
+	}
+	if len(ins) > 0 {
+		stored, err := t.StoreMemories(ctx, ins)
+		if stored == nil {
+			return StoreMemoriesResult{}, err
+		}
+		for j, it := range stored {
+			items[at[j]] = it
+		}
 	}
 	res := StoreMemoriesResult{Results: make([]StoreMemoriesItemResult, len(items)), EmbeddingProvider: t.Provider()}
 	for i, it := range items {

@@ -10,7 +10,8 @@ import (
 
 // knowmind_store_memory's occurred_at through the MCP endpoint: the memory is valid from
 // then, explore shows the days its text names resolved against it ("gestern" on 8 May 2023 is
-// the 7th), and a time that is no ISO 8601 time is -32602 naming occurred_at.
+// the 7th), and a time that is no ISO 8601 time is -32602 naming occurred_at (in a batch, for
+// that item alone).
 func TestStoreMemoryOccurredAtResolvesDates(t *testing.T) {
 	srv := newTestServer(t, nil)
 	url := srv.URL + "/api/mcp/v1"
@@ -47,6 +48,15 @@ func TestStoreMemoryOccurredAtResolvesDates(t *testing.T) {
 			t.Fatalf("store_memories item %d: dates %v, want %v", i, res.Memory.Dates, want)
 		}
 	}
-	wantRPCError(t, callTool(t, url, write, "knowmind_store_memories", map[string]any{"memories": []any{
-		map[string]any{"content": "Noch etwas anderes.", "occurred_at": "gestern"}}}), -32602, "memories[0].occurred_at")
+	// An item whose occurred_at is no time fails alone, with store_memory's error; the rest is stored.
+	structured(t, callTool(t, url, write, "knowmind_store_memories", map[string]any{"memories": []any{
+		map[string]any{"content": "Noch etwas anderes.", "occurred_at": "gestern"},
+		map[string]any{"content": "Die Abnahme ist am Freitag.", "occurred_at": "2023-05-08T10:00:00Z"}}}), &batch)
+	if batch.Stored != 1 || batch.Failed != 1 || len(batch.Results) != 2 || batch.Results[1].Status != knowmind.ItemIndexed || batch.Results[1].ID == "" {
+		t.Fatalf("store_memories with one bad occurred_at: %+v", batch)
+	}
+	if r := batch.Results[0]; r.Status != knowmind.ItemFailed || r.Index != 0 || r.Error == nil || r.Error.Code != -32602 || r.Error.Data["param"] != "occurred_at" {
+		t.Fatalf("the bad item %+v %+v, want failed with -32602 naming occurred_at", r, r.Error)
+	}
+	wantRPCError(t, callTool(t, url, write, "knowmind_store_memories", map[string]any{"memories": []any{}}), -32602, "memories")
 }
