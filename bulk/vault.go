@@ -39,18 +39,21 @@ type NoteStore interface {
 	EditNote(ctx context.Context, scope knowmind.NoteScope, in knowmind.EditNoteInput) (knowmind.NoteWriteResult, error)
 }
 
-// VaultFile is one .md file of a vault read as a note.
+// VaultFile is one .md file of a vault as a note: ListVault names it, Read reads it.
 type VaultFile struct {
 	Rel   string // slash-separated path in the folder
 	Path  string // the note's folder ("" = the project's root)
 	Title string // the file name without .md
-	Text  string // NormaliseNote of the file
-	Err   error  // why the file cannot be a note (read, size, frontmatter)
+	Text  string // NormaliseNote of the file, once read
+	Err   error  // why the file cannot be a note (read, size, frontmatter), once read
+
+	file, realRoot string // where Read reads it, and the folder's real path it must lie in
 }
 
-// ReadVault reads every .md file under dir as OpenMarkdown's walk does: hidden folders skipped,
-// symbolic links out of the folder refused, each file bounded.
-func ReadVault(dir string) ([]VaultFile, error) {
+// ListVault lists the .md files under dir as OpenMarkdown's walk does (hidden folders
+// skipped), sorted, without reading them: a sync reads one file at a time (Read), so its
+// memory holds one note's text however large the vault.
+func ListVault(dir string) ([]VaultFile, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
 		return nil, err
@@ -90,14 +93,20 @@ func ReadVault(dir string) ([]VaultFile, error) {
 		if folder := path.Dir(rel); folder != "." {
 			v.Path = folder
 		}
-		data, err := readInside(realRoot, f, knowmind.MaxNoteBodyChars*4)
-		if err == nil {
-			v.Text, err = NormaliseNote(v.Title, string(data))
-		}
-		v.Err = err
+		v.file, v.realRoot = f, realRoot
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// Read reads the file into Text, or says in Err why it cannot be a note: a symbolic link out
+// of the folder, not a regular file, over the note's bound, or its frontmatter.
+func (v *VaultFile) Read() {
+	data, err := readInside(v.realRoot, v.file, knowmind.MaxNoteBodyChars*4)
+	if err == nil {
+		v.Text, err = NormaliseNote(v.Title, string(data))
+	}
+	v.Err = err
 }
 
 // readInside reads file unless its real path lies outside realRoot, it is not a regular file
@@ -191,7 +200,7 @@ func vaultKey(folder, title string) string { return folder + "\x00" + strings.To
 // what was written is then unchanged).
 func SyncVault(ctx context.Context, store NoteStore, project, dir string, actor knowmind.Actor) (VaultSync, error) {
 	var sum VaultSync
-	files, err := ReadVault(dir)
+	files, err := ListVault(dir)
 	if err != nil {
 		return sum, err
 	}
@@ -215,6 +224,7 @@ func SyncVault(ctx context.Context, store NoteStore, project, dir string, actor 
 		if err := ctx.Err(); err != nil {
 			return sum, err
 		}
+		f.Read()
 		if f.Err != nil {
 			fail(f.Rel, "", f.Err)
 			continue

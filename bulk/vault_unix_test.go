@@ -30,10 +30,13 @@ func TestVaultRefusesSpecialFiles(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		files, err := ReadVault(dir)
+		files, err := ListVault(dir)
 		if err != nil {
 			done <- result{err: err}
 			return
+		}
+		for i := range files {
+			files[i].Read()
 		}
 		md, err := OpenMarkdown(dir)
 		done <- result{files, md, err}
