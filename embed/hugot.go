@@ -389,11 +389,11 @@ func cmp0(v, def int) int {
 	return v
 }
 
-// Pull downloads the Hugging Face model name (e.g.
-// "intfloat/multilingual-e5-small") with hugot's downloader into a folder
+// Pull downloads the model name (e.g. "intfloat/multilingual-e5-small") from
+// the model hub (hugot's default, or HF_ENDPOINT) with hugot's downloader into a folder
 // under dir and returns that folder, ready for Config.ModelDir. It prefers
 // the repository's onnx/model.onnx, as sentence-transformers repositories
-// carry several ONNX variants. It needs internet access to huggingface.co.
+// carry several ONNX variants. It needs access to the model hub.
 func Pull(ctx context.Context, name, dir string) (string, error) {
 	if name == "" || dir == "" {
 		return "", errors.New("embed: pull needs a model name and a target folder")
@@ -423,7 +423,7 @@ func Pull(ctx context.Context, name, dir string) (string, error) {
 	select {
 	case r := <-done:
 		if r.err != nil {
-			return "", fmt.Errorf("embed: pull %s from huggingface.co failed (is there internet access? Otherwise copy a folder with model.onnx and tokenizer.json here by hand): %w", name, r.err)
+			return "", fmt.Errorf("embed: pull %s from the model hub failed (is there internet access? Otherwise copy a folder with model.onnx and tokenizer.json here by hand): %w", name, r.err)
 		}
 		return r.path, nil
 	case <-ctx.Done():

@@ -225,7 +225,7 @@ func TestHugotBadConfig(t *testing.T) {
 }
 
 func TestPullFailsClearly(t *testing.T) {
-	// A stand-in for huggingface.co that knows no model: the test behaves
+	// A stand-in for the model hub that knows no model: the test behaves
 	// the same with and without internet.
 	hub := httptest.NewServer(http.NotFoundHandler())
 	defer hub.Close()
@@ -238,7 +238,7 @@ func TestPullFailsClearly(t *testing.T) {
 	if err == nil {
 		t.Fatal("Pull succeeded against an empty hub")
 	}
-	if !strings.Contains(err.Error(), "pull intfloat/multilingual-e5-small from huggingface.co failed") {
+	if !strings.Contains(err.Error(), "pull intfloat/multilingual-e5-small from the model hub failed") {
 		t.Fatalf("unclear error: %v", err)
 	}
 	t.Log(err)
