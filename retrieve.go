@@ -23,7 +23,7 @@ const (
 	RetrieveMaxLimit      = 100
 	ReplayDefaultLimit    = 50 // the seed's default
 	ReplayMaxLimit        = 100
-	MaxTimestampChars     = 64 // replay's ISO 8601 timestamp
+	MaxTimestampChars     = 64 // an ISO 8601 timestamp parameter (replay, store_memory's occurred_at)
 	GraphDefaultDepth     = 3  // the seed's default
 	GraphMaxDepth         = 5
 	GraphMaxRelationTypes = 20

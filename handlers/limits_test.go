@@ -134,6 +134,7 @@ var paramLimits = map[string][]int{
 	"RenameProjectParams.Handle":             {knowmind.MaxProjectHandle},
 	"RenameProjectParams.Name":               {knowmind.MaxProjectNameChars},
 	"ReplayParams.Timestamp":                 {knowmind.MaxTimestampChars},
+	"StoreMemoryParams.OccurredAt":           {knowmind.MaxTimestampChars},
 	"ReplayParams.Query":                     {knowmind.RecallMaxQueryChars},
 	"ReplayParams.Category":                  {knowmind.MaxFilterChars},
 	"ReplayParams.EntityType":                {knowmind.MaxFilterChars},
