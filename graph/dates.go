@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/dgraph-io/dgo/v240"
-	"github.com/dgraph-io/dgo/v240/protos/api"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/timeq"
@@ -91,14 +90,7 @@ func backfillDates(ctx context.Context, dg *dgo.Dgraph) (int, error) {
 		if len(set) == 0 {
 			continue
 		}
-		body, err := json.Marshal(set)
-		if err != nil {
-			return written, err
-		}
-		if err := runTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
-			_, err := txn.Do(ctx, &api.Request{Mutations: []*api.Mutation{{SetJson: body}}})
-			return err
-		}); err != nil {
+		if err := commitBackfill(ctx, dg, set); err != nil {
 			return written, fmt.Errorf("backfill dates: %w", err)
 		}
 		written += len(set)

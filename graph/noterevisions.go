@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/dgraph-io/dgo/v240"
-	"github.com/dgraph-io/dgo/v240/protos/api"
 	json "github.com/goccy/go-json"
 
 	"github.com/knowmind/knowmind"
@@ -117,14 +116,7 @@ func backfillRevisionText(ctx context.Context, dg *dgo.Dgraph) (int, error) {
 			}
 			set = append(set, map[string]any{"uid": r.UID, pred: text})
 		}
-		body, err := json.Marshal(set)
-		if err != nil {
-			return len(done), err
-		}
-		if err := runTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
-			_, err := txn.Do(ctx, &api.Request{Mutations: []*api.Mutation{{SetJson: body}}})
-			return err
-		}); err != nil {
+		if err := commitBackfill(ctx, dg, set); err != nil {
 			return len(done), fmt.Errorf("backfill revision text: %w", err)
 		}
 	}

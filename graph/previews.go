@@ -61,15 +61,21 @@ func backfillPreviews(ctx context.Context, dg *dgo.Dgraph) (int, error) {
 			done[m.UID] = true
 			set = append(set, map[string]any{"uid": m.UID, "Memory.preview": previewOf(m.Content)})
 		}
-		body, err := json.Marshal(set)
-		if err != nil {
-			return len(done), err
-		}
-		if err := runTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
-			_, err := txn.Do(ctx, &api.Request{Mutations: []*api.Mutation{{SetJson: body}}})
-			return err
-		}); err != nil {
+		if err := commitBackfill(ctx, dg, set); err != nil {
 			return len(done), fmt.Errorf("backfill previews: %w", err)
 		}
 	}
+}
+
+// commitBackfill writes one batch of a one-time backfill (previews, revision text, dates) in its
+// own transaction, so an interrupted backfill keeps what it committed and the next open goes on.
+func commitBackfill(ctx context.Context, dg *dgo.Dgraph, set []map[string]any) error {
+	body, err := json.Marshal(set)
+	if err != nil {
+		return err
+	}
+	return runTxn(ctx, dg, func(ctx context.Context, txn *dgo.Txn) error {
+		_, err := txn.Do(ctx, &api.Request{Mutations: []*api.Mutation{{SetJson: body}}})
+		return err
+	})
 }
