@@ -3,8 +3,6 @@ package handlers
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,17 +21,7 @@ import (
 // token with notes sees a note and its properties (front matter). Screenshots 10–12 go to
 // KNOWMIND_UI_ARTIFACTS.
 func TestUIBrowserDefaultToken(t *testing.T) {
-	browser := chromiumPath()
-	if browser == "" {
-		t.Skip("no Chromium installed: the explorer's browser test needs one (Debian: apt-get install -y chromium; or set KNOWMIND_CHROMIUM)")
-	}
-	artifacts := os.Getenv("KNOWMIND_UI_ARTIFACTS")
-	if artifacts == "" {
-		artifacts = filepath.Join(os.TempDir(), "knowmind-ui-screenshots")
-	}
-	if err := os.MkdirAll(artifacts, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	browser, artifacts := uiBrowserOrSkip(t)
 	bg := context.Background()
 	cl := dgraphtest.Shared(t).Client
 	tenant := dgraphtest.TenantName(t)
@@ -62,36 +50,9 @@ func TestUIBrowserDefaultToken(t *testing.T) {
 	notesOnly := limited([]knowmind.Scope{knowmind.ScopeRead}, knowmind.ToolsetNotes)
 	withNotes := limited([]knowmind.Scope{knowmind.ScopeRead}, knowmind.ToolsetMemory, knowmind.ToolsetNotes)
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(bg, chromedp.ExecPath(browser),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 800))
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancelTimeout()
-	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-	}
-	idle := chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Poll[bool](`document.body.dataset.busy === "0"`, chromedp.WithPollingTimeout(30*time.Second))(ctx, tg)
-		return chromedp.Void{}, err
-	})
-	shot := func(name string) {
-		t.Helper()
-		run("settle "+name, chromedp.Sleep(150*time.Millisecond))
-		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(artifacts, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := openUIBrowser(t, browser, artifacts, 150*time.Millisecond)
+	ctx := b.ctx
+	run, shot, idle := b.run, b.shot, uiIdle
 	text := func(sel string) string {
 		t.Helper()
 		return evalJS[string](t, ctx, fmt.Sprintf(`document.querySelector(%q).textContent`, sel))

@@ -79,6 +79,78 @@ func chromiumPath() string {
 	return ""
 }
 
+// uiBrowserOrSkip skips a browser test without a Chromium, and names the folder its screenshots
+// go to (KNOWMIND_UI_ARTIFACTS, default: a knowmind-ui-screenshots folder in the temp dir).
+func uiBrowserOrSkip(t *testing.T) (browser, artifacts string) {
+	t.Helper()
+	browser = chromiumPath()
+	if browser == "" {
+		t.Skip("no Chromium installed: the explorer's browser test needs one (Debian: apt-get install -y chromium; or set KNOWMIND_CHROMIUM)")
+	}
+	artifacts = os.Getenv("KNOWMIND_UI_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = filepath.Join(os.TempDir(), "knowmind-ui-screenshots")
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return browser, artifacts
+}
+
+// uiBrowser is one headless Chromium driving the explorer for a test, closed when it ends.
+type uiBrowser struct {
+	t         *testing.T
+	ctx       context.Context // the page's, with the test's 2-minute bound
+	artifacts string
+	settle    time.Duration // how long a screenshot waits for the page's animations
+}
+
+// openUIBrowser starts Chromium with the flags this machine's closed network needs.
+func openUIBrowser(t *testing.T, browser, artifacts string, settle time.Duration) *uiBrowser {
+	t.Helper()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(browser),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 800),
+	)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	return &uiBrowser{t: t, ctx: ctx, artifacts: artifacts, settle: settle}
+}
+
+// run does one step of actions, failing the test with the step's name.
+func (b *uiBrowser) run(step string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, actions...); err != nil {
+		b.t.Fatalf("%s: %v", step, err)
+	}
+}
+
+// shot writes a screenshot of the page as <name>.png into the artifacts folder.
+func (b *uiBrowser) shot(name string) {
+	b.t.Helper()
+	b.run("settle "+name, chromedp.Sleep(b.settle))
+	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(b.artifacts, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// uiIdle waits for the page's MCP calls to finish (app.js counts them).
+var uiIdle = chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+	_, err := chromedp.Poll[bool](`document.body.dataset.busy === "0"`, chromedp.WithPollingTimeout(30*time.Second))(ctx, tg)
+	return chromedp.Void{}, err
+})
+
 // uiGraph seeds what the browser test looks at: a client (stored through
 // knowmind_store_memory at url with two entities), a workshop for it, and the
 // client's address, updated once ("umgezogen").
@@ -143,38 +215,15 @@ func seedUIGraph(t *testing.T, tenant, url, writeToken string) uiGraph {
 // KNOWMIND_UI_ARTIFACTS (default: a knowmind-ui-screenshots folder in the
 // temp dir).
 func TestUIBrowser(t *testing.T) {
-	browser := chromiumPath()
-	if browser == "" {
-		t.Skip("no Chromium installed: the explorer's browser test needs one (Debian: apt-get install -y chromium; or set KNOWMIND_CHROMIUM)")
-	}
-	artifacts := os.Getenv("KNOWMIND_UI_ARTIFACTS")
-	if artifacts == "" {
-		artifacts = filepath.Join(os.TempDir(), "knowmind-ui-screenshots")
-	}
-	if err := os.MkdirAll(artifacts, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	browser, artifacts := uiBrowserOrSkip(t)
 	tenant := dgraphtest.TenantName(t)
 	writeToken := newToken(t, tenant, knowmind.ScopeRead, knowmind.ScopeWrite)
 	readToken := newToken(t, tenant, knowmind.ScopeRead)
 	srv := newTestServer(t, nil)
 	g := seedUIGraph(t, tenant, srv.URL+"/api/mcp/v1", writeToken)
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(browser),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-default-browser-check", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 800),
-	)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancelTimeout()
+	b := openUIBrowser(t, browser, artifacts, 150*time.Millisecond)
+	ctx := b.ctx
 
 	// Every console error (CSP violations are reported there) and uncaught
 	// exception fails the test.
@@ -210,28 +259,7 @@ func TestUIBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("start chromium %s: %v", browser, err)
 	}
-	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-	}
-	// idle waits for the page's MCP calls to finish (app.js counts them).
-	idle := chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Poll[bool](`document.body.dataset.busy === "0"`, chromedp.WithPollingTimeout(30*time.Second))(ctx, tg)
-		return chromedp.Void{}, err
-	})
-	shot := func(name string) {
-		t.Helper()
-		run("settle "+name, chromedp.Sleep(150*time.Millisecond))
-		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(artifacts, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run, shot, idle := b.run, b.shot, uiIdle
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))

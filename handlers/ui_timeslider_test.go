@@ -3,8 +3,6 @@ package handlers
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -24,17 +22,7 @@ import (
 // the same neighbours hang off it, the new version absent; back to now, off the new one again.
 // Screenshots (timeslider-*.png) go to KNOWMIND_UI_ARTIFACTS.
 func TestUITimeSliderShowsTheRewiring(t *testing.T) {
-	browser := chromiumPath()
-	if browser == "" {
-		t.Skip("no Chromium installed: the explorer's browser test needs one (Debian: apt-get install -y chromium; or set KNOWMIND_CHROMIUM)")
-	}
-	artifacts := os.Getenv("KNOWMIND_UI_ARTIFACTS")
-	if artifacts == "" {
-		artifacts = filepath.Join(os.TempDir(), "knowmind-ui-screenshots")
-	}
-	if err := os.MkdirAll(artifacts, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	browser, artifacts := uiBrowserOrSkip(t)
 	tenant := dgraphtest.TenantName(t)
 	token := newToken(t, tenant, knowmind.ScopeRead)
 	srv := newTestServer(t, nil)
@@ -72,42 +60,9 @@ func TestUITimeSliderShowsTheRewiring(t *testing.T) {
 	}
 	current := up.NewMemoryID
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(browser),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-default-browser-check", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 800),
-	)
-	defer cancelAlloc()
-	bctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	bctx, cancelTimeout := context.WithTimeout(bctx, 2*time.Minute)
-	defer cancelTimeout()
-	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, actions...); err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-	}
-	idle := chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Poll[bool](`document.body.dataset.busy === "0"`, chromedp.WithPollingTimeout(30*time.Second))(ctx, tg)
-		return chromedp.Void{}, err
-	})
-	shot := func(name string) {
-		t.Helper()
-		run("settle "+name, chromedp.Sleep(300*time.Millisecond))
-		png, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(artifacts, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := openUIBrowser(t, browser, artifacts, 300*time.Millisecond)
+	bctx := b.ctx
+	run, shot, idle := b.run, b.shot, uiIdle
 	// wiring is the explored graph as the page holds it: "from REL to" per edge, and the nodes.
 	wiring := func() (edges, nodes []string) {
 		t.Helper()
