@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,18 +16,7 @@ import (
 // tenant, whose export holds the same records.
 func TestImportExportCommands(t *testing.T) {
 	env := sharedDgraph(t)
-	envVars := childEnv(t, env)
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = envVars
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("knowmind %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-		}
-		return stderr.String()
-	}
+	run := commandRunner(t, env)
 	dir := t.TempDir()
 	vault := filepath.Join(dir, "vault")
 	for name, text := range map[string]string{
@@ -82,7 +70,7 @@ func TestImportExportCommands(t *testing.T) {
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte(`{"type":"memory","content":"fine"}`+"\n"+`{"type":"memory","content":""}`+"\n"), 0o600)
 	cmd := exec.Command(os.Args[0], "import", bad, "--tenant", first)
-	cmd.Env = envVars
+	cmd.Env = childEnv(t, env)
 	msg, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(msg), "written 1, unchanged 0, refused 1") || !strings.Contains(string(msg), "bad.jsonl:2") {
 		t.Errorf("import with a bad record: %v\n%s", err, msg)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +51,23 @@ func sharedDgraph(t *testing.T) *dgraphtest.Env {
 // childEnv is the environment of a knowmind subprocess on env's Dgraph:
 // the settings a desktop client's config would not carry (they come from
 // the data dir there).
+// commandRunner runs knowmind commands as child processes against env's Dgraph, failing the
+// test on a non-zero exit, and returns what each wrote to stderr (progress and counts).
+func commandRunner(t *testing.T, env *dgraphtest.Env) func(args ...string) string {
+	envVars := childEnv(t, env)
+	return func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = envVars
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("knowmind %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		return stderr.String()
+	}
+}
+
 func childEnv(t *testing.T, env *dgraphtest.Env) []string {
 	return append(os.Environ(),
 		"KNOWMIND_TEST_MAIN=1",

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,18 +23,7 @@ import (
 // note; the untouched ones stay at revision 1.
 func TestVaultSyncRoundTrip(t *testing.T) {
 	env := sharedDgraph(t)
-	envVars := childEnv(t, env)
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = envVars
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("knowmind %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-		}
-		return stderr.String()
-	}
+	run := commandRunner(t, env)
 	dir := t.TempDir()
 	vault := filepath.Join(dir, "vault")
 	write := func(files map[string]string) {
