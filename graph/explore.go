@@ -112,6 +112,11 @@ func (t *Tenant) Explore(ctx context.Context, q knowmind.ExploreQuery) (knowmind
 	}
 	if q.AsOf != nil && res.Memory.Kind == knowmind.KindNote {
 		if err := t.noteAsOf(ctx, uid, *q.AsOf, &res); err != nil {
+			// "did not exist at" is for a note the caller may see; a hidden one answers as a
+			// missing id does, whatever the time.
+			if _, hidden := t.hideExplored(ctx, q.MemoryID, res); hidden != nil {
+				return knowmind.ExploreResult{}, hidden
+			}
 			return knowmind.ExploreResult{}, err
 		}
 	}
