@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/knowmind/knowmind/bm25"
@@ -10,10 +12,16 @@ import (
 )
 
 // BenchmarkSnapshotDecode decodes the sections of a synthetic tenant of 10k one-chunk memories
-// (40 words from a 20k vocabulary, 384-dimension vectors): what opening a snapshot costs beyond
-// reading the file.
+// (KNOWMIND_SNAPSHOT_BENCH_N; 40 words from a 20k vocabulary, 384-dimension vectors): what
+// opening a snapshot costs beyond reading the file.
 func BenchmarkSnapshotDecode(b *testing.B) {
-	const n, dim = 10_000, 384
+	n, dim := 10_000, 384
+	if s := os.Getenv("KNOWMIND_SNAPSHOT_BENCH_N"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var x textIndex
 	x.state = textLoaded

@@ -34,10 +34,12 @@ import (
 )
 
 // magic starts every snapshot file; formatVersion changes with the layout of this package's
-// framing (not with what sections hold: that is Tag.Analysis and the writer's section names).
+// framing and tag (not with what sections hold: that is Tag.Analysis and the writer's section
+// names). Version 2 dropped the tag's Dgraph read timestamp, which nothing filled: the
+// catch-up starts from the watermark, a time the store's updated_at index answers to.
 const (
 	magic         = "knowmind-index\n"
-	formatVersion = 1
+	formatVersion = 2
 	endSection    = "end"
 	tagSection    = "tag"
 )
@@ -60,8 +62,6 @@ type Tag struct {
 	Memories int
 	// Watermark: every write committed before it is in the snapshot (later ones may be too).
 	Watermark time.Time
-	// ReadTs is the Dgraph read timestamp the snapshot's data was last read at (0: unknown).
-	ReadTs uint64
 }
 
 // Matches tells whether a snapshot tagged t may stand in for want: same tenant, namespace,
@@ -88,7 +88,6 @@ func (t Tag) encode() []byte {
 	e.String(t.Embedder)
 	e.Uvarint(uint64(t.Memories))
 	e.Varint(t.Watermark.UnixNano())
-	e.Uvarint(t.ReadTs)
 	return e.Bytes()
 }
 
@@ -97,7 +96,6 @@ func decodeTag(b []byte) (Tag, error) {
 	t := Tag{Tenant: d.String(), Namespace: d.Uvarint(), Analysis: d.String(), Embedder: d.String(),
 		Memories: d.Int(math.MaxInt32)}
 	t.Watermark = time.Unix(0, d.Varint()).UTC()
-	t.ReadTs = d.Uvarint()
 	return t, d.Done()
 }
 
