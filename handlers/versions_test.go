@@ -373,4 +373,15 @@ func TestNotesHaveAPastInTimeTravel(t *testing.T) {
 	if m := replay("", before.Add(-time.Hour)); m != nil {
 		t.Fatalf("replay before the note existed: %+v", m)
 	}
+	// explore reads the same: the folder of then beside the title and body of then.
+	for _, c2 := range []struct {
+		at          time.Time
+		title, path string
+	}{{before, "Reiseplan", "reisen"}, {after, "Reiseplan 2027", "reisen"}, {time.Now().UTC(), "Reiseplan 2027", "archiv"}} {
+		var ex ExploreResult
+		structured(t, callTool(t, c.url, c.read, "knowmind_explore", map[string]any{"memory_id": n.ID, "as_of": c2.at.Format(time.RFC3339Nano)}), &ex)
+		if ex.Memory.Title != c2.title || ex.Path != c2.path {
+			t.Errorf("explore as of %s: title %q, path %q; want %q in %q", c2.at.Format(time.RFC3339Nano), ex.Memory.Title, ex.Path, c2.title, c2.path)
+		}
+	}
 }
