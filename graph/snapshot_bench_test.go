@@ -45,7 +45,7 @@ func BenchmarkSnapshotDecode(b *testing.B) {
 	}
 	var mem, vec snapshot.Enc
 	encodeMemories(&mem, memories, shas)
-	x.vec.encode(&vec, memories)
+	x.vec.encode(&vec)
 	text, titles, words := encodeDump(x.ix.Dump("t")), encodeDump(x.titles.Dump("t")), encodeWords(x.words.State())
 	b.Logf("sections: memories %d B, text %d B, titles %d B, vectors %d B, words %d B", mem.Len(), len(text), len(titles), vec.Len(), len(words))
 	b.ResetTimer()
