@@ -211,7 +211,7 @@ type recallQueryArgs struct {
 	TextCap        int
 	TextVars       string
 	MemoryFilter   string
-	AtTime         bool // MemoryFilter is memoryAtTimeFilter: ok reads valid_from, the service compares it
+	AtTime         bool   // MemoryFilter is memoryAtTimeFilter: ok reads valid_from, the service compares it
 	MemoryTime     string // what the candidates' memories are read with beside uid: recallPlan.validFrom, .dates
 	EdgeFilter     string
 	Relations      []string
