@@ -36,6 +36,8 @@ type StoreMemoriesItem struct {
 	Tags       []string `json:"tags,omitempty" jsonschema:"keywords"`
 	Source     string   `json:"source,omitempty" jsonschema:"where it comes from"`
 	OccurredAt string   `json:"occurred_at,omitempty" jsonschema:"ISO 8601, default now"`
+	Sequence   string   `json:"sequence,omitempty" jsonschema:"conversation or document key"`
+	Position   *int     `json:"position,omitempty" jsonschema:"place in it (default: next)"`
 }
 
 // StoreMemoriesResult has one entry per memory, in input order, and the counts.
@@ -83,7 +85,8 @@ func (s *service) storeMemories(ctx context.Context, p StoreMemoriesParams) (Sto
 	var ins []knowmind.StoreMemoryInput
 	var at []int // the index in p.Memories of each of ins
 	for i, m := range p.Memories {
-		in := knowmind.StoreMemoryInput{Title: m.Title, Content: m.Content, MemoryType: m.MemoryType, Tags: m.Tags, Source: m.Source}
+		in := knowmind.StoreMemoryInput{Title: m.Title, Content: m.Content, MemoryType: m.MemoryType, Tags: m.Tags, Source: m.Source,
+			Sequence: m.Sequence, Position: m.Position}
 		if m.OccurredAt != "" {
 			when, err := time.Parse(time.RFC3339, m.OccurredAt)
 			if err != nil {

@@ -31,6 +31,8 @@ type StoreMemoryParams struct {
 	Tags       []string      `json:"tags,omitempty" jsonschema:"keywords for filtering" validate:"max=50,dive,notblank,max=100"`
 	Source     string        `json:"source,omitempty" jsonschema:"where it comes from, free text" validate:"max=2000"`
 	OccurredAt string        `json:"occurred_at,omitempty" jsonschema:"ISO 8601 time it is about (default now); 'gestern' etc. resolve against it" validate:"max=64"`
+	Sequence   string        `json:"sequence,omitempty" jsonschema:"key of the conversation or document it belongs to: recall reads it with the memory before" validate:"max=200"`
+	Position   *int          `json:"position,omitempty" jsonschema:"its place in the sequence (default: next)" validate:"omitempty,min=0,max=1000000000"`
 	Entities   []EntityParam `json:"entities,omitempty" jsonschema:"what it is about: entity type, id (slug) or name; contradictions are reported" validate:"max=20,dive"`
 }
 
@@ -57,7 +59,8 @@ func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMe
 	if err != nil {
 		return StoreMemoryResult{}, err
 	}
-	in := knowmind.StoreMemoryInput{Title: p.Title, Content: p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source}
+	in := knowmind.StoreMemoryInput{Title: p.Title, Content: p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source,
+		Sequence: p.Sequence, Position: p.Position}
 	if p.OccurredAt != "" {
 		at, err := time.Parse(time.RFC3339, p.OccurredAt)
 		if err != nil {

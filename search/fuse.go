@@ -64,6 +64,13 @@ type Input struct {
 	// sides): the models compare only the query words they know, so without it a question
 	// about things the tenant never mentions scores as high as its one known word.
 	Coverage bool
+	// Before gives, for chunk uids, the chunk uids of the memory before each one's in its
+	// sequence (textdoc.Sequences.Before); nil: no context signal. RefScores scores chunks by
+	// uid against a language side's terms with BM25 (the text index's bm25.Index.ScoreRefs).
+	// ContextWeight is the context signal's weight (rank.Signals.Context).
+	Before        func(refs []uint64) map[uint64][]uint64
+	RefScores     func(lang string, terms []string, refs []uint64) map[uint64]float64
+	ContextWeight float64
 }
 
 // Fuse scores the text candidates with BM25 (per language corpus, the tenant's statistics) as a
@@ -124,6 +131,12 @@ func Fuse(cands *Candidates, in Input) []rank.Hit {
 		}
 		if in.Stats != nil && ideal > 0 {
 			sig.Feedback = append(sig.Feedback, feedback(side, docs, scored, memoryOf, ideal, in.Stats)...)
+		}
+	}
+	if in.Before != nil && in.RefScores != nil && in.ContextWeight > 0 {
+		sig.Context = contextSignal(cands, in)
+		if len(sig.Context) > 0 {
+			sig.ContextWeight = in.ContextWeight
 		}
 	}
 	if len(in.SemPool) > 0 {
@@ -311,4 +324,70 @@ func titleMatch(cands *Candidates, side TextSide, titles func(string, []string, 
 		m := memoryOf[u]
 		match[m] = max(match[m], min(s/ideal, 1))
 	}
+}
+
+// contextSignal scores each text and vector candidate by the memory before it in its sequence:
+// the best BM25 share of the query's ideal score among that memory's chunks, on each side the
+// service's text index served. A reply ("been doing it for 3 years") is then found by the
+// question it answers.
+func contextSignal(cands *Candidates, in Input) []rank.Chunk {
+	type cand struct {
+		chunk, memory string
+	}
+	of := map[uint64]cand{}
+	var refs []uint64
+	for _, list := range [][]Candidate{cands.Text, cands.Vector} {
+		for _, c := range list {
+			if _, ok := of[c.Ref]; !ok && c.Ref != 0 && c.Memory != "" {
+				of[c.Ref] = cand{c.Chunk, c.Memory}
+				refs = append(refs, c.Ref)
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	before := in.Before(refs)
+	if len(before) == 0 {
+		return nil
+	}
+	best := map[uint64]float64{}
+	for _, side := range in.Text {
+		ideal := bm25.Ideal(side.Terms, side.Stats)
+		if !side.Served || ideal <= 0 {
+			continue
+		}
+		// The chunks before: scored by the text search already, or scored here.
+		score := map[uint64]float64{}
+		var missing []uint64
+		for _, prev := range before {
+			for _, p := range prev {
+				if s, ok := side.Scores[p]; ok {
+					score[p] = s
+				} else if _, ok := score[p]; !ok {
+					score[p] = 0
+					missing = append(missing, p)
+				}
+			}
+		}
+		if len(missing) > 0 {
+			for p, s := range in.RefScores(side.Lang, side.Terms, missing) {
+				score[p] = s
+			}
+		}
+		for r, prev := range before {
+			for _, p := range prev {
+				if s := score[p] / ideal; s > best[r] {
+					best[r] = min(s, 1)
+				}
+			}
+		}
+	}
+	var out []rank.Chunk
+	for _, r := range refs {
+		if s := best[r]; s > 0 {
+			out = append(out, rank.Chunk{ID: of[r].chunk, Memory: of[r].memory, Score: s})
+		}
+	}
+	return out
 }

@@ -112,3 +112,47 @@ func TestQueryTermsLeaveOutQuestionWords(t *testing.T) {
 		t.Fatalf("query terms %v lost the content word", got)
 	}
 }
+
+// A conversation: the question turn (chunk 1) holds the words, the reply (chunk 2) only the
+// answer. With the context signal the reply is scored by the turn before it and ranks above
+// an unrelated turn that shares a weak word; without it, the reply is no hit at all.
+func TestFuseContextScoresAReplyByItsQuestion(t *testing.T) {
+	ix := index("how long have you been doing pottery", "three years now, since college", "the weather was long and grey")
+	side := search.NewTextSide(ix, "t", "", "how long pottery", bm25.Analysis{}, true)
+	cands := &search.Candidates{Text: []search.Candidate{
+		{Chunk: "0x1", Ref: 1, Memory: "0xq"},
+		{Chunk: "0x2", Ref: 2, Memory: "0xa"}, // a follower: no text score of its own
+		{Chunk: "0x3", Ref: 3, Memory: "0xw"},
+	}}
+	before := func(refs []uint64) map[uint64][]uint64 {
+		out := map[uint64][]uint64{}
+		for _, r := range refs {
+			if r == 2 {
+				out[r] = []uint64{1}
+			}
+		}
+		return out
+	}
+	scored := 0
+	in := search.Input{Text: [2]search.TextSide{{}, side}, Before: before, ContextWeight: 0.5,
+		RefScores: func(lang string, terms []string, refs []uint64) map[uint64]float64 {
+			scored += len(refs)
+			return ix.ScoreRefs("t", lang, terms, refs, bm25.Params{})
+		}}
+	var ids []string
+	for _, h := range search.Fuse(cands, in) {
+		ids = append(ids, h.ID)
+	}
+	if len(ids) != 3 || ids[0] != "0xq" || ids[1] != "0xa" || ids[2] != "0xw" {
+		t.Fatalf("fused %v, want the question, its reply, then the weak match", ids)
+	}
+	if scored != 0 {
+		t.Fatalf("%d chunks scored again: the question turn's text score was at hand", scored)
+	}
+	in.ContextWeight = 0
+	for _, h := range search.Fuse(cands, in) {
+		if h.ID == "0xa" {
+			t.Fatalf("without the context signal the reply is a hit: %+v", h)
+		}
+	}
+}
