@@ -106,7 +106,6 @@ var paramLimits = map[string][]int{
 	"StoreMemoriesParams.Memories":           {knowmind.MaxStoreMemoriesItems},
 	"StoreMemoryParams.Entities":             {knowmind.MaxEntitiesPerFact},
 	"StoreMemoryParams.Sequence":             {knowmind.MaxSequenceChars},
-	"StoreMemoryParams.Position":             {knowmind.MaxSequencePosition},
 	"StoreMemoryParams.Source":               {knowmind.MaxSourceChars},
 	"StoreMemoryParams.Tags":                 {knowmind.MaxTags, knowmind.MaxTagChars},
 	"StoreMemoryParams.Title":                {knowmind.MaxTitleChars},
