@@ -250,7 +250,8 @@ func (t *Tenant) fuseInput(req RecallRequest, o search.Options) search.Input {
 		}
 	}
 	if w.Context > 0 {
-		in.Before, in.ContextWeight = t.text.seq.Before, w.Context
+		in.Before, in.ContextWeight, in.ContextAdded = t.text.seq.Before, w.Context, w.ContextAdded
+		in.RefTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
 		in.RefScores = func(lang string, terms []string, refs []uint64) map[uint64]float64 {
 			return t.text.ix.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{})
 		}

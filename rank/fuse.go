@@ -43,6 +43,9 @@ type Signals struct {
 	// hit too.
 	Context       []Chunk
 	ContextWeight float64
+	// ContextAdded adds the context signal to the mean of the others (Scored.Added) instead
+	// of making it a member.
+	ContextAdded bool
 	// Time maps memories to how well their time matches the time the query names (0..1; nil
 	// when it names none), with its weight. It only counts for memories a text or vector
 	// signal found: a date alone makes no hit.
@@ -127,7 +130,7 @@ func Fuse(s Signals) []Hit {
 	if len(s.Context) > 0 && s.ContextWeight > 0 {
 		var l Scored
 		l, contextBest = scoredList(bestFirst(s.Context, true), s.ContextWeight)
-		l.Top = 1
+		l.Top, l.Added = 1, s.ContextAdded
 		lists = append(lists, l)
 	}
 	if len(vecMems) > 0 {

@@ -43,6 +43,9 @@ type Weights struct {
 	// after them in their sequence in as a candidate (the reply to a matching question).
 	Context   float64
 	Followers int
+	// ContextAdded adds the context signal to the weighted mean of the others instead of
+	// making it a member (rank.Signals.ContextAdded).
+	ContextAdded bool
 	// Feedback: pseudo-relevance feedback (package prf); it needs the candidates' text, which
 	// only Dgraph's full-text step reads, so a weight above 0 implies Plan.DgraphText.
 	Feedback float64

@@ -34,6 +34,7 @@ type ablation struct {
 	// text candidates whose next memory joins the candidates.
 	ContextWeight float64
 	Followers     int
+	ContextAdded  bool // the context signal added to the mean of the others
 }
 
 // options returns the search options of a.
@@ -74,6 +75,9 @@ func (a ablation) options() search.Options {
 	w.PoolAsText = a.PoolAsText
 	w.Context = override(a.ContextWeight, w.Context)
 	w.Followers = override(a.Followers, w.Followers)
+	if a.ContextAdded {
+		w.ContextAdded = true
+	}
 	return o
 }
 
