@@ -46,6 +46,9 @@ type ExploreResult struct {
 	// Properties are a note's frontmatter (as knowmind_get_note's frontmatter); absent for
 	// other kinds and notes without one.
 	Properties map[string]any `json:"properties,omitempty"`
+	// Path is a note's folder ("" at the project's root), with as_of the folder it was in then;
+	// absent for other kinds.
+	Path string `json:"path,omitempty"`
 	// IngestError says why a failed ingest failed (status "failed").
 	IngestError string `json:"ingest_error,omitempty"`
 	// RequestedID is the memory_id asked for when the centre is another

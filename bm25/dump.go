@@ -80,19 +80,43 @@ func (b *Builder) Load(d Dump) error {
 		t.corpora[dc.Lang] = c
 		corpora[i], langs[i] = c, dc.Lang
 	}
+	// Sized before counting: every posting list gets the capacity of its term's document
+	// frequency, and the documents' term lists and the postings come from one allocation each
+	// (a list that grows later moves out of its slab).
 	t.slots = make([]slotEntry, 0, len(d.Docs))
+	t.docs = make(map[string]docEntry, len(d.Docs))
+	t.byRef = make(map[uint64]uint32, len(d.Docs))
+	held := 0
 	for _, doc := range d.Docs {
 		if doc.Corpus < 0 || doc.Corpus >= len(corpora) || len(doc.Freqs) != len(doc.Terms) || doc.ID == "" {
 			return fmt.Errorf("%w: document %q", errDump, doc.ID)
 		}
+		c := corpora[doc.Corpus]
+		for _, id := range doc.Terms {
+			if int(id) >= len(c.terms) {
+				return fmt.Errorf("%w: document %q: term %d", errDump, doc.ID, id)
+			}
+			c.df[id]++
+		}
+		held += len(doc.Terms)
+	}
+	termSlab, postSlab := make([]termFreq, held), make([]posting, held)
+	for _, c := range corpora {
+		for id, df := range c.df {
+			c.post[id], postSlab = postSlab[:0:df], postSlab[df:]
+			c.df[id] = 0
+		}
+	}
+	for _, doc := range d.Docs {
 		if _, dup := t.docs[doc.ID]; dup {
 			return fmt.Errorf("%w: document %q twice", errDump, doc.ID)
 		}
 		c := corpora[doc.Corpus]
-		ids := make([]termFreq, len(doc.Terms))
+		ids := termSlab[:len(doc.Terms):len(doc.Terms)]
+		termSlab = termSlab[len(doc.Terms):]
 		slot := uint32(len(t.slots))
 		for i, id := range doc.Terms {
-			if int(id) >= len(c.terms) || c.terms[id] == "" || doc.Freqs[i] == 0 {
+			if c.terms[id] == "" || doc.Freqs[i] == 0 {
 				return fmt.Errorf("%w: document %q: term %d", errDump, doc.ID, id)
 			}
 			ids[i] = termFreq{id: id, tf: doc.Freqs[i]}

@@ -2,10 +2,11 @@
 // one graph.Client — by a directory tenant → cell, and moves a tenant between cells by export
 // and import with a short read-only window (docs/scale.md, "Past one Dgraph cluster: cells").
 //
-// The directory here is held in the process (a map under a lock); docs/scale.md places it in a
-// directory cell's default namespace, cached by every service process. The package knows
-// nothing of HTTP or MCP: a write to a tenant being moved is an unavailable error (503), to which
-// a transport adds Retry-After.
+// The directory is a map under a lock, kept in a file when the router is opened with one
+// (Open, directory.go: every change is written before it takes effect, so a crash leaves the
+// file saying where each tenant is, or that it is being moved). The package knows nothing of
+// HTTP or MCP: a write to a tenant being moved is an unavailable error (503), to which a
+// transport adds Retry-After.
 package cells
 
 import (
@@ -26,13 +27,17 @@ import (
 
 // Placement is a tenant's directory entry.
 type Placement struct {
-	Cell     string
-	ReadOnly bool // a move is under way: reads go on, writes are refused (retryable)
+	Cell     string `json:"cell"`
+	ReadOnly bool   `json:"read_only,omitempty"` // a move is under way: reads go on, writes are refused (retryable)
 }
 
 // Router holds the cells and the directory.
 type Router struct {
 	cells map[string]*graph.Client
+	// home is the cell of a tenant the directory does not list ("": such a tenant is unknown).
+	home string
+	// file keeps the directory between processes ("": in this process only).
+	file string
 
 	mu    sync.Mutex
 	place map[string]Placement
@@ -40,11 +45,80 @@ type Router struct {
 	// gate for reading for as long as it runs, a move takes it for writing to mark the tenant
 	// read-only, so no write is in flight when the export begins.
 	gates map[string]*sync.RWMutex
+	// moving are the tenants this router is moving now.
+	moving map[string]bool
 }
 
-// New is a router over the named cells, with an empty directory.
+// New is a router over the named cells, with an empty directory held in this process.
 func New(cells map[string]*graph.Client) *Router {
-	return &Router{cells: cells, place: map[string]Placement{}, gates: map[string]*sync.RWMutex{}}
+	return &Router{cells: cells, place: map[string]Placement{}, gates: map[string]*sync.RWMutex{}, moving: map[string]bool{}}
+}
+
+// Open is a router over the named cells whose directory is kept in the file at path (read now,
+// written at every change; a missing file is an empty directory). A tenant the directory does
+// not list is in the cell home: the cell a deployment had before it had cells.
+func Open(cells map[string]*graph.Client, home, path string) (*Router, error) {
+	if _, ok := cells[home]; !ok {
+		return nil, knowmind.InvalidParam("cell", "no cell %q", home)
+	}
+	d, err := ReadDirectory(path)
+	if err != nil {
+		return nil, err
+	}
+	r := New(cells)
+	r.home, r.file = home, path
+	for tenant, p := range d.Tenants {
+		if _, ok := cells[p.Cell]; !ok {
+			return nil, fmt.Errorf("directory %s: tenant %q is in cell %q, which is not open", path, tenant, p.Cell)
+		}
+		r.place[tenant] = p
+	}
+	return r, nil
+}
+
+// setLocked changes tenant's entry, writing the directory file first (r.mu held): an entry the
+// file could not keep does not take effect.
+// An entry that says what an unlisted tenant's would (home, writable) is removed instead.
+func (r *Router) setLocked(tenant string, p Placement) error {
+	unlisted := p == Placement{Cell: r.home}
+	if r.file != "" {
+		if err := updateDirectory(r.file, func(d *Directory) {
+			if unlisted {
+				delete(d.Tenants, tenant)
+			} else {
+				d.Tenants[tenant] = p
+			}
+		}); err != nil {
+			return fmt.Errorf("cell directory: %w", err)
+		}
+	}
+	if unlisted {
+		delete(r.place, tenant)
+	} else {
+		r.place[tenant] = p
+	}
+	return nil
+}
+
+// placementLocked is tenant's entry: the directory's, else home (r.mu held).
+func (r *Router) placementLocked(tenant string) (Placement, bool) {
+	if p, ok := r.place[tenant]; ok {
+		return p, true
+	}
+	if r.home != "" {
+		return Placement{Cell: r.home}, true
+	}
+	return Placement{}, false
+}
+
+// gateLocked is tenant's write gate (r.mu held).
+func (r *Router) gateLocked(tenant string) *sync.RWMutex {
+	g := r.gates[tenant]
+	if g == nil {
+		g = &sync.RWMutex{}
+		r.gates[tenant] = g
+	}
+	return g
 }
 
 // Place puts a new tenant in a cell and creates it there.
@@ -58,13 +132,14 @@ func (r *Router) Place(ctx context.Context, tenant, cell string) error {
 		r.mu.Unlock()
 		return knowmind.Errorf(knowmind.ECONFLICT, "tenant %q is placed already", tenant)
 	}
-	r.place[tenant] = Placement{Cell: cell}
-	r.gates[tenant] = &sync.RWMutex{}
+	err := r.setLocked(tenant, Placement{Cell: cell})
 	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	if _, err := c.Tenant(ctx, tenant, true); err != nil {
 		r.mu.Lock()
-		delete(r.place, tenant)
-		delete(r.gates, tenant)
+		r.setLocked(tenant, Placement{Cell: r.home}) // unlisted again; a file left saying otherwise names an empty namespace
 		r.mu.Unlock()
 		return fmt.Errorf("place tenant %q in cell %s: %w", tenant, cell, err)
 	}
@@ -75,11 +150,10 @@ func (r *Router) Place(ctx context.Context, tenant, cell string) error {
 func (r *Router) Placement(tenant string) (Placement, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p, ok := r.place[tenant]
-	return p, ok
+	return r.placementLocked(tenant)
 }
 
-// Tenants lists the tenants of a cell.
+// Tenants lists the tenants the directory places in a cell (not home's unlisted ones).
 func (r *Router) Tenants(cell string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -95,8 +169,8 @@ func (r *Router) Tenants(cell string) []string {
 
 func (r *Router) open(ctx context.Context, tenant string) (*graph.Tenant, *sync.RWMutex, Placement, error) {
 	r.mu.Lock()
-	p, ok := r.place[tenant]
-	gate := r.gates[tenant]
+	p, ok := r.placementLocked(tenant)
+	gate := r.gateLocked(tenant)
 	r.mu.Unlock()
 	if !ok {
 		return nil, nil, p, knowmind.Errorf(knowmind.ENOTFOUND, "tenant %q not found", tenant)
@@ -128,9 +202,10 @@ func errReadOnly(tenant string) error {
 // an unavailable error. The tenant cannot turn read-only while fn runs.
 func (r *Router) Write(ctx context.Context, tenant string, fn func(*graph.Tenant) error) error {
 	r.mu.Lock()
-	gate := r.gates[tenant]
+	_, ok := r.placementLocked(tenant)
+	gate := r.gateLocked(tenant)
 	r.mu.Unlock()
-	if gate == nil {
+	if !ok {
 		return knowmind.Errorf(knowmind.ENOTFOUND, "tenant %q not found", tenant)
 	}
 	gate.RLock()
@@ -178,19 +253,36 @@ func (r *Router) Move(ctx context.Context, tenant, to, dir string) (MoveReport, 
 	if p.Cell == to {
 		return rep, knowmind.InvalidParam("cell", "tenant %q is in cell %s already", tenant, to)
 	}
+	// A move carries what knowmind export writes (memories, documents, relations, goals, drafts)
+	// and the tokens. Notes and their projects are not in that format: moved, the tenant would
+	// find them no more.
+	if n, err := source.NoteCount(ctx); err != nil {
+		return rep, fmt.Errorf("move %q: %w", tenant, err)
+	} else if n > 0 {
+		return rep, knowmind.Errorf(knowmind.ECONFLICT, "tenant %q holds %d notes, and a move does not carry notes yet: "+
+			"it stays in %s (knowmind export --format markdown keeps a project's notes as a vault)", tenant, n, p.Cell)
+	}
 
-	// 1. Read-only, once no write is in flight.
+	// 1. Read-only, once no write is in flight. A mark found in the directory with no move of
+	// this router under way is an interrupted move's: this one takes it over.
 	gate.Lock()
 	start := time.Now()
-	if !r.setReadOnly(tenant, p.Cell, true) {
-		gate.Unlock()
-		return rep, knowmind.Errorf(knowmind.ECONFLICT, "tenant %q moved or is moving already", tenant)
-	}
+	err = r.startMove(tenant, p.Cell)
 	gate.Unlock()
+	if err != nil {
+		return rep, err
+	}
 	switched := false
 	defer func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.moving, tenant)
 		if !switched {
-			r.setReadOnly(tenant, p.Cell, false)
+			if err := r.setLocked(tenant, Placement{Cell: p.Cell}); err != nil {
+				// The file still says read-only: writes stay refused, nothing is lost, and
+				// the next move takes the mark over.
+				r.place[tenant] = Placement{Cell: p.Cell, ReadOnly: true}
+			}
 		}
 	}()
 
@@ -238,25 +330,30 @@ func (r *Router) Move(ctx context.Context, tenant, to, dir string) (MoveReport, 
 
 	// 4. Switch and lift the mark.
 	r.mu.Lock()
-	r.place[tenant] = Placement{Cell: to}
-	switched = true
+	err = r.setLocked(tenant, Placement{Cell: to})
+	switched = err == nil
 	r.mu.Unlock()
+	if err != nil {
+		return rep, fmt.Errorf("move %q: switch to %s: %w", tenant, to, err)
+	}
 	rep.ReadOnly = time.Since(start)
 	return rep, nil
 }
 
-// setReadOnly sets the tenant's read-only mark if it is still in cell and the mark is not
-// already so; it reports whether it changed it.
-func (r *Router) setReadOnly(tenant, cell string, on bool) bool {
+// startMove marks the tenant read-only for a move if it is still in cell and no move of this
+// router runs for it.
+func (r *Router) startMove(tenant, cell string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p, ok := r.place[tenant]
-	if !ok || p.Cell != cell || p.ReadOnly == on {
-		return false
+	p, ok := r.placementLocked(tenant)
+	if !ok || p.Cell != cell || r.moving[tenant] {
+		return knowmind.Errorf(knowmind.ECONFLICT, "tenant %q moved or is moving already", tenant)
 	}
-	p.ReadOnly = on
-	r.place[tenant] = p
-	return true
+	if err := r.setLocked(tenant, Placement{Cell: cell, ReadOnly: true}); err != nil {
+		return err
+	}
+	r.moving[tenant] = true
+	return nil
 }
 
 // exportTo writes the tenant's export to path (knowmind export's format) and returns each record

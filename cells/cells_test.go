@@ -262,3 +262,37 @@ func TestMoveTenantBetweenCellsWhileReading(t *testing.T) {
 		t.Errorf("cell-b holds %v, want 3 tenants", got)
 	}
 }
+
+// A tenant with notes is not moved: the move's export does not carry notes, and after the switch
+// the tenant would find them no more. It stays where it was, writable, and the target cell gets
+// nothing.
+func TestMoveRefusesATenantWithNotes(t *testing.T) {
+	ctx := context.Background()
+	r := router()
+	tenant := dgraphtest.TenantName(t)
+	if err := r.Place(ctx, tenant, "cell-a"); err != nil {
+		t.Fatal(err)
+	}
+	err := r.Write(ctx, tenant, func(ten *graph.Tenant) error {
+		_, err := ten.CreateNote(ctx, knowmind.NoteScope{Principal: "tok:test"}, knowmind.CreateNoteInput{Project: "main",
+			Body: "# Lagerplan\n\nRegal 4 ist voll.", Class: knowmind.ClassUserDoc, Actor: knowmind.Actor{Principal: "tok:test", Via: "test"}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Move(ctx, tenant, "cell-b", t.TempDir())
+	var kerr *knowmind.Error
+	if !errors.As(err, &kerr) || kerr.Code != knowmind.ECONFLICT {
+		t.Fatalf("move of a tenant with a note: %v, want a conflict naming the notes", err)
+	}
+	if p, _ := r.Placement(tenant); p.Cell != "cell-a" || p.ReadOnly {
+		t.Fatalf("after the refused move: %+v, want cell-a and writable", p)
+	}
+	if err := r.Write(ctx, tenant, func(*graph.Tenant) error { return nil }); err != nil {
+		t.Fatalf("a write after the refused move: %v", err)
+	}
+	if _, err := envs["cell-b"].Client.Tenant(ctx, tenant, false); err == nil {
+		t.Fatal("the refused move created the tenant in cell-b")
+	}
+}

@@ -128,7 +128,7 @@ func TestReadmeComposeCommands(t *testing.T) {
 					t.Errorf("%q: %s is not on a volume of service %s (%v)", cmd, argv[1], name, s.Volumes)
 				}
 			default:
-				t.Errorf("%q: the knowmind image (distroless) has no %q", cmd, argv[0])
+				t.Errorf("%q: the knowmind image (FROM scratch) has no %q", cmd, argv[0])
 			}
 		default:
 			t.Errorf("%q: unexpected compose subcommand %q", cmd, verb)

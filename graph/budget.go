@@ -18,6 +18,12 @@ import (
 // reads it back at disk speed and catches up what was written meanwhile. The tenant just loaded
 // is never dropped, so one tenant larger than the budget still works (alone).
 
+// DefaultIndexMemoryMB is serve's --index-memory-mb unless told otherwise (the benchmarks use it
+// too): a tenant of 100k memories holds about a gigabyte of derived indexes (README,
+// "Benchmarks"), and the managed alpha needs its own few gigabytes beside them on a machine of
+// 8 GB or more.
+const DefaultIndexMemoryMB = 1536
+
 // indexBudget is the Client's bookkeeping of the budget.
 type indexBudget struct {
 	mu      sync.Mutex // one enforcement at a time

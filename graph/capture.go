@@ -203,7 +203,8 @@ func (t *Tenant) Capture(ctx context.Context, in knowmind.CaptureInput, ex knowm
 			setIf(d, "Draft.source", source)
 			setIf(d, "Draft.category", category)
 			if in.OccurredAt != nil {
-				d["Draft.occurred_at"] = formatTime(*in.OccurredAt)
+				// With its zone: an accepted draft resolves "gestern" on its writer's calendar.
+				d["Draft.occurred_at"] = in.OccurredAt.Format(time.RFC3339Nano)
 			}
 			if len(refs) > 0 {
 				d["Draft.entities"] = refs

@@ -48,7 +48,7 @@ var exploreMemoryQuery = fmt.Sprintf(`query q($id: string) {
     uid Memory.id Memory.kind Memory.title Memory.content Memory.memory_type Memory.tags
     Memory.source Memory.status Memory.created_at Memory.updated_at
     Memory.valid_from Memory.valid_to Memory.update_reason Memory.error Memory.dates Memory.sequence Memory.position
-    Note.frontmatter
+    Note.frontmatter Note.path
     chunks: count(Memory.chunks)
     ents: Memory.entities (orderasc: Entity.key, first: %d) { Entity.type Entity.id Entity.name }
     sections: Memory.chunks (orderasc: Chunk.position, first: %d) {
@@ -113,6 +113,11 @@ func (t *Tenant) Explore(ctx context.Context, q knowmind.ExploreQuery) (knowmind
 	}
 	if q.AsOf != nil && res.Memory.Kind == knowmind.KindNote {
 		if err := t.noteAsOf(ctx, uid, *q.AsOf, &res); err != nil {
+			// "did not exist at" is for a note the caller may see; a hidden one answers as a
+			// missing id does, whatever the time.
+			if _, hidden := t.hideExplored(ctx, q.MemoryID, res); hidden != nil {
+				return knowmind.ExploreResult{}, hidden
+			}
 			return knowmind.ExploreResult{}, err
 		}
 	}
@@ -181,6 +186,7 @@ func (t *Tenant) exploreMemory(ctx context.Context, id string, res *knowmind.Exp
 			dgMemory
 			Error       string     `json:"Memory.error"`
 			Frontmatter string     `json:"Note.frontmatter"`
+			Path        string     `json:"Note.path"`
 			Ents        []dgEntity `json:"ents"`
 			Sections    []struct {
 				Position int    `json:"Chunk.position"`
@@ -199,6 +205,9 @@ func (t *Tenant) exploreMemory(ctx context.Context, id string, res *knowmind.Exp
 	res.Memory = m.domain()
 	res.Memory.Content, res.ContentTruncated = cutRunes(res.Memory.Content, knowmind.ExploreMaxContentChars)
 	res.IngestError = m.Error
+	if m.Kind == knowmind.KindNote {
+		res.Path = m.Path
+	}
 	if m.Frontmatter != "" {
 		if err := yaml.Unmarshal([]byte(m.Frontmatter), &res.Properties); err != nil {
 			res.Properties = nil // stored by CreateNote/EditNote as YAML; a bad one shows none
@@ -362,7 +371,7 @@ const noteRevisionsQuery = `{
   }
 }`
 
-const noteRevisionBodyQuery = `{ r(func: uid(%s)) { Revision.title Revision.body } }`
+const noteRevisionBodyQuery = `{ r(func: uid(%s)) { Revision.title Revision.path Revision.body } }`
 
 // noteAsOf replaces the centre's title and content with the note's revision
 // current at at, when an edit has replaced it since: a note is edited in
@@ -398,6 +407,7 @@ func (t *Tenant) noteAsOf(ctx context.Context, uid string, at time.Time, res *kn
 		var body struct {
 			R []struct {
 				Title string `json:"Revision.title"`
+				Path  string `json:"Revision.path"`
 				Body  string `json:"Revision.body"`
 			} `json:"r"`
 		}
@@ -405,7 +415,7 @@ func (t *Tenant) noteAsOf(ctx context.Context, uid string, at time.Time, res *kn
 			return fmt.Errorf("explore: note revision: %w", err)
 		}
 		if len(body.R) > 0 {
-			res.Memory.Title = body.R[0].Title
+			res.Memory.Title, res.Path = body.R[0].Title, body.R[0].Path
 			res.Memory.Content, res.ContentTruncated = cutRunes(body.R[0].Body, knowmind.ExploreMaxContentChars)
 		}
 		return nil

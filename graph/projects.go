@@ -112,6 +112,25 @@ func (t *Tenant) createProject(ctx context.Context, handle, name string) (knowmi
 	return knowmind.Project{Handle: handle, Name: name, CreatedAt: now}, len(out.Existing) == 0, nil
 }
 
+// noteCountQuery counts every note of the tenant: current, private and in the trash.
+const noteCountQuery = `{ n(func: eq(Memory.kind, "note")) { count(uid) } }`
+
+// NoteCount is how many notes the tenant holds (trashed and private ones included).
+func (t *Tenant) NoteCount(ctx context.Context) (int, error) {
+	var out struct {
+		N []struct {
+			Count int `json:"count"`
+		}
+	}
+	if err := t.queryVars(ctx, noteCountQuery, nil, &out); err != nil {
+		return 0, fmt.Errorf("count notes: %w", err)
+	}
+	if len(out.N) == 0 {
+		return 0, nil
+	}
+	return out.N[0].Count, nil
+}
+
 // ListProjects lists the projects scope reaches, by handle, with their note counts.
 func (t *Tenant) ListProjects(ctx context.Context, scope knowmind.NoteScope) ([]knowmind.Project, error) {
 	if _, _, err := t.createProject(ctx, knowmind.DefaultProject, "Main"); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/rank"
 	"github.com/knowmind/knowmind/semvec"
 	"github.com/knowmind/knowmind/snapshot"
 	"github.com/knowmind/knowmind/textdoc"
@@ -207,7 +208,7 @@ func (t *Tenant) writeSnapshot() error {
 	from := x.syncedFrom
 	var memories, vectors snapshot.Enc
 	encodeMemories(&memories, x.memories, x.shas)
-	x.vec.encode(&vectors, x.memories)
+	x.vec.encode(&vectors)
 	text, titles, words := x.ix.Dump(t.Name), x.titles.Dump(t.Name), x.words.State()
 	seqs := encodeSequences(x.seq.Members())
 	x.mu.Unlock()
@@ -622,44 +623,76 @@ func decodeDump(b []byte) (bm25.Dump, error) {
 
 // encode writes the vectors held, by memory: dimension, then per memory its chunks' uids and
 // vectors. Called with the text index's lock held (memories is its map).
-func (s *vectorSet) encode(e *snapshot.Enc, memories map[string][]string) {
+// encode writes the vector set as held: the chunk uid of every slot, each memory's slots, then
+// the vectors' blocks as rank.Blocks lays them out, so that reading them back copies whole
+// blocks instead of placing each vector's components one by one.
+func (s *vectorSet) encode(e *snapshot.Enc) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e.Uvarint(uint64(s.dim))
+	e.Uvarint(uint64(len(s.uids)))
+	for _, uid := range s.uids {
+		e.Uvarint(uid)
+	}
 	e.Uvarint(uint64(len(s.byMemory)))
-	buf := make([]float32, s.dim)
 	for id, uids := range s.byMemory {
 		e.String(id)
 		e.Uvarint(uint64(len(uids)))
 		for _, uid := range uids {
-			e.Uvarint(uid)
-			buf = s.vecs.Vector(s.slot[uid], buf[:0])
-			e.Float32s(buf)
+			e.Uvarint(uint64(s.slot[uid]))
+		}
+	}
+	if s.vecs != nil {
+		for _, blk := range s.vecs.Columns() {
+			e.Float32s(blk)
 		}
 	}
 }
 
 func decodeVectors(b []byte) (*vectorSet, error) {
 	d := snapshot.NewDec(b)
-	dim := d.Int(1 << 16)
-	var s vectorSet
-	n := d.Count(3)
-	for range n {
+	s := vectorSet{dim: d.Int(1 << 16)}
+	n := d.Count(1)
+	if n > 0 && s.dim == 0 {
+		return nil, fmt.Errorf("%w: %d vectors of no dimension", snapshot.ErrCorrupt, n)
+	}
+	s.uids, s.slot = make([]uint64, n), make(map[uint64]int, n)
+	for i := range s.uids {
+		uid := d.Uvarint()
+		if _, dup := s.slot[uid]; dup && d.Err() == nil {
+			return nil, fmt.Errorf("%w: chunk %d in two vector slots", snapshot.ErrCorrupt, uid)
+		}
+		s.uids[i], s.slot[uid] = uid, i
+	}
+	memories := d.Count(2)
+	s.byMemory = make(map[string][]uint64, memories)
+	for range memories {
 		id := d.String()
-		vecs := make([]chunkVector, d.Count(2))
-		for i := range vecs {
-			vecs[i].uid = d.Uvarint()
-			vecs[i].vec = d.Float32s()
-			if len(vecs[i].vec) != dim {
-				return nil, fmt.Errorf("%w: vector of %d dimensions, want %d", snapshot.ErrCorrupt, len(vecs[i].vec), dim)
+		uids := make([]uint64, d.Count(1))
+		for i := range uids {
+			if slot := d.Int(n - 1); d.Err() == nil {
+				uids[i] = s.uids[slot]
 			}
 		}
 		if d.Err() != nil {
 			break
 		}
-		s.addLocked(id, vecs) // not shared yet
+		s.byMemory[id] = uids
 	}
-	return &s, d.Done()
+	blocks := make([][]float32, 0, min((n+rank.BlockSize-1)/rank.BlockSize, d.Left()))
+	for len(blocks) < cap(blocks) && d.Err() == nil {
+		blocks = append(blocks, d.Float32s())
+	}
+	if err := d.Done(); err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		var err error
+		if s.vecs, err = rank.BlocksOf(s.dim, n, blocks); err != nil {
+			return nil, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
+		}
+	}
+	return &s, nil
 }
 
 func encodeWords(s wordvec.State) []byte {

@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/knowmind/knowmind/bm25"
@@ -10,10 +12,16 @@ import (
 )
 
 // BenchmarkSnapshotDecode decodes the sections of a synthetic tenant of 10k one-chunk memories
-// (40 words from a 20k vocabulary, 384-dimension vectors): what opening a snapshot costs beyond
-// reading the file.
+// (KNOWMIND_SNAPSHOT_BENCH_N; 40 words from a 20k vocabulary, 384-dimension vectors): what
+// opening a snapshot costs beyond reading the file.
 func BenchmarkSnapshotDecode(b *testing.B) {
-	const n, dim = 10_000, 384
+	n, dim := 10_000, 384
+	if s := os.Getenv("KNOWMIND_SNAPSHOT_BENCH_N"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var x textIndex
 	x.state = textLoaded
@@ -37,7 +45,7 @@ func BenchmarkSnapshotDecode(b *testing.B) {
 	}
 	var mem, vec snapshot.Enc
 	encodeMemories(&mem, memories, shas)
-	x.vec.encode(&vec, memories)
+	x.vec.encode(&vec)
 	text, titles, words := encodeDump(x.ix.Dump("t")), encodeDump(x.titles.Dump("t")), encodeWords(x.words.State())
 	b.Logf("sections: memories %d B, text %d B, titles %d B, vectors %d B, words %d B", mem.Len(), len(text), len(titles), vec.Len(), len(words))
 	b.ResetTimer()

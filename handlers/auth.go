@@ -43,6 +43,9 @@ const (
 	extraCreate    = "create"    // true: the principal's tenant gets its workspace on first use
 	// extraOutputSchemas: the request asked tools/list for output schemas (toolsets.go).
 	extraOutputSchemas = "output_schemas"
+	// extraRefusal: the error a tools/call's arguments already earned before
+	// the SDK decoded them (refuseOversized, bodybudget.go).
+	extraRefusal = "refusal"
 )
 
 // touchEvery throttles last_used_at writes: bookkeeping, not security.

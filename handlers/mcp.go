@@ -449,8 +449,18 @@ func (e *endpoint) post(w http.ResponseWriter, r *http.Request) {
 			"Accept must allow application/json or text/event-stream", nil)
 		return
 	}
-	if msg.Method == "tools/call" && e.insufficientScope(w, r, msg.ID, body) {
-		return
+	if msg.Method == "tools/call" {
+		if e.insufficientScope(w, r, msg.ID, body) {
+			return
+		}
+		if e.svc != nil && len(body) > freeBodyBytes {
+			small, refusal := e.svc.refuseOversized(body)
+			if ti, _ := r.Context().Value(tokenInfoKey{}).(*auth.TokenInfo); refusal != nil && ti != nil {
+				body = small
+				ti = withExtra(ti, map[string]any{extraRefusal: refusal})
+				r = r.WithContext(context.WithValue(r.Context(), tokenInfoKey{}, ti))
+			}
+		}
 	}
 	// The SDK insists on both media types and fixes JSON vs SSE per handler;
 	// it always streams SSE here, and JSON clients get the response unwrapped.

@@ -33,6 +33,30 @@ func TestStoreMemoryOccurredAtResolvesDates(t *testing.T) {
 	wantRPCError(t, callTool(t, url, write, "knowmind_store_memory", map[string]any{
 		"content": "Noch etwas.", "occurred_at": "yesterday"}), -32602, "occurred_at")
 
+	// The writer's zone decides the day: at 21:30 -07:00 on 8 May (4:30 UTC on the 9th)
+	// "gestern" is the 7th — stored directly, and through a capture's draft accepted later.
+	const evening = "2023-05-08T21:30:00-07:00"
+	structured(t, callTool(t, url, write, "knowmind_store_memory", map[string]any{
+		"content": "Gestern hat Jonas den Vertrag unterschrieben.", "occurred_at": evening}), &stored)
+	structured(t, callTool(t, url, write, "knowmind_explore", map[string]any{"memory_id": stored.MemoryID}), &res)
+	if len(res.Memory.Dates) != 1 || !res.Memory.Dates[0].Equal(want[0]) {
+		t.Fatalf("store_memory at %s: dates %v, want %v", evening, res.Memory.Dates, want[:1])
+	}
+	var capt knowmind.CaptureResult
+	structured(t, callTool(t, url, write, "knowmind_capture", map[string]any{
+		"text": "Gestern hat der Vertrieb 20 neue Kunden gewonnen.", "occurred_at": evening}), &capt)
+	if len(capt.Drafts) != 1 {
+		t.Fatalf("capture: want one draft, got %+v", capt)
+	}
+	var accepted struct {
+		MemoryID string `json:"memory_id"`
+	}
+	structured(t, callTool(t, url, write, "knowmind_review_draft", map[string]any{"draft_id": capt.Drafts[0].ID, "action": "accept"}), &accepted)
+	structured(t, callTool(t, url, write, "knowmind_explore", map[string]any{"memory_id": accepted.MemoryID}), &res)
+	if len(res.Memory.Dates) != 1 || !res.Memory.Dates[0].Equal(want[0]) {
+		t.Fatalf("accepted draft captured at %s: dates %v, want %v", evening, res.Memory.Dates, want[:1])
+	}
+
 	// knowmind_store_memories: each item at its own time.
 	var batch StoreMemoriesResult
 	structured(t, callTool(t, url, write, "knowmind_store_memories", map[string]any{"memories": []any{

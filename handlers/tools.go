@@ -140,6 +140,9 @@ type registeredTool struct {
 	tool
 	check     func(args json.RawMessage) error
 	normalise func(args json.RawMessage) json.RawMessage
+	// longest is the most characters any string parameter takes (its
+	// maxLength); -1 when one takes any length (refuseOversized).
+	longest int
 }
 
 // addTool registers run as an MCP tool. P is the params struct (json and
@@ -187,7 +190,7 @@ func addTool[P, R any](s *service, srv *mcp.Server, t tool, run func(ctx context
 			return checkRelType(set, args)
 		}
 		return nil
-	}, normalise: codec.normalise}
+	}, normalise: codec.normalise, longest: longestString(codec.schema)}
 	// The title is the tool's own (Tool.Title); the annotation's would repeat it.
 	ann := &mcp.ToolAnnotations{ReadOnlyHint: t.ReadOnly, IdempotentHint: t.ReadOnly || t.Idempotent,
 		DestructiveHint: jsonschema.Ptr(!t.ReadOnly && t.Destructive), OpenWorldHint: new(bool)}
@@ -343,6 +346,11 @@ func (s *service) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			cctx, err := s.callContext(ctx, call, t.tool)
 			if err != nil {
 				return nil, err
+			}
+			if extra := call.GetExtra(); extra != nil && extra.TokenInfo != nil {
+				if err, _ := extra.TokenInfo.Extra[extraRefusal].(error); err != nil {
+					return nil, rpcError(cctx, s.log, err) // the arguments were checked before the SDK read them
+				}
 			}
 			args := t.normalise(call.Params.Arguments)
 			if err := t.check(args); err != nil {

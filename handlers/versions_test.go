@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -245,6 +246,43 @@ func TestExploreNoteAsOfReadsItsRevision(t *testing.T) {
 		"as_of": "2020-01-01T00:00:00Z"}), codeNotFound, "")
 }
 
+// A note the caller may not see answers explore as of any time word for word as an id that never
+// existed: "did not exist at" would tell a token of another project, or one without the notes
+// toolset, that the id is a note of this tenant.
+func TestExploreAsOfHidesHiddenNotes(t *testing.T) {
+	c := newNotesClient(t)
+	ctx := context.Background()
+	if _, err := tenantOf(t, c.tenant).CreateProject(ctx, "geheim", "Geheim"); err != nil {
+		t.Fatal(err)
+	}
+	n := c.create(map[string]any{"project": "geheim", "body": "# Akte\n\nNur für das Projekt geheim."})
+	limited := func(projects, toolsets []string) string {
+		secret, _, err := dgraphtest.Shared(t).Client.CreateLimitedToken(ctx, c.tenant, []knowmind.Scope{knowmind.ScopeRead},
+			projects, toolsets, "limited", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return secret
+	}
+	const unknown = "00000000-0000-4000-8000-000000000000"
+	for name, tok := range map[string]string{"other project": limited([]string{"main"}, nil),
+		"memory toolset": limited(nil, []string{knowmind.ToolsetMemory})} {
+		for _, asOf := range []string{"2020-01-01T00:00:00Z", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)} {
+			hidden := callTool(t, c.url, tok, "knowmind_explore", map[string]any{"memory_id": n.ID, "as_of": asOf})
+			missing := callTool(t, c.url, tok, "knowmind_explore", map[string]any{"memory_id": unknown, "as_of": asOf})
+			if hidden.Error == nil || missing.Error == nil || hidden.Error.Code != missing.Error.Code ||
+				strings.ReplaceAll(hidden.Error.Message, n.ID, unknown) != missing.Error.Message {
+				t.Errorf("%s, as of %s: the hidden note answered %s, an unknown id %s", name, asOf, hidden.Body, missing.Body)
+			}
+		}
+	}
+	// The note's own project still hears why: the note did not exist yet.
+	r := callTool(t, c.url, c.read, "knowmind_explore", map[string]any{"memory_id": n.ID, "as_of": "2020-01-01T00:00:00Z"})
+	if r.Error == nil || !strings.Contains(r.Error.Message, "did not exist at") {
+		t.Errorf("a visible note as of before it existed: %s", r.Body)
+	}
+}
+
 // TestNotesHaveAPastInTimeTravel: a note edited in place and then moved is read as of a time
 // by recall_at_time and replay as it stood then — the former title, folder and body before the
 // edit, the new ones after it, the former folder before the move — and never the one for the
@@ -334,5 +372,16 @@ func TestNotesHaveAPastInTimeTravel(t *testing.T) {
 	}
 	if m := replay("", before.Add(-time.Hour)); m != nil {
 		t.Fatalf("replay before the note existed: %+v", m)
+	}
+	// explore reads the same: the folder of then beside the title and body of then.
+	for _, c2 := range []struct {
+		at          time.Time
+		title, path string
+	}{{before, "Reiseplan", "reisen"}, {after, "Reiseplan 2027", "reisen"}, {time.Now().UTC(), "Reiseplan 2027", "archiv"}} {
+		var ex ExploreResult
+		structured(t, callTool(t, c.url, c.read, "knowmind_explore", map[string]any{"memory_id": n.ID, "as_of": c2.at.Format(time.RFC3339Nano)}), &ex)
+		if ex.Memory.Title != c2.title || ex.Path != c2.path {
+			t.Errorf("explore as of %s: title %q, path %q; want %q in %q", c2.at.Format(time.RFC3339Nano), ex.Memory.Title, ex.Path, c2.title, c2.path)
+		}
 	}
 }

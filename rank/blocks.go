@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 )
@@ -46,6 +47,24 @@ func (b *Blocks) Set(i int, v []float32) {
 	for j, x := range v[:b.dim] {
 		blk[j*BlockSize+p] = x
 	}
+}
+
+// Columns are the blocks as held, for persisting them: block b holds vectors b·BlockSize …,
+// column-major (see Blocks), every block dim·BlockSize long. They must not be changed.
+func (b *Blocks) Columns() [][]float32 { return b.blocks }
+
+// BlocksOf holds n dim-dimensional vectors in blocks laid out as Columns returns them (a
+// snapshot read back): no vector is copied one by one.
+func BlocksOf(dim, n int, blocks [][]float32) (*Blocks, error) {
+	if dim <= 0 || n < 0 || len(blocks) != (n+BlockSize-1)/BlockSize {
+		return nil, fmt.Errorf("rank: %d blocks for %d vectors of %d dimensions", len(blocks), n, dim)
+	}
+	for i, blk := range blocks {
+		if len(blk) != dim*BlockSize {
+			return nil, fmt.Errorf("rank: block %d holds %d values, want %d", i, len(blk), dim*BlockSize)
+		}
+	}
+	return &Blocks{dim: dim, n: n, blocks: blocks}, nil
 }
 
 // Vector appends vector i to out.

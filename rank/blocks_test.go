@@ -2,6 +2,7 @@ package rank
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -124,3 +125,44 @@ func BenchmarkBlocksTopN(b *testing.B) { benchBlocks(b, false) }
 // BenchmarkBlocksTopNSparse: the same for a query with 96 of 384 components non-zero (the hash
 // embedder's few-word queries).
 func BenchmarkBlocksTopNSparse(b *testing.B) { benchBlocks(b, true) }
+
+// Blocks read back from their columns hold the same vectors and score the same; columns of the
+// wrong count or length are refused.
+func TestBlocksOfColumns(t *testing.T) {
+	const dim = 7
+	b := NewBlocks(dim)
+	for i := range BlockSize + 5 {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(i*dim+j) / 100
+		}
+		b.Append(v)
+	}
+	b.RemoveSwap(3)
+	back, err := BlocksOf(dim, b.Len(), b.Columns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := []float32{1, 0, -1, 0.5, 0, 0, 2}
+	if got, want := back.TopN(q, 10), b.TopN(q, 10); !reflect.DeepEqual(got, want) {
+		t.Fatalf("TopN read back %v, held %v", got, want)
+	}
+	for i := range b.Len() {
+		if got, want := back.Vector(i, nil), b.Vector(i, nil); !reflect.DeepEqual(got, want) {
+			t.Fatalf("vector %d: %v, want %v", i, got, want)
+		}
+	}
+	cols := b.Columns()
+	for _, bad := range []struct {
+		n    int
+		cols [][]float32
+	}{
+		{b.Len() + BlockSize, cols},
+		{b.Len(), cols[:1]},
+		{b.Len(), [][]float32{cols[0], cols[1][:dim]}},
+	} {
+		if _, err := BlocksOf(dim, bad.n, bad.cols); err == nil {
+			t.Errorf("%d vectors in %d blocks accepted", bad.n, len(bad.cols))
+		}
+	}
+}

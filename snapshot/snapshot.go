@@ -34,10 +34,12 @@ import (
 )
 
 // magic starts every snapshot file; formatVersion changes with the layout of this package's
-// framing (not with what sections hold: that is Tag.Analysis and the writer's section names).
+// framing and tag (not with what sections hold: that is Tag.Analysis and the writer's section
+// names). Version 2 dropped the tag's Dgraph read timestamp, which nothing filled: the
+// catch-up starts from the watermark, a time the store's updated_at index answers to.
 const (
 	magic         = "knowmind-index\n"
-	formatVersion = 1
+	formatVersion = 2
 	endSection    = "end"
 	tagSection    = "tag"
 )
@@ -60,8 +62,6 @@ type Tag struct {
 	Memories int
 	// Watermark: every write committed before it is in the snapshot (later ones may be too).
 	Watermark time.Time
-	// ReadTs is the Dgraph read timestamp the snapshot's data was last read at (0: unknown).
-	ReadTs uint64
 }
 
 // Matches tells whether a snapshot tagged t may stand in for want: same tenant, namespace,
@@ -88,7 +88,6 @@ func (t Tag) encode() []byte {
 	e.String(t.Embedder)
 	e.Uvarint(uint64(t.Memories))
 	e.Varint(t.Watermark.UnixNano())
-	e.Uvarint(t.ReadTs)
 	return e.Bytes()
 }
 
@@ -97,7 +96,6 @@ func decodeTag(b []byte) (Tag, error) {
 	t := Tag{Tenant: d.String(), Namespace: d.Uvarint(), Analysis: d.String(), Embedder: d.String(),
 		Memories: d.Int(math.MaxInt32)}
 	t.Watermark = time.Unix(0, d.Varint()).UTC()
-	t.ReadTs = d.Uvarint()
 	return t, d.Done()
 }
 
@@ -226,7 +224,10 @@ func open(key, b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: not a sealed snapshot", ErrCorrupt)
 	}
 	b = b[len(sealedMagic):]
-	plain, err := aead.Open(nil, b[:aead.NonceSize()], b[aead.NonceSize():], []byte(sealedMagic))
+	// In place: the file's bytes are this reader's, and a second buffer of a 100k tenant's
+	// size would double what opening it allocates.
+	sealed := b[aead.NonceSize():]
+	plain, err := aead.Open(sealed[:0], b[:aead.NonceSize()], sealed, []byte(sealedMagic))
 	if err != nil {
 		return nil, fmt.Errorf("%w: does not open with this key", ErrCorrupt)
 	}

@@ -11,7 +11,7 @@ import (
 
 func sample() (Tag, []Section) {
 	tag := Tag{Tenant: "acme", Namespace: 7, Analysis: "bm25-v1", Embedder: "hash-384", Memories: 2,
-		Watermark: time.Date(2026, 12, 6, 1, 2, 3, 4, time.UTC), ReadTs: 99}
+		Watermark: time.Date(2026, 12, 6, 1, 2, 3, 4, time.UTC)}
 	var e Enc
 	e.String("mem-1")
 	e.Uvarint(3)
@@ -119,14 +119,14 @@ func TestWriteFileReplacesAtomically(t *testing.T) {
 	if err := os.WriteFile(path+".tmp", encoded(t)[:20], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := ReadFile(path, nil); err != nil || got.ReadTs != 99 {
+	if got, _, err := ReadFile(path, nil); err != nil || got.Memories != 2 {
 		t.Fatalf("after a torn temporary file: %+v %v", got, err)
 	}
-	tag.ReadTs = 100
+	tag.Memories = 3
 	if err := WriteFile(path, nil, tag, sections); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := ReadFile(path, nil); err != nil || got.ReadTs != 100 {
+	if got, _, err := ReadFile(path, nil); err != nil || got.Memories != 3 {
 		t.Fatalf("after the rewrite: %+v %v", got, err)
 	}
 	// The torn file is young: it may be another process's write in progress. An old one goes.

@@ -15,13 +15,14 @@ import (
 // a year) is represented by its first day; a span of a question matches a date inside it fully
 // (Span.Match).
 
-// Dates returns the days the text names, resolved against at (the text's own time, UTC), each
-// at midnight UTC, in the order the text names them, without repeats, at most limit of them.
+// Dates returns the days the text names, resolved against at (the text's own time) on the
+// calendar of at's own zone — "gestern" said at 21:30 -07:00 on 8 May is 7 May, though it was
+// 9 May in UTC —, each day at midnight UTC, in the order the text names them, without repeats,
+// at most limit of them.
 func Dates(text string, at time.Time, limit int) []time.Time {
 	if limit <= 0 || at.IsZero() {
 		return nil
 	}
-	at = at.UTC()
 	today := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
 	var all []found
 	add := func(pos int, d time.Time) {

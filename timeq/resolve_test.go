@@ -52,6 +52,26 @@ func TestDates(t *testing.T) {
 	}
 }
 
+// A text's day is the one on its writer's calendar: the zone of its time decides "today".
+func TestDatesOnTheWritersCalendar(t *testing.T) {
+	for _, tc := range []struct {
+		at   string
+		want time.Time
+	}{
+		{"2023-05-08T21:30:00-07:00", day(2023, 5, 7)}, // 9 May 04:30 UTC
+		{"2023-05-09T00:30:00+02:00", day(2023, 5, 8)}, // 8 May 22:30 UTC
+		{"2023-05-08T10:00:00Z", day(2023, 5, 7)},
+	} {
+		at, err := time.Parse(time.RFC3339, tc.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Dates("Gestern war Lisa beim Kunden.", at, 4); len(got) != 1 || !got[0].Equal(tc.want) {
+			t.Errorf("gestern at %s = %v, want %v", tc.at, got, tc.want)
+		}
+	}
+}
+
 func TestDatesBounded(t *testing.T) {
 	at := time.Date(2023, 5, 8, 0, 0, 0, 0, time.UTC)
 	text := ""

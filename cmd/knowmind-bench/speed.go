@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -58,9 +59,12 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (service and benchmark) over the timed variants to this file")
 	indexWait := fs.Duration("index-wait", 0, "after restoring the HNSW index the load dropped, wait up to this long for the alpha to build it (quiet: under 10% of a core for 10 s) before the vector recall rows, and print its memory (the rebuild's peak); 0: do not wait")
 	vectorIndex := fs.String("vector-index", "", `experiment: another index for Chunk.embedding in the benchmark tenant, e.g. 'hnsw(metric:"euclidean")' (use a fresh --dir: opening the tenant again re-applies the schema)`)
+	indexMB := fs.Int("index-memory-mb", graph.DefaultIndexMemoryMB, "the service's --index-memory-mb (serve's default; the cold row sets its own)")
+	cold := fs.Bool("cold", true, "after the restart row, time a tenant dropped by the index memory budget and read back from its snapshot (loads a neighbour tenant of a tenth of --n, kept with --dir)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	bf.indexMemoryMB = *indexMB
 	if *hold > 0 && bf.dir == "" {
 		return fmt.Errorf("--hold needs --dir (its login is written there)")
 	}
@@ -161,6 +165,11 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 
 	if ten, err = restartRow(ctx, out, b, name, qs, *k, *hops); err != nil {
 		return err
+	}
+	if *cold {
+		if ten, err = coldRow(ctx, out, b, name, *n, *seed, qs, *k, *hops); err != nil {
+			return err
+		}
 	}
 
 	if *hold > 0 {
@@ -906,9 +915,12 @@ func holdCluster(ctx context.Context, b *benchBackend, dir, tenant string, d tim
 // restartRow restarts the service (its graph client: Close writes every loaded tenant's index
 // snapshot, as serve's shutdown does; Dgraph keeps running) and times the first recalls of the
 // new one: restart → first recall (opening the client and the tenant, reading the snapshot and
-// catching up), and the p95 of the first 10. It returns the tenant on the new client.
+// catching up), and the p95 of the first 10. Then it prints the resident memory of the alpha
+// and of this process once the garbage of the closed client is returned to the system. It
+// returns the tenant on the new client.
 func restartRow(ctx context.Context, out io.Writer, b *benchBackend, name string, qs []string, k, hops int) (*benchTenant, error) {
 	b.client.Close()
+	b.client = nil
 	start := time.Now()
 	c, err := graph.Open(ctx, b.graphCfg)
 	if err != nil {
@@ -920,21 +932,89 @@ func restartRow(ctx context.Context, out io.Writer, b *benchBackend, name string
 		return nil, err
 	}
 	opened := time.Since(start)
+	first, p95, err := firstRecalls(ctx, ten, qs, k, hops)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "| restart | restart → first recall | of it: client and tenant opened | p95 of the first 10 recalls | snapshot loads |\n|---|--:|--:|--:|---|\n")
+	fmt.Fprintf(out, "| service (Dgraph kept running) | %.0f ms | %.0f ms | %.0f ms | %v |\n\n", ms(opened+first),
+		ms(opened), p95, c.SnapshotLoads())
+	debug.FreeOSMemory()
+	memPhase(out, b, "the restart's first recalls")
+	return ten, nil
+}
+
+// coldRow times a tenant dropped by the index memory budget and read back from its snapshot,
+// as a service holding more tenants than its --index-memory-mb meets it: the service is opened
+// again with a budget of the hot tenant's index bytes plus 1 MB, the hot tenant is recalled
+// (read from its snapshot), then a neighbour tenant of a tenth of its size (loaded once, kept
+// with --dir), whose load puts the two over the budget and drops the least recently used, the
+// hot one. Its next recall reads its snapshot back and catches up: the cold first recall, and
+// the p95 of the first 10. It returns the hot tenant on the new client.
+func coldRow(ctx context.Context, out io.Writer, b *benchBackend, name string, n int, seed uint64, qs []string, k, hops int) (*benchTenant, error) {
+	hotBytes := b.client.IndexBytes()
+	b.client.Close()
+	b.client = nil
+	cfg := b.graphCfg
+	cfg.IndexMemoryBytes = int64(hotBytes) + 1<<20
+	c, err := graph.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.client = c
+	hot, err := b.tenant(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := hot.Recall(ctx, knowmind.RecallQuery{Query: qs[0], K: k, Hops: hops}); err != nil {
+		return nil, err
+	}
+	neighbourN := max(n/10, 100)
+	neighbour, err := b.tenant(ctx, fmt.Sprintf("%s-neighbour", name))
+	if err != nil {
+		return nil, err
+	}
+	stdout := os.Stdout
+	os.Stdout, _ = os.Open(os.DevNull) // loadSynthetic's progress line
+	nw := newWorkload(seed + 1)
+	_, _, _, err = loadSynthetic(ctx, b, neighbour, nw, neighbourN, 1000, false)
+	os.Stdout = stdout
+	if err != nil {
+		return nil, fmt.Errorf("load the neighbour tenant: %w", err)
+	}
+	if _, err := neighbour.Recall(ctx, knowmind.RecallQuery{Query: nw.query(0), K: k, Hops: hops}); err != nil {
+		return nil, err
+	}
+	c.WaitIndexBudget()
+	if c.IndexEvictions() == 0 {
+		return nil, fmt.Errorf("cold row: the budget of %d MB did not drop the hot tenant (indexes held %d MB)", cfg.IndexMemoryBytes>>20, c.IndexBytes()>>20)
+	}
+	first, p95, err := firstRecalls(ctx, hot, qs, k, hops)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "| cold tenant | first recall after the budget dropped it | p95 of its first 10 recalls | budget | neighbour | evictions | snapshot loads |\n|---|--:|--:|--:|--:|--:|---|\n")
+	fmt.Fprintf(out, "| %d memories, read back from its snapshot | %.0f ms | %.0f ms | %d MB | %d memories | %d | %v |\n\n",
+		n, ms(first), p95, cfg.IndexMemoryBytes>>20, neighbourN, c.IndexEvictions(), c.SnapshotLoads())
+	return hot, nil
+}
+
+// firstRecalls times ten recalls in a row: the first, and the p95 of all ten in ms.
+func firstRecalls(ctx context.Context, ten *benchTenant, qs []string, k, hops int) (time.Duration, float64, error) {
 	var lat []float64
 	var first time.Duration
 	for i := range 10 {
 		t0 := time.Now()
 		if _, err := ten.Recall(ctx, knowmind.RecallQuery{Query: qs[i%len(qs)], K: k, Hops: hops}); err != nil {
-			return nil, err
+			return 0, 0, err
 		}
-		lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
+		took := time.Since(t0)
 		if i == 0 {
-			first = time.Since(start)
+			first = took
 		}
+		lat = append(lat, ms(took))
 	}
-	fmt.Fprintf(out, "| restart | restart → first recall | of it: client and tenant opened | p95 of the first 10 recalls | snapshot loads |\n|---|--:|--:|--:|---|\n")
-	fmt.Fprintf(out, "| service (Dgraph kept running) | %.0f ms | %.0f ms | %.0f ms | %v |\n\n", float64(first.Microseconds())/1000,
-		float64(opened.Microseconds())/1000, percentile(lat, 95), c.SnapshotLoads())
-	memPhase(out, b, "the restart")
-	return ten, nil
+	return first, percentile(lat, 95), nil
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -254,6 +254,10 @@ func runVaultSync(ctx context.Context, cfg Config, dir, tenant, project string) 
 	}
 	start := time.Now()
 	sum, err := bulk.SyncVault(ctx, t, project, dir, cliActor("knowmind import"))
+	if err != nil && sum.Created+sum.Updated+sum.Unchanged+sum.Failed == 0 {
+		// Refused before any file (no such folder or project): nothing to resume.
+		return fmt.Errorf("vault sync: %w", err)
+	}
 	fmt.Fprintf(os.Stderr, "vault %s → project %s of tenant %s: created %d, updated %d, unchanged %d, refused %d; %d notes of the project have no file (left as they are) in %s\n",
 		dir, project, tenant, sum.Created, sum.Updated, sum.Unchanged, sum.Failed, sum.NotInFolder, time.Since(start).Round(100*time.Millisecond))
 	for _, f := range sum.Failures {

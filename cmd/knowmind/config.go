@@ -97,10 +97,8 @@ func splitList(s string) []string {
 // minSecretBytes is the shortest service secret accepted.
 const minSecretBytes = 32
 
-// DefaultIndexMemoryMB is --index-memory-mb's default: a tenant of 100k memories holds about a
-// gigabyte of derived indexes (README, "Benchmarks"), and the managed alpha needs its own few
-// gigabytes beside them on a machine of 8 GB or more.
-const DefaultIndexMemoryMB = 1536
+// DefaultIndexMemoryMB is --index-memory-mb's default (graph.DefaultIndexMemoryMB).
+const DefaultIndexMemoryMB = graph.DefaultIndexMemoryMB
 
 // parseServeFlags fills Config from serve's flags and the environment.
 func parseServeFlags(args []string) (Config, error) {

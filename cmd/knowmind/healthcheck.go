@@ -13,7 +13,7 @@ func init() {
 	register("healthcheck", "exit 0 if this host's service answers /readyz with 200 (container healthchecks)", runHealthcheck)
 }
 
-// runHealthcheck exists because the container image (distroless) has no
+// runHealthcheck exists because the container image (FROM scratch) has no
 // curl or wget: Docker's HEALTHCHECK and compose call the binary itself.
 // It reads the same --addr / KNOWMIND_ADDR as serve, so a container that
 // moves the port needs no second setting.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -24,11 +25,15 @@ trash stay readable as of their time. This command erases, for one tenant or all
 more than AGE ago (e.g. 90d, 36h, 2160h): versions superseded before it, note revisions
 replaced before it, and notes in the trash since before it. --dry-run counts without erasing.`
 
+// maxAgeDays is the longest retention in days a time.Duration holds (about 292 years): more days
+// would wrap to a negative age, a cut-off in the future, and erase all history.
+const maxAgeDays = int(math.MaxInt64 / int64(24*time.Hour))
+
 // parseAge reads a retention: Go durations (36h, 90m) and whole days (90d).
 func parseAge(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.Atoi(days)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || n > maxAgeDays {
 			return 0, fmt.Errorf("--older-than %q: want whole days like 90d or a duration like 36h", s)
 		}
 		return time.Duration(n) * 24 * time.Hour, nil

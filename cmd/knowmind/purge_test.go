@@ -74,6 +74,11 @@ func TestPurgeCommand(t *testing.T) {
 	if out, _ := run(true, "--tenant", tenant, "--older-than", "90d"); row(out) != "0 0 0" {
 		t.Fatalf("purge --older-than 90d erased something:\n%s", out)
 	}
+	// 106,752 days do not fit a time.Duration: wrapped, the cut-off lay in the future and the run
+	// erased all history a person asked to keep for 292 years.
+	if _, stderr := run(false, "--tenant", tenant, "--older-than", "106752d"); !strings.Contains(stderr, "whole days") || !exists(v1.ID) {
+		t.Fatalf("purge --older-than 106752d said %q; superseded version kept: %v", stderr, exists(v1.ID))
+	}
 	if out, _ := run(true, "--tenant", tenant, "--older-than", "0d", "--dry-run"); row(out) != "1 0 1" || !strings.Contains(out, "WOULD ERASE") {
 		t.Fatalf("dry run:\n%s", out)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -205,4 +206,33 @@ func readTree(t *testing.T, root string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// A sync refused before its first file — a project the tenant does not have, a path that is no
+// folder — says why and nothing else: no summary of zeros, no advice to run it again.
+func TestVaultSyncRefusedBeforeItStarts(t *testing.T) {
+	env := sharedDgraph(t)
+	tenant := dgraphtest.TenantName(t)
+	if _, err := env.Client.Tenant(context.Background(), tenant, true); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "Notiz.md")
+	if err := os.WriteFile(file, []byte("# Notiz\n\nText.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	envVars := childEnv(t, env)
+	for _, c := range []struct{ path, project, want string }{
+		{dir, "gibtsnicht", `project "gibtsnicht" not found`},
+		{file, "main", "a vault sync reads a folder"},
+		{filepath.Join(dir, "fehlt"), "main", "no such file or directory"},
+	} {
+		cmd := exec.Command(os.Args[0], "import", c.path, "--tenant", tenant, "--project", c.project)
+		cmd.Env = envVars
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) || strings.Contains(string(out), "run the same command again") ||
+			strings.Contains(string(out), "created 0") {
+			t.Errorf("import %s --project %s: err %v\n%s\nwant only why (%q)", c.path, c.project, err, out, c.want)
+		}
+	}
 }

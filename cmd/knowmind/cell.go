@@ -1,0 +1,238 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/knowmind/knowmind/cells"
+	"github.com/knowmind/knowmind/embed"
+	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/shapes"
+)
+
+func init() {
+	register("cell", "cell add NAME --alphas HOST:9080 --guardian-password-file F --cell-secret-file F | cell list | cell move --tenant T --to CELL (tenants across Dgraph clusters)", runCell)
+}
+
+// homeCell is the name of the cell serve's own flags reach (the managed Dgraph of --data-dir or
+// --dgraph): every tenant the directory does not list is there.
+const homeCell = "home"
+
+// cellName is what a cell may be called: it names an export file and appears in logs.
+var cellName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+
+// runCell keeps the cell directory, data-dir/cells.json (package cells): the other Dgraph
+// clusters this deployment's tenants may live in, and which tenant lives where. It takes serve's
+// flags and environment, which reach the home cell.
+func runCell(ctx context.Context, args []string) error {
+	const usage = "usage: knowmind cell add NAME --alphas HOST:9080[,...] --guardian-password-file FILE --cell-secret-file FILE [serve flags]\n" +
+		"       knowmind cell list [serve flags]\n" +
+		"       knowmind cell move --tenant NAME --to CELL [--export-dir DIR] [serve flags]"
+	if len(args) == 0 {
+		return errors.New(usage)
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("cell "+sub, flag.ContinueOnError)
+	alphas := fs.String("alphas", "", "add: the cell's Dgraph alphas, host:9080[,host:9080...]")
+	alphasHTTP := fs.String("alphas-http", "", "add: their HTTP addresses, if not gRPC port - 1000")
+	user := fs.String("guardian-user", "groot", "add: the cell's guardian user")
+	passwordFile := fs.String("guardian-password-file", "", "add: file holding the cell's guardian password")
+	secretFile := fs.String("cell-secret-file", "", "add: file holding the service secret of the cell's services (its tenants' namespace passwords derive from it)")
+	tenant := fs.String("tenant", "", "move: the tenant")
+	to := fs.String("to", "", "move: the cell to move it to ("+homeCell+": the cluster of serve's flags)")
+	exportDir := fs.String("export-dir", "", "move: folder of the move's export file (default data-dir/cell-moves)")
+	cfg, pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(cfg.DataDir, cells.DirectoryFileName)
+	switch {
+	case sub == "list" && len(pos) == 0:
+		return listCells(path)
+	case sub == "add" && len(pos) == 1:
+		return addCell(ctx, cfg, path, pos[0], cells.Cell{Dgraph: splitList(*alphas), DgraphHTTP: splitList(*alphasHTTP),
+			User: *user, PasswordFile: *passwordFile, SecretFile: *secretFile})
+	case sub == "move" && len(pos) == 0 && *tenant != "" && *to != "":
+		dir := *exportDir
+		if dir == "" {
+			dir = filepath.Join(cfg.DataDir, "cell-moves")
+		}
+		return moveTenant(ctx, cfg, path, *tenant, *to, dir)
+	}
+	return errors.New(usage)
+}
+
+// lockDirectory holds an exclusive lock beside the directory file until the returned function
+// is called: one command changes the directory at a time.
+func lockDirectory(path string) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the cell directory %s is being changed by another command: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+func listCells(path string) error {
+	d, err := cells.ReadDirectory(path)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("cell %s: serve's own Dgraph; every tenant not listed below\n", homeCell)
+	for _, name := range d.CellNames() {
+		fmt.Printf("cell %s: %s\n", name, strings.Join(d.Cells[name].Dgraph, ","))
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.Tenants)) {
+		p := d.Tenants[name]
+		mark := ""
+		if p.ReadOnly {
+			mark = " (read-only: a move is under way or was interrupted; `knowmind cell move` again finishes it)"
+		}
+		fmt.Printf("tenant %s: %s%s\n", name, p.Cell, mark)
+	}
+	return nil
+}
+
+func addCell(ctx context.Context, cfg Config, path, name string, c cells.Cell) error {
+	if !cellName.MatchString(name) || name == homeCell {
+		return fmt.Errorf("cell add: name %q: lower-case letters, digits and dashes, at most 40, not %q", name, homeCell)
+	}
+	if len(c.Dgraph) == 0 || c.PasswordFile == "" || c.SecretFile == "" {
+		return errors.New("cell add needs --alphas, --guardian-password-file and --cell-secret-file")
+	}
+	for _, f := range []*string{&c.PasswordFile, &c.SecretFile} {
+		abs, err := filepath.Abs(*f)
+		if err != nil {
+			return err
+		}
+		*f = abs
+	}
+	// The cell must answer with these credentials before the directory names it.
+	set, err := shapes.Load(cfg.ShapesDir)
+	if err != nil {
+		return err
+	}
+	client, err := openCell(ctx, cfg, c, set, nil)
+	if err != nil {
+		return fmt.Errorf("cell add %s: %w", name, err)
+	}
+	client.Close()
+	unlock, err := lockDirectory(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	err = cells.UpdateDirectory(path, func(d *cells.Directory) error {
+		if _, ok := d.Cells[name]; ok {
+			return fmt.Errorf("cell add: %q is in the directory already", name)
+		}
+		d.Cells[name] = c
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "cell %s added: %s\n", name, strings.Join(c.Dgraph, ","))
+	return nil
+}
+
+// openCell logs into a cell of the directory with its own guardian and service secret. Tenants
+// are opened to export and import only: no exact vectors, no snapshots.
+func openCell(ctx context.Context, cfg Config, c cells.Cell, set *shapes.Set, emb embed.Embedder) (*graph.Client, error) {
+	password, err := readTrimmed(c.PasswordFile)
+	if err != nil {
+		return nil, err
+	}
+	secret, err := readTrimmed(c.SecretFile)
+	if err != nil {
+		return nil, err
+	}
+	if len(secret) < minSecretBytes {
+		return nil, fmt.Errorf("cell secret in %s: %d bytes, want at least %d", c.SecretFile, len(secret), minSecretBytes)
+	}
+	gcfg := graph.Config{
+		Alphas: c.Dgraph, AlphasHTTP: c.DgraphHTTP, User: cmp.Or(c.User, "groot"), Password: password,
+		Secret: []byte(secret), Relations: set.Names(), Shapes: set, NoExactVectors: true,
+		Logger: newLogger(cfg.LogLevel), RPCTimeout: max(cfg.DgraphTimeout, bulkRPCTimeout),
+	}
+	if emb != nil {
+		gcfg.Embedder = emb
+	}
+	return graph.Open(ctx, gcfg)
+}
+
+// readTrimmed is a secret file's text without its line end.
+func readTrimmed(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimRight(string(data), "\r\n")
+	if s == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return s, nil
+}
+
+func moveTenant(ctx context.Context, cfg Config, path, tenant, to, exportDir string) error {
+	unlock, err := lockDirectory(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	d, err := cells.ReadDirectory(path)
+	if err != nil {
+		return err
+	}
+	if _, ok := d.Cells[to]; !ok && to != homeCell {
+		return fmt.Errorf("cell move: no cell %q (knowmind cell list)", to)
+	}
+	// An import re-embeds what it writes: the home cell's embedder serves every cell.
+	home, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{embedder: true, bulk: true, noExactVectors: true})
+	if err != nil {
+		return err
+	}
+	defer home.Close()
+	clients := map[string]*graph.Client{homeCell: home.client}
+	for _, name := range d.CellNames() {
+		c, err := openCell(ctx, cfg, d.Cells[name], home.shapes, home.embedder)
+		if err != nil {
+			return fmt.Errorf("cell %s: %w", name, err)
+		}
+		defer c.Close()
+		clients[name] = c
+	}
+	r, err := cells.Open(clients, homeCell, path)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(exportDir, 0o700); err != nil {
+		return err
+	}
+	rep, err := r.Move(ctx, tenant, to, exportDir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "tenant %s moved from %s to %s: %d records, %d tokens; export %s, import %s, verify %s, read-only %s\n",
+		tenant, rep.From, rep.To, rep.Records, rep.Tokens, rep.Export.Round(time.Millisecond), rep.Import.Round(time.Millisecond),
+		rep.Verify.Round(time.Millisecond), rep.ReadOnly.Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "the source namespace in %s is kept; services of %s serve the tenant from now on\n", rep.From, rep.To)
+	return nil
+}
