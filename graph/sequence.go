@@ -102,6 +102,9 @@ func lastPosition(ctx context.Context, q querier, sequence string) (int, error) 
 // (search.Weights.Context), and a reply that shares no word with the question is otherwise
 // no candidate.
 func (t *Tenant) followers(sides [2]search.TextSide, have []uint64, n int) []uint64 {
+	if t.text.seq.Len() == 0 {
+		return nil // the tenant keeps nothing in sequences
+	}
 	var best []uint64
 	for _, side := range sides {
 		refs := make([]uint64, 0, len(side.Scores))

@@ -111,6 +111,7 @@ func Default() Options {
 			Coverage:        true,
 			SemanticPool:    semanticPool,
 			Context:         contextWeight,
+			ContextAdded:    true,
 			Followers:       contextFollowers,
 		},
 	}

@@ -34,7 +34,7 @@ type ablation struct {
 	// text candidates whose next memory joins the candidates.
 	ContextWeight float64
 	Followers     int
-	ContextAdded  bool // the context signal added to the mean of the others
+	ContextMember bool // the context signal a member of the weighted mean, not added to it
 }
 
 // options returns the search options of a.
@@ -75,8 +75,8 @@ func (a ablation) options() search.Options {
 	w.PoolAsText = a.PoolAsText
 	w.Context = override(a.ContextWeight, w.Context)
 	w.Followers = override(a.Followers, w.Followers)
-	if a.ContextAdded {
-		w.ContextAdded = true
+	if a.ContextMember {
+		w.ContextAdded = false
 	}
 	return o
 }

@@ -481,12 +481,11 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) without the context signal (the memory before in its sequence)", ranker(2, ablation{NoRerank: true, ContextWeight: -1})},
 		{"text+vector+graph (hops=2) context signal 0.25", ranker(2, ablation{NoRerank: true, ContextWeight: 0.25})},
 		{"text+vector+graph (hops=2) context signal 1", ranker(2, ablation{NoRerank: true, ContextWeight: 1})},
+		{"text+vector+graph (hops=2) context signal a member of the weighted mean", ranker(2, ablation{NoRerank: true, ContextMember: true})},
 		{"text+vector+graph (hops=2) context signal without followers as candidates", ranker(2, ablation{NoRerank: true, Followers: -1})},
-		{"text+vector+graph (hops=2) context signal 0.25 added to the mean", ranker(2, ablation{NoRerank: true, ContextWeight: 0.25, ContextAdded: true})},
-		{"text+vector+graph (hops=2) context signal 0.5 added to the mean", ranker(2, ablation{NoRerank: true, ContextWeight: 0.5, ContextAdded: true})},
-		{"text+vector+graph (hops=2) context signal 1 added to the mean", ranker(2, ablation{NoRerank: true, ContextWeight: 1, ContextAdded: true})},
 		{"text+vector+graph (hops=0) without the context signal", ranker(0, ablation{NoRerank: true, ContextWeight: -1})},
 		{"text+vector+graph (hops=0) with the context signal", ranker(0, ablation{NoRerank: true})},
+		{"text+vector+graph (hops=0) with the context signal, without followers as candidates", ranker(0, ablation{NoRerank: true, Followers: -1})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, ablation{NoRerank: true})},
 	}
 	if b.client.RerankerName() != "none" {

@@ -132,8 +132,8 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		{"full fusion without the when-question signal", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, AsksWhen: -1}},
 		{"full fusion without the context signal (the memory before in its sequence)", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: -1}},
 		{"full fusion, context signal 0.25", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: 0.25}},
-		{"full fusion, context signal 0.25 added to the mean", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: 0.25, ContextAdded: true}},
-		{"full fusion, context signal 0.5 added to the mean", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: 0.5, ContextAdded: true}},
+		{"full fusion, context signal 1", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: 1}},
+		{"full fusion, context signal a member of the weighted mean", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextMember: true}},
 		{"text only (BM25) without the context signal", bm25.Analysis{}, 0, knowmind.RecallMinScore, ablation{NoVector: true, NoRerank: true, NoSemantic: true, ContextWeight: -1}},
 	}
 	w := os.Stdout
