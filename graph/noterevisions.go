@@ -123,13 +123,17 @@ func backfillRevisionText(ctx context.Context, dg *dgo.Dgraph) (int, error) {
 }
 
 // bodySince is when the note's present title and body became current: the end of its newest
-// revision, or its creation. Read where the note was read with noteSinceField.
+// revision, or its creation. Read where the note was read with noteSinceField or
+// recallNoteSinceField.
 func (n dgNote) bodySince() time.Time {
 	since := n.CreatedAt
 	for _, r := range n.Since {
 		if r.ValidTo.After(since) {
 			since = r.ValidTo
 		}
+	}
+	if n.NewestRevisionEnd != nil && n.NewestRevisionEnd.After(since) {
+		since = *n.NewestRevisionEnd
 	}
 	return since
 }

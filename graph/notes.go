@@ -120,10 +120,12 @@ type dgNote struct {
 		Handle  string   `json:"Project.handle"`
 		Aliases []string `json:"Project.aliases"`
 	} `json:"Note.project"`
-	// Since: the newest revision's end, where a query read noteSinceField (bodySince).
+	// Since: the newest revision's end, where a query read noteSinceField (bodySince);
+	// NewestRevisionEnd the same where it read recallNoteSinceField.
 	Since []struct {
 		ValidTo time.Time `json:"Revision.valid_to"`
 	} `json:"since"`
+	NewestRevisionEnd *time.Time `json:"newest_revision_end"`
 }
 
 func (n dgNote) projectHandle() string {

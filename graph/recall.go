@@ -185,7 +185,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 		}
 		chosen := fused[next:min(next+window, len(fused))]
 		next += len(chosen)
-		if err := readDetails(ctx, txn, &out, chosen, tr, f.memory != nil); err != nil {
+		if err := readDetails(ctx, txn, &out, chosen, tr, detailReads{attrs: f.memory != nil, noteSince: q.AsOf != nil}); err != nil {
 			return knowmind.RecallResult{}, nil, err
 		}
 		h, hf := out.hits(chosen, depth-len(hits), q.AsOf != nil, f)
@@ -408,6 +408,7 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, o se
 			return req, err
 		}
 	}
+	validFrom, dates := search.TimeReads(query, w)
 	dql, err := buildRecallQuery(recallPlan{
 		vector: p.Vector,
 		textDE: req.text[0].Match != "", textEN: req.text[1].Match != "",
@@ -415,6 +416,7 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, o se
 		poolDE: req.text[0].Pool != "", poolEN: req.text[1].Pool != "",
 		textServed: served && len(textUIDs) > 0, textUIDs: textUIDs, textSeeds: textSeeds,
 		exact: exact, served: req.vecScore != nil, hops: q.Hops, asOf: q.AsOf, relations: relations,
+		validFrom: validFrom, dates: dates,
 	})
 	if err != nil {
 		return req, err

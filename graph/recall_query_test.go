@@ -96,6 +96,45 @@ func TestRecallQueryServedVectors(t *testing.T) {
 	}
 }
 
+// The candidates' memories are read with their time only where a time signal or as_of needs
+// it (search.TimeReads): most questions name no time, and the request reads hundreds of them.
+func TestRecallQueryReadsTimeOnlyWhenAsked(t *testing.T) {
+	rels := []string{"RELATES_TO"}
+	exact := []uint64{0x100, 0x101}
+	asOf := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name string
+		plan recallPlan
+		want string
+	}{
+		{"no time in the question", recallPlan{}, "{ uid }"},
+		{"a when-question", recallPlan{dates: true}, "{ uid d: Memory.dates }"},
+		{"a named day", recallPlan{validFrom: true, dates: true}, "{ uid f: Memory.valid_from d: Memory.dates }"},
+		{"as of a time", recallPlan{asOf: &asOf}, "{ uid f: Memory.valid_from }"},
+	} {
+		p := c.plan
+		p.vector, p.textDE, p.textServed, p.textUIDs = true, true, true, []uint64{0x200}
+		p.exact, p.served, p.hops, p.relations = exact, true, 1, rels
+		q, err := buildRecallQuery(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// vec and txt each read their memories so.
+		n := 0
+		for line := range strings.Lines(q) {
+			if strings.Contains(line, "m: ~Memory.chunks") {
+				if !strings.HasSuffix(strings.TrimSpace(line), ") "+c.want) {
+					t.Errorf("%s: %s, want %s", c.name, strings.TrimSpace(line), c.want)
+				}
+				n++
+			}
+		}
+		if n != 2 {
+			t.Errorf("%s: %d memory reads, want vec's and txt's:\n%s", c.name, n, q)
+		}
+	}
+}
+
 func TestScoreVectors(t *testing.T) {
 	out := recallResponse{}
 	out.Vec = append(out.Vec, struct {

@@ -222,9 +222,14 @@ func parseHops(blocks map[string]json.RawMessage, hops, relations int, asOf *tim
 	return adjacent, nil
 }
 
+// detailReads is what the details request reads beyond what every recall returns: the hits'
+// category and entities (a recallFilter's memory rule), the notes' newest revision (as of a
+// time, bodySince).
+type detailReads struct{ attrs, noteSince bool }
+
 // readDetails reads the details of the chosen hits (recallDetailsQuery) in the recall's
 // transaction, into out.Mem, out.Content, out.Docs and out.Chunks.
-func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen []rank.Hit, tr *RecallTrace, attrs bool) error {
+func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen []rank.Hit, tr *RecallTrace, reads detailReads) error {
 	if len(chosen) == 0 {
 		return nil
 	}
@@ -248,10 +253,14 @@ func readDetails(ctx context.Context, txn *dgo.Txn, out *recallResponse, chosen 
 	if len(chunks) > 0 {
 		chunkBlock = fmt.Sprintf(recallChunksBlock, formatUIDs(chunks))
 	}
-	if attrs {
+	if reads.attrs {
 		chunkBlock += fmt.Sprintf(recallAttrsBlock, formatUIDs(uids))
 	}
-	dql := fmt.Sprintf(recallDetailsQuery, formatUIDs(uids), chunkBlock)
+	sinceBlock, sinceField := "", ""
+	if reads.noteSince {
+		sinceBlock, sinceField = fmt.Sprintf(recallNoteSinceBlock, formatUIDs(uids)), recallNoteSinceField
+	}
+	dql := fmt.Sprintf(recallDetailsQuery, formatUIDs(uids), chunkBlock, sinceBlock, sinceField)
 	tr.Requests = append(tr.Requests, RecallRequest{DQL: dql})
 	resp, err := txn.Query(ctx, dql)
 	if err != nil {

@@ -92,8 +92,9 @@ var otherStatuses = `["` + knowmind.StatusPending + `", "` + knowmind.StatusFail
 //	ok      the eligible neighbours of all hops (E1, E2, …): the service keeps only edges to
 //	        these (an edge list is read unfiltered, so the fan-out cap counts ineligible
 //	        neighbours too)
-//	vec     vector candidates, best exact score first, each with its eligible memory
-//	txt     text candidates with their text (for BM25) and their eligible memory
+//	vec     vector candidates, best exact score first, each with its eligible memory (and
+//	        its time where the question or as_of needs it)
+//	txt     text candidates with their text (for BM25) and their eligible memory (as vec)
 //
 // It reads uids and the text candidates' text only: the details of the memories (id, title,
 // preview, a document's chunk) are read by recallDetailsQuery for the hits chosen, a few of the
@@ -163,26 +164,26 @@ var recallQuery = template.Must(template.New("recall").Parse(`query recall($vec:
 {{- if .Served}}
   vec(func: uid(VX)) {
     uid
-    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from d: Memory.dates }
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid{{.MemoryTime}} }
   }
 {{- else if .Vector}}
   vec(func: uid(VC), orderdesc: val(vs), first: {{.VectorN}}) {
     uid
     s: val(vs)
-    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from d: Memory.dates }
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid{{.MemoryTime}} }
   }
 {{- end}}
 {{- if .TextServed}}
   txt(func: uid(TX)) {
     uid
-    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from d: Memory.dates }
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid{{.MemoryTime}} }
   }
 {{- else if or .TextDE .TextEN}}
   txt(func: uid({{.TextVars}})) {
     uid
     de: Chunk.text@de
     en: Chunk.text
-    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid f: Memory.valid_from d: Memory.dates }
+    m: ~Memory.chunks @filter({{.MemoryFilter}}) { uid{{.MemoryTime}} }
   }
 {{- end}}
 }`))
@@ -210,7 +211,8 @@ type recallQueryArgs struct {
 	TextCap        int
 	TextVars       string
 	MemoryFilter   string
-	AtTime         bool // MemoryFilter is memoryAtTimeFilter: ok reads valid_from, the service compares it
+	AtTime         bool   // MemoryFilter is memoryAtTimeFilter: ok reads valid_from, the service compares it
+	MemoryTime     string // what the candidates' memories are read with beside uid: recallPlan.validFrom, .dates
 	EdgeFilter     string
 	Relations      []string
 	Fanout         int
@@ -242,6 +244,10 @@ type recallPlan struct {
 	hops      int
 	asOf      *time.Time
 	relations []string
+	// validFrom, dates: read the candidates' Memory.valid_from, Memory.dates (the time signals
+	// and as_of need them; search.TimeReads). Most questions need neither, and reading them for
+	// every candidate memory was a measurable part of the request (docs/recall.md).
+	validFrom, dates bool
 }
 
 // buildRecallQuery renders recallQuery. Relation names come from the shapes set (validated
@@ -253,6 +259,12 @@ func buildRecallQuery(p recallPlan) (string, error) {
 		TextDE: p.textDE, TextEN: p.textEN, TextCap: search.TextCap,
 		MemoryFilter: memoryCurrentFilter, EdgeFilter: edgeOpenFilter,
 		Relations: p.relations, Fanout: edgeFanout, Seeds: search.GraphSeeds,
+	}
+	if p.validFrom || p.asOf != nil {
+		a.MemoryTime += " f: Memory.valid_from"
+	}
+	if p.dates {
+		a.MemoryTime += " d: Memory.dates"
 	}
 	if p.asOf != nil {
 		a.MemoryFilter, a.AtTime = memoryAtTimeFilter, true
@@ -348,15 +360,15 @@ const recallAttrsBlock = `
 // the next fused entries when the caller may not see some of these): id, kind, title, source
 // and validity; their stored preview (the first knowmind.RecallMaxContentChars characters:
 // every write stores it, and stores older than schema 5 got theirs on open, previews.go),
-// never the whole content; for notes what
-// their visibility depends on (owner, class, project) and what search filters on (path,
-// tags); for documents the chunk that represents the hit (%[2]s, when it is not a text candidate whose text the first request read: recallChunksBlock) and the
-// first chunk,
-// chosen by eq(Chunk.position, 0): an orderasc over a predicate cost Dgraph ~4 ms per request at
-// 100k memories whatever the number of uids, even none (docs/dgraph-notes.md). Reading these
-// for every candidate and neighbour (hundreds) cost more than the second round trip. %[1]s and
-// %[2]s are uid lists Dgraph returned.
-const recallDetailsQuery = `{
+// never the whole content; for notes what their visibility depends on (owner, class, project)
+// and what search filters on (path, tags); for documents the chunk that represents the hit
+// (%[2]s, when it is not a text candidate whose text the first request read:
+// recallChunksBlock) and the first chunk, chosen by eq(Chunk.position, 0): an orderasc over a
+// predicate cost Dgraph ~4 ms per request at 100k memories whatever the number of uids, even
+// none (docs/dgraph-notes.md). Reading these for every candidate and neighbour (hundreds) cost
+// more than the second round trip. %[1]s and %[2]s are uid lists Dgraph returned; %[3]s and
+// %[4]s are recallNoteSince's block and field for a recall as of a time, empty otherwise.
+const recallDetailsQuery = `{%[3]s
   mem(func: uid(%[1]s)) {
     uid
     Memory.id
@@ -372,13 +384,24 @@ const recallDetailsQuery = `{
   }
   notes(func: uid(%[1]s)) @filter(eq(Memory.kind, "note")) {
     uid Memory.id Memory.tags Note.path Note.class Note.owner Note.project { uid Project.handle Project.aliases }
-    Memory.created_at ` + noteSinceField + `
+    Memory.created_at%[4]s
   }
   docs(func: uid(%[1]s)) @filter(eq(Memory.kind, "document")) {
     uid
     head: Memory.chunks @filter(eq(Chunk.position, 0)) { uid de: Chunk.text@de en: Chunk.text }
   }%[2]s
 }`
+
+// recallNoteSinceBlock and recallNoteSinceField read, for a recall as of a time, when each
+// note hit's present body became current (dgNote.bodySince: a note edited since reads as its
+// revision of then). The newest revision's end is the maximum of a value variable:
+// noteSinceField's ordering by a predicate cost ~4 ms per request even when no hit was a note
+// (docs/recall.md).
+const (
+	recallNoteSinceBlock = `
+  var(func: uid(%s)) @filter(eq(Memory.kind, "note")) { ~Revision.note { revEnd as Revision.valid_to } newestEnd as max(val(revEnd)) }`
+	recallNoteSinceField = ` newest_revision_end: val(newestEnd)`
+)
 
 // recallChunksBlock is recallDetailsQuery's block for the chunks of document hits (%s: uids).
 const recallChunksBlock = `

@@ -283,12 +283,24 @@ func (t *Tenant) readSnapshot(ctx context.Context) (*restored, error) {
 	if err := tag.Matches(t.snapshotTag()); err != nil {
 		return nil, fmt.Errorf("%w: %v", errSnapshotStale, err)
 	}
+	r, err := decodeSections(tag, sections)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.sampleSnapshot(ctx, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// decodeSections decodes a snapshot's sections, each on its own goroutine: opening is bound by
+// the largest.
+func decodeSections(tag snapshot.Tag, sections map[string][]byte) (*restored, error) {
 	for _, name := range []string{"memories", "text", "titles", "vectors", "words"} {
 		if _, ok := sections[name]; !ok {
 			return nil, fmt.Errorf("%w: no %s section", snapshot.ErrCorrupt, name)
 		}
 	}
-	// The sections decode at once, each on its own goroutine: opening is bound by the largest.
 	r := &restored{tag: tag}
 	var wg sync.WaitGroup
 	errs := make([]error, 7)
@@ -334,9 +346,6 @@ func (t *Tenant) readSnapshot(ctx context.Context) (*restored, error) {
 	wg.Go(func() { r.seqs, errs[6] = decodeSequences(sections["sequences"]) })
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	if err := t.sampleSnapshot(ctx, r); err != nil {
 		return nil, err
 	}
 	return r, nil

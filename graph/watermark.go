@@ -40,6 +40,14 @@ import (
 // read checks again. A variable so that tests can shorten or lengthen it.
 var watermarkInterval = time.Second
 
+// watermarkAhead is the share of watermarkInterval after which a ranked read starts the next
+// check in the background and goes on without it: the last check still covers the read, and
+// under a steady stream of reads the checks run ahead of need, so no read waits for one. A
+// check reads every memory stamped in the hour its window starts in (updated_at's index is by
+// the hour): after a bulk load ~25 ms of the alpha's CPU at 10k memories, which the read that
+// made it waited for (docs/recall.md).
+func watermarkAhead() time.Duration { return watermarkInterval * 3 / 4 }
+
 const (
 	// freshWait bounds how long a ranked read waits for a check and the sync it started; a
 	// longer sync (a bulk import's window, a full id diff) goes on in the background.
@@ -113,6 +121,9 @@ func readWatermark(ctx context.Context, txn *dgo.Txn, next time.Time) (watermark
 type freshness struct {
 	checked  time.Time     // start of the last check
 	checking chan struct{} // non-nil while a check runs; closed when it ends
+	// covered is the start of the last check that read the watermark and ended: a read begun
+	// within watermarkInterval of it needs no other.
+	covered time.Time
 	// mark is the watermark the last successful sync read, valid for load generation markGen
 	// and the window starting at markSince.
 	mark      watermark
@@ -124,10 +135,12 @@ type freshness struct {
 
 // fresh brings the tenant's statistics up to date with other replicas' writes before a ranked
 // read: when the last check is older than watermarkInterval it reads the watermark and, if it
-// changed, syncs and waits for the sync (within freshWait); when the last sync is older than
-// textSyncInterval it starts one in the background whatever the watermark says. A read that
-// finds a check or such a sync running waits for it within freshWait. Errors only delay the
-// news: they are logged, and the read goes on with what the statistics hold.
+// changed, syncs and waits for the sync (within freshWait); when it is older than
+// watermarkAhead it starts the next check in the background and goes on; when the last sync is
+// older than textSyncInterval it starts one in the background whatever the watermark says. A
+// read that finds a check running waits for it within freshWait unless the check before it
+// still covers the read, and one that finds a sync with news running waits for that. Errors
+// only delay the news: they are logged, and the read goes on with what the statistics hold.
 func (x *textIndex) fresh(ctx context.Context, t *Tenant) {
 	deadline := time.Now().Add(freshWait)
 	for {
@@ -145,6 +158,10 @@ func (x *textIndex) fresh(ctx context.Context, t *Tenant) {
 			return
 		}
 		if running := x.watch.checking; running != nil {
+			if time.Since(x.watch.covered) < watermarkInterval {
+				x.mu.Unlock()
+				return // a check running ahead of need: the one before covers this read
+			}
 			x.mu.Unlock()
 			if !waitUntil(ctx, running, deadline) {
 				return
@@ -152,26 +169,43 @@ func (x *textIndex) fresh(ctx context.Context, t *Tenant) {
 			continue // the check may have started a sync with news: wait for that too
 		}
 		due := time.Since(x.syncTried) >= textSyncInterval
-		if !due && time.Since(x.watch.checked) < watermarkInterval {
+		age := time.Since(x.watch.checked)
+		switch {
+		case !due && age < watermarkAhead():
 			x.mu.Unlock()
-			return
+		case !due && age < watermarkInterval && time.Since(x.watch.covered) < watermarkInterval:
+			checking := x.beginCheckLocked()
+			x.mu.Unlock()
+			// The check outlives the read that started it, within its own time limit.
+			go x.check(context.WithoutCancel(ctx), t, checking, false, time.Time{})
+		default:
+			checking := x.beginCheckLocked()
+			x.mu.Unlock()
+			x.check(ctx, t, checking, due, deadline)
 		}
-		x.check(ctx, t, due, deadline)
 		return
 	}
 }
 
-// check reads the watermark (unless a sync is due anyway) and starts a sync when it changed or
-// is due, waiting until deadline for one that has news. Called with x.mu held; returns without.
-func (x *textIndex) check(ctx context.Context, t *Tenant, due bool, deadline time.Time) {
+// beginCheckLocked marks a check as running from now. Called with x.mu held.
+func (x *textIndex) beginCheckLocked() chan struct{} {
 	checking := make(chan struct{})
 	x.watch.checked, x.watch.checking = time.Now(), checking
+	return checking
+}
+
+// check reads the watermark (unless a sync is due anyway) and starts a sync when it changed or
+// is due, waiting until deadline for one that has news (a zero deadline: not at all). checking
+// is beginCheckLocked's; check closes it.
+func (x *textIndex) check(ctx context.Context, t *Tenant, checking chan struct{}, due bool, deadline time.Time) {
+	x.mu.Lock()
+	started := x.watch.checked
 	since := x.syncedFrom.Add(-textSyncSlack)
 	known := x.watch.marked && x.watch.markGen == x.gen && x.watch.markSince.Equal(since)
 	mark := x.watch.mark
 	x.mu.Unlock()
 
-	news := !known
+	news, read := !known, false
 	if known && !due {
 		// Not best-effort: the read must see every write acknowledged before it began.
 		cctx, cancel := context.WithTimeout(ctx, watermarkTimeout)
@@ -182,11 +216,14 @@ func (x *textIndex) check(ctx context.Context, t *Tenant, due bool, deadline tim
 		if err != nil {
 			t.c.log.Debug("change watermark not read", "tenant", t.Name, "err", err)
 		}
-		news = err == nil && w != mark
+		news, read = err == nil && w != mark, err == nil
 	}
 
 	var done chan struct{}
 	x.mu.Lock()
+	if read && started.After(x.watch.covered) {
+		x.watch.covered = started
+	}
 	if (news || due) && x.state == textLoaded && x.syncing == nil {
 		run := x.beginSyncLocked(false)
 		x.watch.news = news
@@ -201,7 +238,7 @@ func (x *textIndex) check(ctx context.Context, t *Tenant, due bool, deadline tim
 	x.watch.checking = nil
 	close(checking)
 	x.mu.Unlock()
-	if news && done != nil {
+	if news && done != nil && !deadline.IsZero() {
 		waitUntil(ctx, done, deadline)
 	}
 }

@@ -16,6 +16,19 @@ type MemoryTime struct {
 	Dates     []time.Time
 }
 
+// TimeReads tells what TimeSignals reads of the candidate memories for query under w: their
+// own time (validFrom) and the days their text names (dates). A question that names no time
+// and does not ask for one reads neither, so recall does not ask Dgraph for them.
+func TimeReads(query string, w Weights) (validFrom, dates bool) {
+	switch _, named := timeq.Parse(query); {
+	case named && w.Time > 0:
+		return true, w.TextDates
+	case !named && w.AsksWhen > 0 && timeq.AsksWhen(query):
+		return false, true
+	}
+	return false, false
+}
+
 // TimeSignals sets the time signals of one recall in sig:
 //   - a question that names a time (timeq.Parse): rank.Signals.Time, each memory's own time
 //     and, with Weights.TextDates, the days its text names matched against it (the best

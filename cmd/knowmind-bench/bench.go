@@ -46,6 +46,8 @@ type benchFlags struct {
 	// snapshots: the service keeps index snapshots in <dir>/index (emptied at the start), as
 	// serve does in data-dir/index (speed's restart row, tenants).
 	snapshots bool
+	// keepIndex: <dir>/index is kept from an earlier run (tenants --reuse-snapshots).
+	keepIndex bool
 	// indexMemoryMB is the service's --index-memory-mb (tenants); 0 = unbounded.
 	indexMemoryMB int
 }
@@ -208,9 +210,11 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 	}
 	if dir := cmp.Or(f.dir, b.dir); f.snapshots && dir != "" {
 		b.graphCfg.IndexDir = filepath.Join(dir, "index")
-		if err := os.RemoveAll(b.graphCfg.IndexDir); err != nil {
-			b.Close()
-			return nil, err
+		if !f.keepIndex { // kept: read back as a restarted service would
+			if err := os.RemoveAll(b.graphCfg.IndexDir); err != nil {
+				b.Close()
+				return nil, err
+			}
 		}
 	}
 	b.client, err = graph.Open(ctx, b.graphCfg)
