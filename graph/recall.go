@@ -249,6 +249,13 @@ func (t *Tenant) fuseInput(req RecallRequest, o search.Options) search.Input {
 			return t.text.titles.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{}), t.text.titles.Stats(t.Name, lang, terms...)
 		}
 	}
+	if w.Context > 0 {
+		in.Before, in.ContextWeight, in.ContextAdded = t.text.seq.Before, w.Context, w.ContextAdded
+		in.RefTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
+		in.RefScores = func(lang string, terms []string, refs []uint64) map[uint64]float64 {
+			return t.text.ix.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{})
+		}
+	}
 	if w.Feedback > 0 {
 		in.Stats = func(lang string, terms []string) bm25.Stats { return t.text.ix.Stats(t.Name, lang, terms...) }
 		in.FeedbackWeight = w.Feedback
@@ -379,6 +386,9 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, o se
 					textUIDs = append(textUIDs, h.Ref)
 				}
 			}
+		}
+		if served && w.Context > 0 && w.Followers > 0 {
+			textUIDs = append(textUIDs, t.followers(req.text, textUIDs, w.Followers)...)
 		}
 		slices.Sort(textUIDs)
 		req.Vars["$de"], req.Vars["$en"] = req.text[0].Match, req.text[1].Match

@@ -2,6 +2,7 @@ package search_test
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 
@@ -110,5 +111,58 @@ func TestQueryTermsLeaveOutQuestionWords(t *testing.T) {
 	}
 	if !slices.Contains(got, "bein") {
 		t.Fatalf("query terms %v lost the content word", got)
+	}
+}
+
+// A conversation: the question turn (chunk 1) holds the words, the reply (chunk 2) only the
+// answer. With the context signal the reply is scored by the turn before it and ranks above
+// an unrelated turn that shares a weak word; without it, the reply is no hit at all. A turn
+// that holds the question's words itself (chunk 4, after chunk 3) gains nothing from the turn
+// before it holding them too: context counts only the words a memory lacks.
+func TestFuseContextScoresAReplyByItsQuestion(t *testing.T) {
+	ix := index("how long have you been doing pottery", "three years now, since college", "the weather was long and grey",
+		"pottery takes long, as long as you want", "pottery: how long does a glaze take")
+	side := search.NewTextSide(ix, "t", "", "how long pottery", bm25.Analysis{}, true)
+	cands := &search.Candidates{Text: []search.Candidate{
+		{Chunk: "0x1", Ref: 1, Memory: "0xq"},
+		{Chunk: "0x2", Ref: 2, Memory: "0xa"}, // a follower: no text score of its own
+		{Chunk: "0x3", Ref: 3, Memory: "0xw"},
+		{Chunk: "0x4", Ref: 4, Memory: "0xp"},
+		{Chunk: "0x5", Ref: 5, Memory: "0xg"},
+	}}
+	prev := map[uint64][]uint64{2: {1}, 5: {4}}
+	before := func(refs []uint64) map[uint64][]uint64 {
+		out := map[uint64][]uint64{}
+		for _, r := range refs {
+			if p, ok := prev[r]; ok {
+				out[r] = p
+			}
+		}
+		return out
+	}
+	in := search.Input{Text: [2]search.TextSide{{}, side}, Before: before, ContextWeight: 0.5,
+		RefScores: func(lang string, terms []string, refs []uint64) map[uint64]float64 {
+			return ix.ScoreRefs("t", lang, terms, refs, bm25.Params{})
+		},
+		RefTerms: func(refs []uint64) [][]string { return ix.RefTerms("t", refs) }}
+	scores := func(in search.Input) map[string]float64 {
+		out := map[string]float64{}
+		for _, h := range search.Fuse(cands, in) {
+			out[h.ID] = h.Score
+		}
+		return out
+	}
+	on := scores(in)
+	if on["0xa"] <= on["0xw"] || on["0xa"] >= on["0xq"] {
+		t.Fatalf("with context: %v, want the reply between its question and the weak match", on)
+	}
+	in.ContextWeight = 0
+	off := scores(in)
+	if _, ok := off["0xa"]; ok {
+		t.Fatalf("without the context signal the reply is a hit: %v", off)
+	}
+	// Relative to the question's own score, the section after a matching one keeps its place.
+	if math.Abs(on["0xg"]/on["0xq"]-off["0xg"]/off["0xq"]) > 1e-9 {
+		t.Fatalf("a follower holding every query word gained context: on %v, off %v", on, off)
 	}
 }

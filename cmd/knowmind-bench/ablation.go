@@ -29,6 +29,12 @@ type ablation struct {
 	ConceptWeight      float64 // above 0 replaces the concept signal's weight; below 0 turns it off
 	PoolAsText         float64
 	NoSemanticLinks    bool
+	// ContextWeight above 0 replaces the context signal's weight (the memory before a
+	// candidate in its sequence), below 0 turns it off; Followers likewise the number of best
+	// text candidates whose next memory joins the candidates.
+	ContextWeight float64
+	Followers     int
+	ContextMember bool // the context signal a member of the weighted mean, not added to it
 }
 
 // options returns the search options of a.
@@ -67,6 +73,11 @@ func (a ablation) options() search.Options {
 	w.SemanticPool = override(a.SemanticPool, w.SemanticPool)
 	w.Concept = override(a.ConceptWeight, w.Concept)
 	w.PoolAsText = a.PoolAsText
+	w.Context = override(a.ContextWeight, w.Context)
+	w.Followers = override(a.Followers, w.Followers)
+	if a.ContextMember {
+		w.ContextAdded = false
+	}
 	return o
 }
 

@@ -60,7 +60,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 	indexWait := fs.Duration("index-wait", 0, "after restoring the HNSW index the load dropped, wait up to this long for the alpha to build it (quiet: under 10% of a core for 10 s) before the vector recall rows, and print its memory (the rebuild's peak); 0: do not wait")
 	vectorIndex := fs.String("vector-index", "", `experiment: another index for Chunk.embedding in the benchmark tenant, e.g. 'hnsw(metric:"euclidean")' (use a fresh --dir: opening the tenant again re-applies the schema)`)
 	indexMB := fs.Int("index-memory-mb", graph.DefaultIndexMemoryMB, "the service's --index-memory-mb (serve's default; the cold row sets its own)")
-	cold := fs.Bool("cold", true, "after the restart row, time a tenant dropped by the index memory budget and read back from its snapshot (loads a neighbour tenant of a tenth of --n, kept with --dir)")
+	cold := fs.Bool("cold", true, "after the restart row, time a tenant dropped by the index memory budget and read back from its snapshot (loads a neighbour tenant of a hundredth of --n, kept with --dir)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func runBenchSpeed(ctx context.Context, args []string) error {
 		memPhase(out, b, "the timings")
 	}
 
-	if ten, err = restartRow(ctx, out, b, name, qs, *k, *hops); err != nil {
+	if ten, err = restartRow(ctx, out, b, name, *n, qs, *k, *hops); err != nil {
 		return err
 	}
 	if *cold {
@@ -918,7 +918,7 @@ func holdCluster(ctx context.Context, b *benchBackend, dir, tenant string, d tim
 // catching up), and the p95 of the first 10. Then it prints the resident memory of the alpha
 // and of this process once the garbage of the closed client is returned to the system. It
 // returns the tenant on the new client.
-func restartRow(ctx context.Context, out io.Writer, b *benchBackend, name string, qs []string, k, hops int) (*benchTenant, error) {
+func restartRow(ctx context.Context, out io.Writer, b *benchBackend, name string, n int, qs []string, k, hops int) (*benchTenant, error) {
 	b.client.Close()
 	b.client = nil
 	start := time.Now()
@@ -941,14 +941,16 @@ func restartRow(ctx context.Context, out io.Writer, b *benchBackend, name string
 		ms(opened), p95, c.SnapshotLoads())
 	debug.FreeOSMemory()
 	memPhase(out, b, "the restart's first recalls")
+	fmt.Fprintf(out, "the service's index estimate after the restart: %.0f MB (this process also holds the benchmark's own copy of the vectors, %.0f MB, and its workload)\n\n",
+		float64(c.IndexBytes())/(1<<20), float64(b.embedder.Dim()*4*n)/(1<<20))
 	return ten, nil
 }
 
 // coldRow times a tenant dropped by the index memory budget and read back from its snapshot,
 // as a service holding more tenants than its --index-memory-mb meets it: the service is opened
 // again with a budget of the hot tenant's index bytes plus 1 MB, the hot tenant is recalled
-// (read from its snapshot), then a neighbour tenant of a tenth of its size (loaded once, kept
-// with --dir), whose load puts the two over the budget and drops the least recently used, the
+// (read from its snapshot), then a neighbour tenant of a hundredth of its size (loaded once,
+// kept with --dir), whose load puts the two over the budget and drops the least recently used, the
 // hot one. Its next recall reads its snapshot back and catches up: the cold first recall, and
 // the p95 of the first 10. It returns the hot tenant on the new client.
 func coldRow(ctx context.Context, out io.Writer, b *benchBackend, name string, n int, seed uint64, qs []string, k, hops int) (*benchTenant, error) {
@@ -969,7 +971,7 @@ func coldRow(ctx context.Context, out io.Writer, b *benchBackend, name string, n
 	if _, err := hot.Recall(ctx, knowmind.RecallQuery{Query: qs[0], K: k, Hops: hops}); err != nil {
 		return nil, err
 	}
-	neighbourN := max(n/10, 100)
+	neighbourN := max(n/100, 100)
 	neighbour, err := b.tenant(ctx, fmt.Sprintf("%s-neighbour", name))
 	if err != nil {
 		return nil, err
