@@ -36,6 +36,14 @@ func (t *Tenant) vectorWeight() float64 {
 	return 1
 }
 
+// lexicalVectors tells whether the embedder is lexical (the built-in hash embedder): its
+// cosine for words the tenant never wrote is noise, so the vector signal is scaled by the
+// query's coverage like the semantic signals (search.Input.VectorCoverage).
+func (t *Tenant) lexicalVectors() bool {
+	emb := t.c.cfg.Embedder
+	return emb != nil && emb.Provider() == "knowmind-hash"
+}
+
 // vectorUnrelated is the cosine an unrelated text typically has with a query under the
 // embedder, which maps to a vector score of 0 (rank.Signals.VectorUnrelated). For the hash
 // embedder it is the median of a question against a random LoCoMo turn (docs/recall.md). For
@@ -221,7 +229,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 // tenant's word vectors, semantic model and title field, and the weights of o.
 func (t *Tenant) fuseInput(req RecallRequest, o search.Options) search.Input {
 	w := o.Weights
-	in := search.Input{Coverage: w.Coverage, Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
+	in := search.Input{Coverage: w.Coverage, VectorCoverage: w.Coverage && o.Plan.TextScore && t.lexicalVectors(), Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
 		return t.text.tokens.Analyze(uid, lang, text, t.analyzeDoc)
 	}}
 	if !o.Plan.TextScore {

@@ -67,6 +67,13 @@ type Input struct {
 	// sides): the models compare only the query words they know, so without it a question
 	// about things the tenant never mentions scores as high as its one known word.
 	Coverage bool
+	// VectorCoverage scales the vector signal's contribution by the same coverage: for a
+	// lexical embedder (the built-in hash embedder), whose cosine for a word the tenant never
+	// wrote is the noise of hash collisions and shared character n-grams, not evidence — a
+	// one-word question about a thing the store never mentions would otherwise hit the short
+	// text whose words collide with it. A model embedder's cosine is semantic and stays as it
+	// is. It needs the text sides' terms and statistics (Text).
+	VectorCoverage bool
 	// Before gives, for chunk uids, the chunk uids of the memory before each one's in its
 	// sequence (textdoc.Sequences.Before); nil: no context signal. RefScores scores chunks by
 	// uid against a language side's terms with BM25 (the text index's bm25.Index.ScoreRefs);
@@ -163,15 +170,20 @@ func Fuse(cands *Candidates, in Input) []rank.Hit {
 			}
 		}
 	}
-	if in.Coverage {
+	if in.Coverage || in.VectorCoverage {
 		cov := 0.0
 		for _, side := range in.Text {
 			if len(side.Terms) > 0 {
 				cov = max(cov, bm25.Coverage(side.Terms, side.Stats))
 			}
 		}
-		scale(sig.Semantic, cov)
-		scale(sig.Concept, cov)
+		if in.Coverage {
+			scale(sig.Semantic, cov)
+			scale(sig.Concept, cov)
+		}
+		if in.VectorCoverage {
+			sig.Vector = scaleAbove(sig.Vector, max(sig.VectorUnrelated, 0), cov)
+		}
 	}
 	if len(sig.Feedback) > 0 {
 		sig.FeedbackWeight = in.FeedbackWeight
@@ -227,6 +239,20 @@ func scale(chunks []rank.Chunk, f float64) {
 	for i := range chunks {
 		chunks[i].Score *= f
 	}
+}
+
+// scaleAbove scales the part of each cosine above floor (what the fusion counts: a cosine at the
+// floor counts 0) by f, and drops the chunks left with nothing above it.
+func scaleAbove(chunks []rank.Chunk, floor, f float64) []rank.Chunk {
+	out := chunks[:0]
+	for _, c := range chunks {
+		if c.Score <= floor || f <= 0 {
+			continue
+		}
+		c.Score = floor + (c.Score-floor)*f
+		out = append(out, c)
+	}
+	return out
 }
 
 // inOrder returns the scores of refs in their order (0 for a ref without one).

@@ -166,3 +166,32 @@ func TestFuseContextScoresAReplyByItsQuestion(t *testing.T) {
 		t.Fatalf("a follower holding every query word gained context: on %v, off %v", on, off)
 	}
 }
+
+// A lexical embedder's cosine counts only as far as the tenant knows the query's words
+// (Input.VectorCoverage): a word it never wrote finds nothing, however well its hash collides
+// with a short text; a word it knows keeps its vector score; a model embedder's is kept.
+func TestFuseScalesLexicalVectorsByCoverage(t *testing.T) {
+	ix := index("the kiln fired the clay bowls", "treffen war am montag", "glazed bowls from the kiln")
+	signals := rank.Signals{VectorWeight: 0.25, VectorUnrelated: 0.1}
+	fuse := func(query string, lexical bool) []rank.Hit {
+		side := search.NewTextSide(ix, "t", "", query, bm25.Analysis{}, true)
+		cands := &search.Candidates{Vector: []search.Candidate{{Chunk: "0x2", Ref: 2, Memory: "0xb", Score: 0.9}}}
+		return search.Fuse(cands, search.Input{Text: [2]search.TextSide{{}, side}, Signals: signals,
+			Coverage: true, VectorCoverage: lexical})
+	}
+	if hits := fuse("spaceship", true); len(hits) != 0 {
+		t.Errorf("an unknown word under a lexical embedder: %+v, want no hit", hits)
+	}
+	known := fuse("montag", true)
+	if len(known) != 1 || math.Abs(known[0].Score-0.25*(0.9-0.1)/0.9) > 1e-9 {
+		t.Errorf("a known word: %+v, want the vector score unscaled", known)
+	}
+	// Half the query's information known: half the vector's contribution.
+	half := fuse("montag spaceship", true)
+	if len(half) != 1 || half[0].Score >= known[0].Score || half[0].Score <= 0 {
+		t.Errorf("a half-known question: %+v, want less than %v", half, known[0].Score)
+	}
+	if model := fuse("spaceship", false); len(model) != 1 || model[0].Score != known[0].Score {
+		t.Errorf("a model embedder: %+v, want its cosine as it is", model)
+	}
+}
