@@ -52,6 +52,9 @@ type Weights struct {
 	// Coverage: the semantic and concept signals count as shares of the whole query, scaled
 	// by how much of its information the tenant's vocabulary holds (Input.Coverage).
 	Coverage bool
+	// VectorCoverage scales a lexical embedder's vector signal by the same coverage
+	// (Input.VectorCoverage); model embedders are never scaled.
+	VectorCoverage bool
 	// PoolAsText scores the semantic pool's chunks that no text signal found in the text signal
 	// too, as PoolAsText × their cosine.
 	PoolAsText float64
@@ -109,6 +112,7 @@ func Default() Options {
 			TextDates:       true,
 			AsksWhen:        asksWhenWeight,
 			Coverage:        true,
+			VectorCoverage:  true,
 			SemanticPool:    semanticPool,
 			Context:         contextWeight,
 			ContextAdded:    true,

@@ -13,13 +13,15 @@ type ablation struct {
 	NoSupport      bool
 	WithFeedback   bool // pseudo-relevance feedback, off by default
 	NoTime         bool
-	NoTextDates    bool    // the question's time against the memory's own time only
-	NoCoverage     bool    // semantic signals not scaled by the query's coverage (search.Weights.Coverage)
-	AsksWhen       float64 // above 0 replaces the when-question signal's weight; below 0 turns it off
-	NoSemantic     bool
-	SemanticWeight float64 // above 0: replaces the semantic signal's weight
-	NoTitle        bool
-	TitleWeight    float64 // above 0: replaces the title field's weight
+	NoTextDates    bool // the question's time against the memory's own time only
+	NoCoverage     bool // semantic signals not scaled by the query's coverage (search.Weights.Coverage)
+	// NoVectorCoverage: the hash embedder's vector signal not scaled by it (Weights.VectorCoverage)
+	NoVectorCoverage bool
+	AsksWhen         float64 // above 0 replaces the when-question signal's weight; below 0 turns it off
+	NoSemantic       bool
+	SemanticWeight   float64 // above 0: replaces the semantic signal's weight
+	NoTitle          bool
+	TitleWeight      float64 // above 0: replaces the title field's weight
 	// NoTitleNeighbours keeps the title factor to direct hits.
 	NoTitleNeighbours  bool
 	DgraphVectorScores bool
@@ -56,6 +58,9 @@ func (a ablation) options() search.Options {
 	}
 	if a.NoCoverage {
 		w.Coverage = false
+	}
+	if a.NoVectorCoverage {
+		w.VectorCoverage = false
 	}
 	if a.NoTextDates {
 		w.TextDates = false
