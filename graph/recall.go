@@ -229,7 +229,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 // tenant's word vectors, semantic model and title field, and the weights of o.
 func (t *Tenant) fuseInput(req RecallRequest, o search.Options) search.Input {
 	w := o.Weights
-	in := search.Input{Coverage: w.Coverage, VectorCoverage: w.VectorCoverage && o.Plan.TextScore && t.lexicalVectors(), Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
+	in := search.Input{Coverage: w.Coverage, VectorCoverage: w.VectorCoverage && o.Plan.Text && o.Plan.TextScore && t.lexicalVectors(), Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
 		return t.text.tokens.Analyze(uid, lang, text, t.analyzeDoc)
 	}}
 	if !o.Plan.TextScore {
