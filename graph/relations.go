@@ -307,7 +307,24 @@ func (t *Tenant) unlink(ctx context.Context, scope *knowmind.NoteScope, fromID, 
 			if fwd != nil {
 				msg = fmt.Sprintf("the %s edge from %q to %q was unlinked at %s", rel.Name, fromID, toID, fwd.ValidTo.Format(time.RFC3339))
 			}
-			return &knowmind.Error{Code: knowmind.ENOTFOUND, Message: msg}
+			e := &knowmind.Error{Code: knowmind.ENOTFOUND, Message: msg}
+			// Closed because an end was superseded: the relation moved to the current version.
+			for _, end := range []struct {
+				node *linkEnd
+				id   string
+			}{{src, fromID}, {dst, toID}} {
+				if fwd != nil && end.node.Successors > 0 {
+					current, err := currentVersion(ctx, txn, end.id)
+					if err != nil {
+						return err
+					}
+					e.Message = fmt.Sprintf("the %s edge from %q to %q was closed at %s, when %q was superseded: its relations moved to the current version %q",
+						rel.Name, fromID, toID, fwd.ValidTo.Format(time.RFC3339), end.id, current)
+					e.Data = map[string]any{"current_version_id": current}
+					break
+				}
+			}
+			return e
 		}
 		now := time.Now().UTC()
 		nquads := []string{closeNQuad(src.UID, rel.Name, dst.UID, fwd, EdgeID(fromID, rel.Name, toID), now)}

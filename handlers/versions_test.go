@@ -261,9 +261,16 @@ func TestLinkRefusesASupersededVersion(t *testing.T) {
 	}
 	office := store("Büro", "Das Büro ist in Bielefeld.")
 	lease := store("Mietvertrag", "Der Mietvertrag läuft bis 2028.")
+	structured(t, callTool(t, url, write, "knowmind_link", linkArgs(lease, office, "REFERENCES")), &LinkResult{})
 	var upd UpdateFactResult
 	structured(t, callTool(t, url, write, "knowmind_update_fact", map[string]any{"target_id": office,
 		"new_title": "Büro", "new_content": "Das Büro ist in Hamburg."}), &upd)
+	// Unlinking the moved relation on the old version says where it went.
+	r := callTool(t, url, write, "knowmind_unlink", linkArgs(lease, office, "REFERENCES"))
+	wantRPCError(t, r, codeNotFound, "")
+	if !strings.Contains(r.Error.Message, "superseded") || !strings.Contains(r.Error.Message, upd.NewMemoryID) {
+		t.Errorf("unlink of the relation moved by the update: %s, want the current version named", r.Error.Message)
+	}
 	for _, c := range []struct{ from, to, param string }{{office, lease, "from_id"}, {lease, office, "to_id"}} {
 		r := callTool(t, url, write, "knowmind_link", linkArgs(c.from, c.to, "DEPENDS_ON"))
 		wantRPCError(t, r, codeConflict, c.param)
