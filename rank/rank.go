@@ -174,7 +174,9 @@ func Relative(lists ...Scored) []Hit {
 			}
 		}
 	}
-	total = max(total, 1) // only added signals: their weights against full text's 1
+	if total == 0 {
+		total = 1 // only added signals: each adds its weighted score
+	}
 	out := make([]Hit, 0, len(score))
 	for id, s := range score {
 		out = append(out, Hit{ID: id, Score: min(s/total, 1)})
