@@ -60,6 +60,9 @@ type Record struct {
 	Status       string     `json:"status,omitempty"` // indexed (default) or failed
 	UpdatedAt    *time.Time `json:"updated_at,omitempty"`
 	UpdateReason string     `json:"update_reason,omitempty"`
+	// Sequence and Position: the memory's place in a sequence (StoreMemoryInput's).
+	Sequence string `json:"sequence,omitempty"`
+	Position *int   `json:"position,omitempty"`
 
 	// relation
 	From    string `json:"from,omitempty"`

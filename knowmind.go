@@ -149,4 +149,7 @@ type Memory struct {
 	// "letzten Freitag") resolved against its own time (valid_from when it was written), a
 	// week, month or year as its first day; at most MaxMemoryDates.
 	Dates []time.Time `json:"dates,omitempty"`
+	// Sequence and Position: its place in a sequence (StoreMemoryInput's), when it has one.
+	Sequence string `json:"sequence,omitempty"`
+	Position *int   `json:"position,omitempty"`
 }

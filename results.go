@@ -19,6 +19,10 @@ const (
 	// MaxMemoryDates bounds the days one memory's text names that are kept on it
 	// (Memory.Dates): the first ones found.
 	MaxMemoryDates = 16
+	// MaxSequenceChars and MaxSequencePosition bound a memory's place in a sequence
+	// (StoreMemoryInput.Sequence, Position).
+	MaxSequenceChars    = 200
+	MaxSequencePosition = 1_000_000_000
 )
 
 // Bounds on what one memory or document may make of its content, so the work
@@ -45,6 +49,12 @@ type StoreMemoryInput struct {
 	// times its text names relative to it ("yesterday", "letzten Freitag") are resolved against
 	// it (Memory.Dates).
 	OccurredAt *time.Time `json:"occurred_at,omitempty"`
+	// Sequence and Position place the memory in a sequence — a conversation's turns, a
+	// document's parts, one session's notes — so that recall also scores it by the memory
+	// before it (the question a reply answers; search.Weights.Context). Sequence is the
+	// caller's key, Position the place in it (nil: after the last one stored in it).
+	Sequence string `json:"sequence,omitempty"`
+	Position *int   `json:"position,omitempty"`
 	// Entities the memory is about (memory engine); ID defaults to EntitySlug(Name).
 	Entities []CandidateEntity `json:"entities,omitempty"`
 	// EntityTypes allowed for Entities; nil = the graph's shapes (see CaptureInput).

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/textdoc"
 	"github.com/knowmind/knowmind/wordvec"
 )
 
@@ -167,6 +168,7 @@ func (t *Tenant) evict() bool {
 	x.titles.Replace(t.Name, &bm25.Builder{})
 	x.words.Replace(wordvec.New(0))
 	x.vec.replace(&vectorSet{})
+	x.seq.Replace(&textdoc.Sequences{})
 	x.mu.Unlock()
 	x.tokens.Clear()
 	for _, s := range []*semCache{&x.sem, &x.semPlain} {

@@ -128,6 +128,13 @@ func (t *Tenant) WriteEntries(ctx context.Context, recs []knowmind.Record, cur k
 	if err != nil {
 		return nil, err
 	}
+	entries := make([]*entry, len(todo))
+	for i, b := range todo {
+		entries[i] = b.entry
+	}
+	if err := t.placeInSequences(ctx, t.dg.NewReadOnlyTxn(), entries); err != nil {
+		return nil, err
+	}
 	looked := time.Now()
 	var indexed []*bulkEntry
 	keep := todo[:0:0]
@@ -243,6 +250,10 @@ func checkRecord(r knowmind.Record) (*bulkEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	sequence, position, err := checkSequence(r.Sequence, r.Position)
+	if err != nil {
+		return nil, err
+	}
 	id, err := checkText("id", r.ID, knowmind.MaxIDChars, false)
 	if err != nil {
 		return nil, err
@@ -257,6 +268,10 @@ func checkRecord(r knowmind.Record) (*bulkEntry, error) {
 	}
 	e := newEntry(kind, title, content)
 	e.memoryType, e.tags, e.source, e.updateReason = memoryType, tags, source, reason
+	e.sequence = sequence
+	if position != nil {
+		e.position, e.positioned = *position, true
+	}
 	b := &bulkEntry{entry: e, givenID: id != "", status: status}
 	if id != "" {
 		e.id = id
@@ -636,7 +651,8 @@ func (t *Tenant) StoreMemories(ctx context.Context, ins []knowmind.StoreMemoryIn
 	recs := make([]knowmind.Record, len(ins))
 	for i, in := range ins {
 		recs[i] = knowmind.Record{Type: knowmind.RecordMemory, Title: in.Title, Content: in.Content,
-			MemoryType: in.MemoryType, Tags: in.Tags, Source: in.Source, ValidFrom: in.OccurredAt}
+			MemoryType: in.MemoryType, Tags: in.Tags, Source: in.Source, ValidFrom: in.OccurredAt,
+			Sequence: in.Sequence, Position: in.Position}
 	}
 	return t.WriteEntries(ctx, recs, knowmind.BatchCursor{})
 }

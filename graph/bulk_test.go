@@ -67,7 +67,12 @@ func TestExportImportRoundTrip(t *testing.T) {
 		return r.ID
 	}
 	a := store("Kunde Müller", "Die Firma Müller GmbH ist Kunde seit 2021 und bestellt Schrauben.", "class:client")
-	b := store("Workshop Q3", "Workshop zur Einarbeitung neuer Mitarbeiter im dritten Quartal.")
+	placed, err := src.StoreMemory(ctx, knowmind.StoreMemoryInput{Title: "Workshop Q3",
+		Content: "Workshop zur Einarbeitung neuer Mitarbeiter im dritten Quartal.", Sequence: "onboarding", Position: new(4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := placed.ID // a place in a sequence travels with the memory
 	c := store("Deploy procedure", "Deploy with make release, then check the health endpoint of every alpha.")
 	d := store("Old fact", "The office is in Berlin.")
 	upd, err := src.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: d, NewTitle: "New fact", NewContent: "The office is in Hamburg since May.", UpdateReason: "moved"})
@@ -137,6 +142,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatalf("import wrote %d of %d records (done %d)", sum.Written, len(recs), sum.Done)
 	}
 
+	if m, err := dst.GetMemory(ctx, b); err != nil || m.Sequence != "onboarding" || m.Position == nil || *m.Position != 4 {
+		t.Fatalf("place after import: %q %v, %v", m.Sequence, m.Position, err)
+	}
 	want, err := src.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)

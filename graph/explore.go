@@ -47,7 +47,8 @@ var exploreMemoryQuery = fmt.Sprintf(`query q($id: string) {
   m(func: eq(Memory.id, $id), first: 1) {
     uid Memory.id Memory.kind Memory.title Memory.content Memory.memory_type Memory.tags
     Memory.source Memory.status Memory.created_at Memory.updated_at
-    Memory.valid_from Memory.valid_to Memory.update_reason Memory.error Memory.dates Note.frontmatter Note.path
+    Memory.valid_from Memory.valid_to Memory.update_reason Memory.error Memory.dates Memory.sequence Memory.position
+    Note.frontmatter Note.path
     chunks: count(Memory.chunks)
     ents: Memory.entities (orderasc: Entity.key, first: %d) { Entity.type Entity.id Entity.name }
     sections: Memory.chunks (orderasc: Chunk.position, first: %d) {

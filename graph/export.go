@@ -28,6 +28,7 @@ const exportMemoriesQuery = `query q($after: string, $n: int) {
   m(func: eq(Memory.kind, ["memory", "document"]), first: $n, after: $after) {
     uid Memory.id Memory.kind Memory.title Memory.content Memory.memory_type Memory.tags Memory.source
     Memory.status Memory.created_at Memory.updated_at Memory.valid_from Memory.valid_to Memory.update_reason
+    Memory.sequence Memory.position
   }
 }`
 
@@ -55,6 +56,7 @@ func (t *Tenant) Export(ctx context.Context, emit func(knowmind.Record) error) e
 			Type: m.Kind, ID: m.ID, Title: m.Title, Content: m.Content, MemoryType: m.MemoryType,
 			Tags: m.Tags, Source: m.Source, Status: m.Status, UpdateReason: m.UpdateReason,
 			CreatedAt: &created, UpdatedAt: &updated, ValidFrom: &validFrom, ValidTo: m.ValidTo,
+			Sequence: m.Sequence, Position: m.Position,
 		})
 	})
 	if err != nil {

@@ -277,6 +277,14 @@ func SetWatermarkInterval(d time.Duration) (restore func()) {
 	return func() { watermarkInterval = old }
 }
 
+// WatermarkChecks reports how many times the tenant read its change watermark before ranked
+// reads, and how many ranked reads waited for such a check.
+func (t *Tenant) WatermarkChecks() (checks, waits int) {
+	t.text.mu.Lock()
+	defer t.text.mu.Unlock()
+	return t.text.watch.checks, t.text.watch.waits
+}
+
 // CheckWatermark reads the tenant's change watermark as a check before a recall does, and
 // reports whether it differs from the one the last sync read.
 func (t *Tenant) CheckWatermark(ctx context.Context) (changed bool, err error) {

@@ -42,6 +42,7 @@ const (
 const updateTargetQuery = `query q($id: string) {
   target(func: eq(Memory.id, $id)) {
     uid Memory.id Memory.kind Memory.memory_type Memory.category Memory.tags Memory.source Memory.valid_to
+    Memory.sequence Memory.position
     Memory.entities { uid }
     Memory.extractor Memory.confidence Memory.reviewed_at
     successors: count(SUPERSEDED_BY @facets(` + openFacetFilter + `))
@@ -97,7 +98,10 @@ func (t *Tenant) UpdateFact(ctx context.Context, in knowmind.UpdateFactInput) (k
 	}
 	e := newEntry(target.Kind, title, content)
 	e.memoryType, e.tags, e.source, e.updateReason = target.MemoryType, target.Tags, target.Source, reason
-	e.category = target.Category          // a captured fact's new version stays in its category
+	e.category = target.Category                         // a captured fact's new version stays in its category
+	if target.Sequence != "" && target.Position != nil { // and in its place in a sequence
+		e.sequence, e.position, e.positioned = target.Sequence, *target.Position, true
+	}
 	for _, ent := range target.Entities { // the new version is about what the old one was about
 		e.entityUIDs = append(e.entityUIDs, ent.UID)
 	}

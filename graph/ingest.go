@@ -19,6 +19,7 @@ import (
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/chunk"
 	"github.com/knowmind/knowmind/internal/runes"
+	"github.com/knowmind/knowmind/textdoc"
 )
 
 // What store_memory, upload_document and update_fact share: validation,
@@ -47,7 +48,12 @@ type entry struct {
 	updateReason string
 	// at is the time the entry is about (occurred_at; zero: the time of writing): its
 	// valid_from, and what the times its text names are resolved against (Memory.dates).
-	at         time.Time
+	at time.Time
+	// sequence, position: the entry's place in a sequence (sequence.go); positioned tells a
+	// given or assigned position from none yet.
+	sequence   string
+	position   int
+	positioned bool
 	sha        string // hex sha-256 of the normalised content
 	lang       string // chunk.German or chunk.English
 	chunks     []chunk.Chunk
@@ -278,6 +284,10 @@ func (e *entry) node(blank, now, status, failure string) map[string]any {
 	setIf("Memory.memory_type", e.memoryType)
 	setIf("Memory.category", e.category)
 	setIf("Memory.source", e.source)
+	if e.sequence != "" && e.positioned {
+		m["Memory.sequence"] = e.sequence
+		m["Memory.position"] = e.position
+	}
 	setIf("Memory.update_reason", e.updateReason)
 	setIf("Memory.error", failure)
 	if len(e.tags) > 0 {
@@ -410,7 +420,15 @@ func (t *Tenant) indexed(e *entry) {
 			chunks[i].Vec = e.vectors[i]
 		}
 	}
-	t.indexText(e.id, e.lang, e.sha, e.title, chunks)
+	t.indexText(e.id, e.lang, e.sha, e.title, e.place(), chunks)
+}
+
+// place is the entry's place in a sequence for the text index (zero: none).
+func (e *entry) place() textdoc.Place {
+	if e.sequence == "" || !e.positioned {
+		return textdoc.Place{}
+	}
+	return textdoc.Place{Sequence: e.sequence, Position: e.position}
 }
 
 func (t *Tenant) provider() string {
@@ -443,6 +461,8 @@ type dgMemory struct {
 	ValidTo      *time.Time  `json:"Memory.valid_to"`
 	UpdateReason string      `json:"Memory.update_reason"`
 	Dates        []time.Time `json:"Memory.dates"`
+	Sequence     string      `json:"Memory.sequence"`
+	Position     *int        `json:"Memory.position"`
 	Successors   int         `json:"successors"` // open SUPERSEDED_BY edges (update_fact's target check)
 	Entities     []dgUID     `json:"Memory.entities"`
 	// Memory engine: set on facts knowmind_capture stored (ReviewedAt: via a review).
@@ -456,7 +476,7 @@ func (m dgMemory) domain() knowmind.Memory {
 		ID: m.ID, Kind: m.Kind, Title: m.Title, Content: m.Content, MemoryType: m.MemoryType,
 		Tags: m.Tags, Source: m.Source, Status: m.Status, ContentSHA: m.ContentSHA, Chunks: m.Chunks,
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, ValidFrom: m.ValidFrom, ValidTo: m.ValidTo,
-		UpdateReason: m.UpdateReason, Dates: sortedDates(m.Dates),
+		UpdateReason: m.UpdateReason, Dates: sortedDates(m.Dates), Sequence: m.Sequence, Position: m.Position,
 	}
 }
 

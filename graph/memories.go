@@ -64,6 +64,11 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 		return knowmind.StoreResult{}, err
 	}
 
+	sequence, position, err := checkSequence(in.Sequence, in.Position)
+	if err != nil {
+		return knowmind.StoreResult{}, err
+	}
+
 	ents, err := t.checkEntities(in.Entities, in.EntityTypes)
 	if err != nil {
 		return knowmind.StoreResult{}, err
@@ -73,6 +78,10 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 	e.memoryType, e.tags, e.source = memoryType, tags, source
 	if in.OccurredAt != nil {
 		e.at = *in.OccurredAt
+	}
+	e.sequence = sequence
+	if position != nil {
+		e.position, e.positioned = *position, true
 	}
 
 	var found struct{ Same []dgMemory }
@@ -84,6 +93,9 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 	}
 
 	if err := e.split(); err != nil {
+		return knowmind.StoreResult{}, err
+	}
+	if err := t.placeInSequences(ctx, t.dg.NewReadOnlyTxn(), []*entry{e}); err != nil {
 		return knowmind.StoreResult{}, err
 	}
 	if err := t.embed(ctx, e); err != nil {
@@ -133,7 +145,7 @@ const getMemoryQuery = `query q($id: string) {
   m(func: eq(Memory.id, $id)) {
     uid Memory.id Memory.kind Memory.title Memory.content Memory.memory_type Memory.tags
     Memory.source Memory.status Memory.content_sha Memory.created_at Memory.updated_at
-    Memory.valid_from Memory.valid_to Memory.update_reason Memory.dates
+    Memory.valid_from Memory.valid_to Memory.update_reason Memory.dates Memory.sequence Memory.position
     chunks: count(Memory.chunks)
   }
 }`

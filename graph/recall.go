@@ -36,6 +36,14 @@ func (t *Tenant) vectorWeight() float64 {
 	return 1
 }
 
+// lexicalVectors tells whether the embedder is lexical (the built-in hash embedder): its
+// cosine for words the tenant never wrote is noise, so the vector signal is scaled by the
+// query's coverage like the semantic signals (search.Input.VectorCoverage).
+func (t *Tenant) lexicalVectors() bool {
+	emb := t.c.cfg.Embedder
+	return emb != nil && emb.Provider() == "knowmind-hash"
+}
+
 // vectorUnrelated is the cosine an unrelated text typically has with a query under the
 // embedder, which maps to a vector score of 0 (rank.Signals.VectorUnrelated). For the hash
 // embedder it is the median of a question against a random LoCoMo turn (docs/recall.md). For
@@ -221,7 +229,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 // tenant's word vectors, semantic model and title field, and the weights of o.
 func (t *Tenant) fuseInput(req RecallRequest, o search.Options) search.Input {
 	w := o.Weights
-	in := search.Input{Coverage: w.Coverage, Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
+	in := search.Input{Coverage: w.Coverage, VectorCoverage: w.VectorCoverage && o.Plan.Text && o.Plan.TextScore && t.lexicalVectors(), Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
 		return t.text.tokens.Analyze(uid, lang, text, t.analyzeDoc)
 	}}
 	if !o.Plan.TextScore {
@@ -247,6 +255,13 @@ func (t *Tenant) fuseInput(req RecallRequest, o search.Options) search.Input {
 		in.TitleWeight = w.Title
 		in.Titles = func(lang string, terms []string, refs []uint64) (map[uint64]float64, bm25.Stats) {
 			return t.text.titles.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{}), t.text.titles.Stats(t.Name, lang, terms...)
+		}
+	}
+	if w.Context > 0 {
+		in.Before, in.ContextWeight, in.ContextAdded = t.text.seq.Before, w.Context, w.ContextAdded
+		in.RefTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
+		in.RefScores = func(lang string, terms []string, refs []uint64) map[uint64]float64 {
+			return t.text.ix.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{})
 		}
 	}
 	if w.Feedback > 0 {
@@ -379,6 +394,9 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, o se
 					textUIDs = append(textUIDs, h.Ref)
 				}
 			}
+		}
+		if served && w.Context > 0 && w.Followers > 0 {
+			textUIDs = append(textUIDs, t.followers(req.text, textUIDs, w.Followers)...)
 		}
 		slices.Sort(textUIDs)
 		req.Vars["$de"], req.Vars["$en"] = req.text[0].Match, req.text[1].Match

@@ -97,6 +97,7 @@ var edgePairQuery = template.Must(template.New("edgePair").Parse(`query edgePair
     Memory.memory_type
     Memory.tags
     Memory.status Note.class Note.owner Note.project { uid Project.handle Project.aliases }
+    successors: count(SUPERSEDED_BY)
     edge: <{{.Rel}}> @filter(eq(Memory.id, $to)) @facets(id: id, created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse, confidence: confidence, created_by: created_by, reason: reason) { uid }
 {{- if .CountRel}}
     open: count(<{{.Rel}}> @facets({{.Open}}))
@@ -108,6 +109,7 @@ var edgePairQuery = template.Must(template.New("edgePair").Parse(`query edgePair
     Memory.memory_type
     Memory.tags
     Memory.status Note.class Note.owner Note.project { uid Project.handle Project.aliases }
+    successors: count(SUPERSEDED_BY)
     edge: <{{.Inverse}}> @filter(eq(Memory.id, $from)) @facets(id: id, created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse, confidence: confidence, created_by: created_by, reason: reason) { uid }
 {{- if .CountInverse}}
     open: count(<{{.Inverse}}> @facets({{.Open}}))
@@ -157,6 +159,7 @@ type linkEnd struct {
 	Tags       []string     `json:"Memory.tags"`
 	Edge       []edgeFacets `json:"edge"`
 	Open       int          `json:"open"`
+	Successors int          `json:"successors"` // newer versions: a superseded version takes no new link
 }
 
 func (n *linkEnd) edge() *edgeFacets {
@@ -217,6 +220,12 @@ func (t *Tenant) link(ctx context.Context, scope *knowmind.NoteScope, fromID, to
 	err = runTxn(ctx, t.dg, func(ctx context.Context, txn *dgo.Txn) error {
 		src, dst, err := readPair(ctx, txn, q, scope, fromID, toID)
 		if err != nil {
+			return err
+		}
+		if err := refuseSuperseded(ctx, txn, src, "from_id", fromID); err != nil {
+			return err
+		}
+		if err := refuseSuperseded(ctx, txn, dst, "to_id", toID); err != nil {
 			return err
 		}
 		if src.Kind == knowmind.KindNote && dst.Kind == knowmind.KindNote && src.projectUID() != dst.projectUID() {
@@ -298,7 +307,24 @@ func (t *Tenant) unlink(ctx context.Context, scope *knowmind.NoteScope, fromID, 
 			if fwd != nil {
 				msg = fmt.Sprintf("the %s edge from %q to %q was unlinked at %s", rel.Name, fromID, toID, fwd.ValidTo.Format(time.RFC3339))
 			}
-			return &knowmind.Error{Code: knowmind.ENOTFOUND, Message: msg}
+			e := &knowmind.Error{Code: knowmind.ENOTFOUND, Message: msg}
+			// Closed because an end was superseded: the relation moved to the current version.
+			for _, end := range []struct {
+				node *linkEnd
+				id   string
+			}{{src, fromID}, {dst, toID}} {
+				if fwd != nil && end.node.Successors > 0 {
+					current, err := currentVersion(ctx, txn, end.id)
+					if err != nil {
+						return err
+					}
+					e.Message = fmt.Sprintf("the %s edge from %q to %q was closed at %s, when %q was superseded: its relations moved to the current version %q",
+						rel.Name, fromID, toID, fwd.ValidTo.Format(time.RFC3339), end.id, current)
+					e.Data = map[string]any{"current_version_id": current}
+					break
+				}
+			}
+			return e
 		}
 		now := time.Now().UTC()
 		nquads := []string{closeNQuad(src.UID, rel.Name, dst.UID, fwd, EdgeID(fromID, rel.Name, toID), now)}
@@ -494,6 +520,22 @@ func readPair(ctx context.Context, txn *dgo.Txn, q string, scope *knowmind.NoteS
 		return nil, nil, &knowmind.Error{Code: knowmind.ENOTFOUND, Param: "to_id", Message: fmt.Sprintf("memory %q (to_id) not found", toID)}
 	}
 	return &out.From[0], &out.To[0], nil
+}
+
+// refuseSuperseded is link's rule for versions: relations follow the current version
+// (versions.go), so a link to or from one a newer version superseded is refused (409, naming the
+// current version) rather than left hanging off history that no current view reaches.
+func refuseSuperseded(ctx context.Context, q querier, end *linkEnd, param, id string) error {
+	if end.Successors == 0 {
+		return nil
+	}
+	current, err := currentVersion(ctx, q, id)
+	if err != nil {
+		return err
+	}
+	e := knowmind.Errorf(knowmind.ECONFLICT, "%s %q is superseded; link the current version %q", param, id, current)
+	e.Data = map[string]any{"param": param, "current_version_id": current}
+	return e
 }
 
 // writeEdges sets the edges and re-sets Memory.id of both nodes to its

@@ -351,10 +351,10 @@ func TestUnlinkRejects(t *testing.T) {
 	ten := dgraphtest.NewTenant(t)
 	addMemory(t, ten, "a", knowmind.MemorySemantic)
 	addMemory(t, ten, "b", knowmind.MemorySemantic)
-	writeHistoryEdge(t, ten, "b", "a")
 	if _, err := ten.Link(ctx, "a", "b", "REFERENCES"); err != nil {
 		t.Fatal(err)
 	}
+	writeHistoryEdge(t, ten, "b", "a") // after the link: a superseded version takes no new link
 
 	_, err := ten.Unlink(ctx, "a", "b", "CAUSED_BY")
 	wantCode(t, err, knowmind.ENOTFOUND)

@@ -13,10 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bm25"
 	"github.com/knowmind/knowmind/rank"
 	"github.com/knowmind/knowmind/semvec"
 	"github.com/knowmind/knowmind/snapshot"
+	"github.com/knowmind/knowmind/textdoc"
 	"github.com/knowmind/knowmind/wordvec"
 )
 
@@ -208,6 +210,7 @@ func (t *Tenant) writeSnapshot() error {
 	encodeMemories(&memories, x.memories, x.shas)
 	x.vec.encode(&vectors)
 	text, titles, words := x.ix.Dump(t.Name), x.titles.Dump(t.Name), x.words.State()
+	seqs := encodeSequences(x.seq.Members())
 	x.mu.Unlock()
 
 	sections := []snapshot.Section{
@@ -216,6 +219,7 @@ func (t *Tenant) writeSnapshot() error {
 		{Name: "titles", Data: encodeDump(titles)},
 		{Name: "vectors", Data: vectors.Bytes()},
 		{Name: "words", Data: encodeWords(words)},
+		{Name: "sequences", Data: seqs},
 	}
 	s := &t.text.sem
 	s.mu.Lock()
@@ -257,6 +261,7 @@ type restored struct {
 	memories     map[string][]string
 	shas         map[string]string
 	vecs         *vectorSet
+	seqs         *textdoc.Sequences
 	sem          *semvec.Model
 	semCurrent   bool
 	refs         map[string]uint64 // document id → chunk uid, for the sample check
@@ -298,7 +303,7 @@ func decodeSections(tag snapshot.Tag, sections map[string][]byte) (*restored, er
 	}
 	r := &restored{tag: tag}
 	var wg sync.WaitGroup
-	errs := make([]error, 6)
+	errs := make([]error, 7)
 	wg.Go(func() {
 		if r.memories, r.shas, errs[0] = decodeMemories(sections["memories"]); errs[0] == nil && len(r.memories) != tag.Memories {
 			errs[0] = fmt.Errorf("%w: %d memories, tagged %d", snapshot.ErrCorrupt, len(r.memories), tag.Memories)
@@ -337,6 +342,8 @@ func decodeSections(tag snapshot.Tag, sections map[string][]byte) (*restored, er
 			r.sem, r.semCurrent, errs[5] = decodeSemantic(raw)
 		}
 	})
+	// Absent from a snapshot written before sequences existed, when no memory had a place.
+	wg.Go(func() { r.seqs, errs[6] = decodeSequences(sections["sequences"]) })
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -448,6 +455,7 @@ func (x *textIndex) openSnapshot(ctx context.Context, t *Tenant) bool {
 	x.words.Replace(r.words)
 	x.memories, x.shas = r.memories, r.shas
 	x.vec.replace(r.vecs)
+	x.seq.Replace(r.seqs)
 	x.state = textLoaded
 	x.gen++
 	x.syncedFrom, x.syncTried, x.countOffset = r.tag.Watermark, started, 0
@@ -530,6 +538,42 @@ func decodeMemories(b []byte) (map[string][]string, map[string]string, error) {
 		}
 	}
 	return memories, shas, d.Done()
+}
+
+// encodeSequences writes the memories held in sequences: id, sequence, position, chunk uids.
+func encodeSequences(members []textdoc.Member) []byte {
+	var e snapshot.Enc
+	e.Uvarint(uint64(len(members)))
+	for _, m := range members {
+		e.String(m.ID)
+		e.String(m.Place.Sequence)
+		e.Uvarint(uint64(m.Place.Position))
+		e.Uvarint(uint64(len(m.Refs)))
+		for _, r := range m.Refs {
+			e.Uvarint(r)
+		}
+	}
+	return e.Bytes()
+}
+
+func decodeSequences(b []byte) (*textdoc.Sequences, error) {
+	seqs := &textdoc.Sequences{}
+	if b == nil {
+		return seqs, nil
+	}
+	d := snapshot.NewDec(b)
+	for range d.Count(4) {
+		id, seq, pos := d.String(), d.String(), d.Int(knowmind.MaxSequencePosition)
+		refs := make([]uint64, d.Count(1))
+		for i := range refs {
+			refs[i] = d.Uvarint()
+		}
+		if d.Err() != nil {
+			break
+		}
+		seqs.Set(id, textdoc.Place{Sequence: seq, Position: pos}, refs)
+	}
+	return seqs, d.Done()
 }
 
 // encodeDump writes a bm25.Dump: the vocabularies, then the documents with term ids.

@@ -70,7 +70,10 @@ type textIndex struct {
 	pending  []textOp            // hook calls that arrived during a load
 	memories map[string][]string // Memory.id → its chunks' document ids, every indexed memory
 	tokens   textdoc.TokenCache  // analysed chunk texts, for scoring candidates
-	vec      vectorSet           // chunk vectors for exact vector search (vecindex.go), when on
+	// seq holds the memories' places in sequences (graph/sequence.go), kept by the same scan,
+	// hooks and syncs as ix, from the places their chunks carry (textdoc.Doc.Place).
+	seq textdoc.Sequences
+	vec vectorSet // chunk vectors for exact vector search (vecindex.go), when on
 	// words are the tenant's co-occurrence word vectors (package wordvec), counted from the
 	// same chunks' terms by the same scan and hooks, for recall's semantic signal.
 	words wordvec.Model
@@ -136,13 +139,13 @@ type textChunk struct {
 // lang is the memory's language as stored: "de" for German (Chunk.text@de), anything else for
 // untagged English text; sha its Memory.content_sha. Call it after the commit, never for a
 // failed ingest. title is the memory's title (the title field, textIndex.titles).
-func (t *Tenant) indexText(memoryID, lang, sha, title string, chunks []textChunk) {
+func (t *Tenant) indexText(memoryID, lang, sha, title string, place textdoc.Place, chunks []textChunk) {
 	lang = textdoc.StoredLang(lang)
 	// Analysed before the index's lock is taken: recalls' reads and a load's swap wait for it.
 	docs := make([]analysedDoc, len(chunks))
 	titleTokens := t.analyzeText(lang, title)
 	for i, c := range chunks {
-		docs[i] = analysedDoc{ID: textdoc.DocID(memoryID, c.Position), Lang: lang, UID: c.UID, Title: titleTokens}
+		docs[i] = analysedDoc{ID: textdoc.DocID(memoryID, c.Position), Lang: lang, UID: c.UID, Title: titleTokens, Place: place}
 		docs[i].Tokens, docs[i].Length = t.analyzeDoc(lang, c.Text)
 		if c.UID != 0 && c.Vec != nil && t.exactVectors() {
 			docs[i].Vec = c.Vec
@@ -244,6 +247,26 @@ func (x *textIndex) addMemoryLocked(tenant, memoryID string, docs []analysedDoc)
 	}
 	x.memories[memoryID] = ids
 	x.vec.add(memoryID, vecs)
+	x.seq.Set(memoryID, placeOf(docs), chunkRefs(docs))
+}
+
+// placeOf is the place in a sequence a memory's chunks carry (zero: none).
+func placeOf(docs []analysedDoc) textdoc.Place {
+	if len(docs) == 0 {
+		return textdoc.Place{}
+	}
+	return docs[0].Place
+}
+
+// chunkRefs are the uids of a memory's chunks.
+func chunkRefs(docs []analysedDoc) []uint64 {
+	refs := make([]uint64, 0, len(docs))
+	for _, d := range docs {
+		if d.UID != 0 {
+			refs = append(refs, d.UID)
+		}
+	}
+	return refs
 }
 
 // removeMemoryLocked forgets a memory's chunks and vectors.
@@ -254,6 +277,7 @@ func (x *textIndex) removeMemoryLocked(tenant, memoryID string) {
 	delete(x.memories, memoryID)
 	delete(x.shas, memoryID)
 	x.vec.remove(memoryID)
+	x.seq.Remove(memoryID)
 }
 
 // forgetDocLocked removes one chunk document from the statistics and the word vectors (the
@@ -340,7 +364,7 @@ func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 		return nil
 	}
 	started := time.Now()
-	built, titles, words, memories, shas, vecs, read, err := loadTexts(ctx, t)
+	built, titles, words, memories, shas, vecs, seqs, read, err := loadTexts(ctx, t)
 
 	x.mu.Lock()
 	chunks := 0
@@ -355,6 +379,7 @@ func (x *textIndex) load(ctx context.Context, t *Tenant) error {
 		x.memories = memories
 		x.shas = shas
 		x.vec.replace(vecs)
+		x.seq.Replace(seqs)
 		x.state = textLoaded
 		// Writes committed before the scan began are in it; the next sync looks from there.
 		x.gen++
@@ -434,6 +459,8 @@ const scanTextQuery = `{
     Memory.id
     Memory.content_sha
     Memory.title
+    Memory.sequence
+    Memory.position
     Memory.chunks { uid  p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[3]s }
   }
 }`
@@ -541,7 +568,7 @@ type loadBatch struct {
 // as it would in a sequential load. It returns the statistics, the word vectors, the memories'
 // document ids and content shas (so that a sync re-reads only what was edited since), the
 // vectors and the time spent in scan queries.
-func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *bm25.Builder, *wordvec.Model, map[string][]string, map[string]string, *vectorSet, time.Duration, error) {
+func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *bm25.Builder, *wordvec.Model, map[string][]string, map[string]string, *vectorSet, *textdoc.Sequences, time.Duration, error) {
 	workers := runtime.GOMAXPROCS(0)
 	read := make(chan loadBatch, 2*workers) // read ahead by a page or so while the workers are busy
 	analysed := make(chan loadBatch, workers)
@@ -593,6 +620,7 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *bm25.Builder, *w
 	var built, titles bm25.Builder
 	var words wordvec.Model
 	var vecs vectorSet
+	var seqs textdoc.Sequences
 	memories := map[string][]string{}
 	shas := map[string]string{}
 	ahead := map[int]loadBatch{}
@@ -632,14 +660,15 @@ func loadTexts(ctx context.Context, t *Tenant) (*bm25.Builder, *bm25.Builder, *w
 					delete(shas, m.ID)
 				}
 				vecs.addLocked(m.ID, mv) // not shared yet: no lock needed
+				seqs.Set(m.ID, placeOf(b.docs[i]), chunkRefs(b.docs[i]))
 			}
 		}
 	}
 	// The reader has finished: read is closed before the workers, and they before analysed.
 	if readErr != nil {
-		return nil, nil, nil, nil, nil, nil, reading, readErr
+		return nil, nil, nil, nil, nil, nil, nil, reading, readErr
 	}
-	return &built, &titles, &words, memories, shas, &vecs, reading, nil
+	return &built, &titles, &words, memories, shas, &vecs, &seqs, reading, nil
 }
 
 // scannedMemory is a memory with its chunk texts as scanTextQuery and syncFetchQuery read it

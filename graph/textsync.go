@@ -194,6 +194,8 @@ const syncFetchQuery = `{
   m(func: uid(%[1]s)) {
     Memory.id
     Memory.title
+    Memory.sequence
+    Memory.position
     Memory.chunks { uid  p: Chunk.position  de: Chunk.text@de  en: Chunk.text%[2]s }
   }
 }`

@@ -124,6 +124,8 @@ type freshness struct {
 	// covered is the start of the last check that read the watermark and ended: a read begun
 	// within watermarkInterval of it needs no other.
 	covered time.Time
+	// checks counts the watermark reads, waits the ranked reads that waited for one.
+	checks, waits int
 	// mark is the watermark the last successful sync read, valid for load generation markGen
 	// and the window starting at markSince.
 	mark      watermark
@@ -162,6 +164,7 @@ func (x *textIndex) fresh(ctx context.Context, t *Tenant) {
 				x.mu.Unlock()
 				return // a check running ahead of need: the one before covers this read
 			}
+			x.watch.waits++
 			x.mu.Unlock()
 			if !waitUntil(ctx, running, deadline) {
 				return
@@ -180,6 +183,7 @@ func (x *textIndex) fresh(ctx context.Context, t *Tenant) {
 			go x.check(context.WithoutCancel(ctx), t, checking, false, time.Time{})
 		default:
 			checking := x.beginCheckLocked()
+			x.watch.waits++
 			x.mu.Unlock()
 			x.check(ctx, t, checking, due, deadline)
 		}
@@ -221,8 +225,11 @@ func (x *textIndex) check(ctx context.Context, t *Tenant, checking chan struct{}
 
 	var done chan struct{}
 	x.mu.Lock()
-	if read && started.After(x.watch.covered) {
-		x.watch.covered = started
+	if read {
+		x.watch.checks++
+		if started.After(x.watch.covered) {
+			x.watch.covered = started
+		}
 	}
 	if (news || due) && x.state == textLoaded && x.syncing == nil {
 		run := x.beginSyncLocked(false)

@@ -144,6 +144,33 @@ func TestReplicasAgreeWithinTwoSeconds(t *testing.T) {
 	f.matchesRescan(f.b)
 }
 
+// Under a steady stream of reads the checks run ahead of need: a read finds the last check
+// still covering it and the next one started in the background, so none waits for a check
+// although the watermark is read every interval (with the checks made by the reads that find
+// the last one too old, each check is a read that waits).
+func TestReadsDoNotWaitForWatermarkChecks(t *testing.T) {
+	defer graph.SetTextSyncInterval(time.Hour)()
+	f := newReplicaFixture(t)
+	f.store(f.a, "Start", "Die Lieferung kommt am Montag.")
+	f.recalls(f.b, "Lieferung", "")
+	// The first check after the load finds the window unknown and syncs: let it pass.
+	time.Sleep(1200 * time.Millisecond)
+	f.recalls(f.b, "Lieferung", "")
+	checks0, waits0 := f.b.WatermarkChecks()
+	for end := time.Now().Add(4 * time.Second); time.Now().Before(end); {
+		f.recalls(f.b, "Lieferung", "")
+		time.Sleep(20 * time.Millisecond)
+	}
+	checks, waits := f.b.WatermarkChecks()
+	t.Logf("over 4 s of reads every 20 ms: %d checks, %d reads waited", checks-checks0, waits-waits0)
+	if checks-checks0 < 3 {
+		t.Errorf("%d watermark checks in 4 s at an interval of 1 s, want at least 3", checks-checks0)
+	}
+	if waits-waits0 > 1 {
+		t.Errorf("%d reads waited for a watermark check, want at most 1", waits-waits0)
+	}
+}
+
 // Without the watermark (a check interval of an hour, like the periodic sync) the other
 // replica does not learn of a write: what TestReplicasAgreeWithinTwoSeconds measures is the
 // watermark's doing, not Dgraph's own search.

@@ -105,6 +105,7 @@ var paramLimits = map[string][]int{
 	"StartSessionParams.Project":             {knowmind.MaxProjectHandle},
 	"StoreMemoriesParams.Memories":           {knowmind.MaxStoreMemoriesItems},
 	"StoreMemoryParams.Entities":             {knowmind.MaxEntitiesPerFact},
+	"StoreMemoryParams.Sequence":             {knowmind.MaxSequenceChars},
 	"StoreMemoryParams.Source":               {knowmind.MaxSourceChars},
 	"StoreMemoryParams.Tags":                 {knowmind.MaxTags, knowmind.MaxTagChars},
 	"StoreMemoryParams.Title":                {knowmind.MaxTitleChars},

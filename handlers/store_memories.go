@@ -28,14 +28,17 @@ type StoreMemoriesParams struct {
 	Memories []StoreMemoriesItem `json:"memories" jsonschema:"each as knowmind_store_memory takes it" validate:"required,min=1,max=100"`
 }
 
-// StoreMemoriesItem is one memory of knowmind_store_memories.
+// StoreMemoriesItem is one memory of knowmind_store_memories, its fields as
+// knowmind_store_memory's (the list's description says so: the schema repeats no descriptions).
 type StoreMemoriesItem struct {
-	Title      string   `json:"title,omitempty" jsonschema:"short title"`
-	Content    string   `json:"content,omitempty" jsonschema:"the full text"`
-	MemoryType string   `json:"memory_type,omitempty" jsonschema:"default semantic"`
-	Tags       []string `json:"tags,omitempty" jsonschema:"keywords"`
-	Source     string   `json:"source,omitempty" jsonschema:"where it comes from"`
-	OccurredAt string   `json:"occurred_at,omitempty" jsonschema:"ISO 8601, default now"`
+	Title      string   `json:"title,omitempty"`
+	Content    string   `json:"content,omitempty"`
+	MemoryType string   `json:"memory_type,omitempty"`
+	Tags       []string `json:"tags,omitempty"`
+	Source     string   `json:"source,omitempty"`
+	OccurredAt string   `json:"occurred_at,omitempty"`
+	Sequence   string   `json:"sequence,omitempty"`
+	Position   *int     `json:"position,omitempty"`
 }
 
 // StoreMemoriesResult has one entry per memory, in input order, and the counts.
@@ -83,7 +86,8 @@ func (s *service) storeMemories(ctx context.Context, p StoreMemoriesParams) (Sto
 	var ins []knowmind.StoreMemoryInput
 	var at []int // the index in p.Memories of each of ins
 	for i, m := range p.Memories {
-		in := knowmind.StoreMemoryInput{Title: m.Title, Content: m.Content, MemoryType: m.MemoryType, Tags: m.Tags, Source: m.Source}
+		in := knowmind.StoreMemoryInput{Title: m.Title, Content: m.Content, MemoryType: m.MemoryType, Tags: m.Tags, Source: m.Source,
+			Sequence: m.Sequence, Position: m.Position}
 		if m.OccurredAt != "" {
 			when, err := time.Parse(time.RFC3339, m.OccurredAt)
 			if err != nil {

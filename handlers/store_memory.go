@@ -24,14 +24,22 @@ var storeMemoryTool = declare(tool{
 // required in the schema, but the spec answers its absence with -32603
 // content_required (and a too long one with too_large), not -32602, so its
 // precheck answers those before the SDK's schema check (see publish).
+//
+// sequence and position place the memory in a sequence — a conversation's turns, a document's
+// parts, one session's notes — so that recall also scores it by the memory before it (a reply
+// by the question it answers): sequence is the caller's key (at most MaxSequenceChars),
+// position its place 0..MaxSequencePosition, by default the next after the sequence's last.
+// A position without a sequence is -32602.
 type StoreMemoryParams struct {
-	Title      string        `json:"title,omitempty" jsonschema:"short title; need not be unique" validate:"max=500"`
+	Title      string        `json:"title,omitempty" jsonschema:"short title" validate:"max=500"`
 	Content    string        `json:"content,omitempty" jsonschema:"the full text" schema:"required,maxLength=1000000"`
 	MemoryType string        `json:"memory_type,omitempty" jsonschema:"default semantic" validate:"omitempty,oneof=semantic episodic procedural reference"`
 	Tags       []string      `json:"tags,omitempty" jsonschema:"keywords for filtering" validate:"max=50,dive,notblank,max=100"`
 	Source     string        `json:"source,omitempty" jsonschema:"where it comes from, free text" validate:"max=2000"`
-	OccurredAt string        `json:"occurred_at,omitempty" jsonschema:"ISO 8601 time it is about (default now); 'gestern' etc. resolve against it" validate:"max=64"`
-	Entities   []EntityParam `json:"entities,omitempty" jsonschema:"what it is about: entity type, id (slug) or name; contradictions are reported" validate:"max=20,dive"`
+	OccurredAt string        `json:"occurred_at,omitempty" jsonschema:"ISO 8601 time it is about (default now)" validate:"max=64"`
+	Sequence   string        `json:"sequence,omitempty" jsonschema:"conversation/document it is part of" validate:"max=200"`
+	Position   *int          `json:"position,omitempty" jsonschema:"place in it (default next)"`
+	Entities   []EntityParam `json:"entities,omitempty" jsonschema:"what it is about; contradictions are reported" validate:"max=20,dive"`
 }
 
 // EntityParam names an entity: its type and its id or name.
@@ -57,7 +65,8 @@ func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMe
 	if err != nil {
 		return StoreMemoryResult{}, err
 	}
-	in := knowmind.StoreMemoryInput{Title: p.Title, Content: p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source}
+	in := knowmind.StoreMemoryInput{Title: p.Title, Content: p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source,
+		Sequence: p.Sequence, Position: p.Position}
 	if p.OccurredAt != "" {
 		at, err := time.Parse(time.RFC3339, p.OccurredAt)
 		if err != nil {

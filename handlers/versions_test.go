@@ -246,6 +246,46 @@ func TestExploreNoteAsOfReadsItsRevision(t *testing.T) {
 		"as_of": "2020-01-01T00:00:00Z"}), codeNotFound, "")
 }
 
+// A superseded version takes no new link, either way: relations follow the current version, and
+// a link left on history would reach no current view. The 409 names the current version, which
+// takes the link.
+func TestLinkRefusesASupersededVersion(t *testing.T) {
+	srv := newTestServer(t, nil)
+	url := srv.URL + "/api/mcp/v1"
+	write := newToken(t, dgraphtest.TenantName(t), knowmind.ScopeWrite)
+	store := func(title, content string) string {
+		t.Helper()
+		var res StoreMemoryResult
+		structured(t, callTool(t, url, write, "knowmind_store_memory", storeArgs(title, content)), &res)
+		return res.ID
+	}
+	office := store("Büro", "Das Büro ist in Bielefeld.")
+	lease := store("Mietvertrag", "Der Mietvertrag läuft bis 2028.")
+	structured(t, callTool(t, url, write, "knowmind_link", linkArgs(lease, office, "REFERENCES")), &LinkResult{})
+	var upd UpdateFactResult
+	structured(t, callTool(t, url, write, "knowmind_update_fact", map[string]any{"target_id": office,
+		"new_title": "Büro", "new_content": "Das Büro ist in Hamburg."}), &upd)
+	// Unlinking the moved relation on the old version says where it went.
+	r := callTool(t, url, write, "knowmind_unlink", linkArgs(lease, office, "REFERENCES"))
+	wantRPCError(t, r, codeNotFound, "")
+	if !strings.Contains(r.Error.Message, "superseded") || !strings.Contains(r.Error.Message, upd.NewMemoryID) {
+		t.Errorf("unlink of the relation moved by the update: %s, want the current version named", r.Error.Message)
+	}
+	for _, c := range []struct{ from, to, param string }{{office, lease, "from_id"}, {lease, office, "to_id"}} {
+		r := callTool(t, url, write, "knowmind_link", linkArgs(c.from, c.to, "DEPENDS_ON"))
+		wantRPCError(t, r, codeConflict, c.param)
+		if !strings.Contains(r.Error.Message, upd.NewMemoryID) {
+			t.Errorf("link %s → %s: %s, want the current version named", c.from, c.to, r.Error.Message)
+		}
+	}
+	var rels ListRelationsResult
+	structured(t, callTool(t, url, write, "knowmind_list_relations", map[string]any{"memory_id": office}), &rels)
+	if len(rels.Outgoing) != 0 || len(rels.Incoming) != 1 || rels.Incoming[0].RelType != "SUPERSEDES" {
+		t.Errorf("the superseded version's relations: %+v, want its SUPERSEDES alone", rels)
+	}
+	structured(t, callTool(t, url, write, "knowmind_link", linkArgs(upd.NewMemoryID, lease, "DEPENDS_ON")), &LinkResult{})
+}
+
 // A note the caller may not see answers explore as of any time word for word as an id that never
 // existed: "did not exist at" would tell a token of another project, or one without the notes
 // toolset, that the id is a note of this tenant.

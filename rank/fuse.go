@@ -37,6 +37,15 @@ type Signals struct {
 	// nil = off.
 	Concept       []Chunk
 	ConceptWeight float64
+	// Context holds candidates scored by the memory before theirs in its sequence (the text
+	// signal's score of that memory: the question a reply answers), with its weight; nil =
+	// off. A signal of the mean like Semantic: a memory found only by what precedes it is a
+	// hit too.
+	Context       []Chunk
+	ContextWeight float64
+	// ContextAdded adds the context signal to the mean of the others (Scored.Added) instead
+	// of making it a member.
+	ContextAdded bool
 	// Time maps memories to how well their time matches the time the query names (0..1; nil
 	// when it names none), with its weight. It only counts for memories a text or vector
 	// signal found: a date alone makes no hit.
@@ -117,6 +126,13 @@ func Fuse(s Signals) []Hit {
 		l.Top = 1
 		lists = append(lists, l)
 	}
+	var contextBest map[string]string
+	if len(s.Context) > 0 && s.ContextWeight > 0 {
+		var l Scored
+		l, contextBest = scoredList(bestFirst(s.Context, true), s.ContextWeight)
+		l.Top, l.Added = 1, s.ContextAdded
+		lists = append(lists, l)
+	}
 	if len(vecMems) > 0 {
 		if s.VectorUnrelated >= 0 {
 			vecList.Floor, vecList.Top = s.VectorUnrelated, 1
@@ -172,6 +188,8 @@ func Fuse(s Signals) []Hit {
 			hits[i].Chunk = textBest[h.ID]
 		case vok:
 			hits[i].Chunk = vecBest[h.ID]
+		default:
+			hits[i].Chunk = contextBest[h.ID] // found by the memory before it alone
 		}
 	}
 	return hits

@@ -134,6 +134,9 @@ type Scored struct {
 	Scores []float64
 	Floor  float64
 	Top    float64
+	// Added: the signal adds its weighted score to the mean of the others instead of joining
+	// it, so the memories it does not hold keep their score (the sum is capped at 1).
+	Added bool
 }
 
 // Relative fuses signals by their scores rather than their ranks ("relative score fusion"):
@@ -149,7 +152,9 @@ func Relative(lists ...Scored) []Hit {
 		if l.Weight <= 0 || len(l.IDs) == 0 {
 			continue
 		}
-		total += l.Weight
+		if !l.Added {
+			total += l.Weight
+		}
 		top := l.Top
 		if top == 0 {
 			top = l.Scores[0]
@@ -168,6 +173,9 @@ func Relative(lists ...Scored) []Hit {
 				firstSeen[id] = [2]int{li, r}
 			}
 		}
+	}
+	if total == 0 {
+		total = 1 // only added signals: each adds its weighted score
 	}
 	out := make([]Hit, 0, len(score))
 	for id, s := range score {

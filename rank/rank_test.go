@@ -116,3 +116,26 @@ func TestExpandHopsBoundPathsNotRounds(t *testing.T) {
 		}
 	}
 }
+
+// An added signal raises the memories it holds without lowering the others: the mean of the
+// other signals stays what it was, whatever their weights.
+func TestRelativeAddedSignal(t *testing.T) {
+	vec := Scored{Weight: 0.25, IDs: []string{"a", "b"}, Scores: []float64{0.8, 0.4}, Top: 1}
+	ctx := Scored{Weight: 0.5, IDs: []string{"b"}, Scores: []float64{0.5}, Top: 1, Added: true}
+	alone := Relative(vec)
+	both := Relative(vec, ctx)
+	score := func(hits []Hit) map[string]float64 {
+		out := map[string]float64{}
+		for _, h := range hits {
+			out[h.ID] = h.Score
+		}
+		return out
+	}
+	a, b := score(alone), score(both)
+	if a["a"] != 0.8 || b["a"] != 0.8 {
+		t.Fatalf("the memory the added signal does not hold: %v alone, %v with it; want 0.8", a["a"], b["a"])
+	}
+	if want := 0.4 + 0.5*0.5/0.25; b["b"] != min(want, 1) {
+		t.Fatalf("the memory it holds: %v, want %v", b["b"], min(want, 1))
+	}
+}

@@ -1,6 +1,9 @@
 package search
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/knowmind/knowmind/bm25"
 	"github.com/knowmind/knowmind/prf"
 	"github.com/knowmind/knowmind/rank"
@@ -64,6 +67,22 @@ type Input struct {
 	// sides): the models compare only the query words they know, so without it a question
 	// about things the tenant never mentions scores as high as its one known word.
 	Coverage bool
+	// VectorCoverage scales the vector signal's contribution by the same coverage: for a
+	// lexical embedder (the built-in hash embedder), whose cosine for a word the tenant never
+	// wrote is the noise of hash collisions and shared character n-grams, not evidence — a
+	// one-word question about a thing the store never mentions would otherwise hit the short
+	// text whose words collide with it. A model embedder's cosine is semantic and stays as it
+	// is. It needs the text sides' terms and statistics (Text).
+	VectorCoverage bool
+	// Before gives, for chunk uids, the chunk uids of the memory before each one's in its
+	// sequence (textdoc.Sequences.Before); nil: no context signal. RefScores scores chunks by
+	// uid against a language side's terms with BM25 (the text index's bm25.Index.ScoreRefs);
+	// the signal also needs RefTerms (a candidate's own terms).
+	// ContextWeight is the context signal's weight (rank.Signals.Context).
+	Before        func(refs []uint64) map[uint64][]uint64
+	RefScores     func(lang string, terms []string, refs []uint64) map[uint64]float64
+	ContextWeight float64
+	ContextAdded  bool
 }
 
 // Fuse scores the text candidates with BM25 (per language corpus, the tenant's statistics) as a
@@ -126,6 +145,12 @@ func Fuse(cands *Candidates, in Input) []rank.Hit {
 			sig.Feedback = append(sig.Feedback, feedback(side, docs, scored, memoryOf, ideal, in.Stats)...)
 		}
 	}
+	if in.Before != nil && in.RefScores != nil && in.RefTerms != nil && in.ContextWeight > 0 {
+		sig.Context = contextSignal(cands, in)
+		if len(sig.Context) > 0 {
+			sig.ContextWeight, sig.ContextAdded = in.ContextWeight, in.ContextAdded
+		}
+	}
 	if len(in.SemPool) > 0 {
 		// The pool's chunks that no text signal found: semantic evidence alone.
 		text := make(map[string]bool, len(sig.Text))
@@ -145,15 +170,20 @@ func Fuse(cands *Candidates, in Input) []rank.Hit {
 			}
 		}
 	}
-	if in.Coverage {
+	if in.Coverage || in.VectorCoverage {
 		cov := 0.0
 		for _, side := range in.Text {
 			if len(side.Terms) > 0 {
 				cov = max(cov, bm25.Coverage(side.Terms, side.Stats))
 			}
 		}
-		scale(sig.Semantic, cov)
-		scale(sig.Concept, cov)
+		if in.Coverage {
+			scale(sig.Semantic, cov)
+			scale(sig.Concept, cov)
+		}
+		if in.VectorCoverage {
+			sig.Vector = scaleAbove(sig.Vector, max(sig.VectorUnrelated, 0), cov)
+		}
 	}
 	if len(sig.Feedback) > 0 {
 		sig.FeedbackWeight = in.FeedbackWeight
@@ -209,6 +239,20 @@ func scale(chunks []rank.Chunk, f float64) {
 	for i := range chunks {
 		chunks[i].Score *= f
 	}
+}
+
+// scaleAbove scales the part of each cosine above floor (what the fusion counts: a cosine at the
+// floor counts 0) by f, and drops the chunks left with nothing above it.
+func scaleAbove(chunks []rank.Chunk, floor, f float64) []rank.Chunk {
+	out := chunks[:0]
+	for _, c := range chunks {
+		if c.Score <= floor || f <= 0 {
+			continue
+		}
+		c.Score = floor + (c.Score-floor)*f
+		out = append(out, c)
+	}
+	return out
 }
 
 // inOrder returns the scores of refs in their order (0 for a ref without one).
@@ -311,4 +355,95 @@ func titleMatch(cands *Candidates, side TextSide, titles func(string, []string, 
 		m := memoryOf[u]
 		match[m] = max(match[m], min(s/ideal, 1))
 	}
+}
+
+// contextSignal scores each text and vector candidate by the memory before it in its sequence:
+// the BM25 score, as a share of the query's ideal score, of that memory's best chunk on the
+// query terms the candidate itself lacks, on each side the service's text index served. A reply
+// ("been doing it for 3 years") is then found by the question it answers ("How long have you
+// been doing pottery?"), while the sections of one document that all name its subject ("Bäckerei
+// Hofmann") do not count that word twice.
+func contextSignal(cands *Candidates, in Input) []rank.Chunk {
+	type cand struct {
+		chunk, memory string
+	}
+	of := map[uint64]cand{}
+	var refs []uint64
+	for _, list := range [][]Candidate{cands.Text, cands.Vector} {
+		for _, c := range list {
+			if _, ok := of[c.Ref]; !ok && c.Ref != 0 && c.Memory != "" {
+				of[c.Ref] = cand{c.Chunk, c.Memory}
+				refs = append(refs, c.Ref)
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	before := in.Before(refs)
+	if len(before) == 0 {
+		return nil
+	}
+	followers := make([]uint64, 0, len(before))
+	for _, r := range refs {
+		if len(before[r]) > 0 {
+			followers = append(followers, r)
+		}
+	}
+	own := in.RefTerms(followers)
+	best := map[uint64]float64{}
+	for _, side := range in.Text {
+		ideal := bm25.Ideal(side.Terms, side.Stats)
+		if !side.Served || ideal <= 0 {
+			continue
+		}
+		// The followers grouped by the query terms they lack: one scoring per group.
+		type group struct {
+			missing []string
+			members []uint64
+		}
+		groups := map[string]*group{}
+		var keys []string
+		for i, r := range followers {
+			var missing []string
+			for _, term := range side.Terms {
+				if i >= len(own) || !slices.Contains(own[i], term) {
+					missing = append(missing, term)
+				}
+			}
+			if len(missing) == 0 {
+				continue
+			}
+			key := strings.Join(missing, "\x00")
+			g := groups[key]
+			if g == nil {
+				g = &group{missing: missing}
+				groups[key] = g
+				keys = append(keys, key)
+			}
+			g.members = append(g.members, r)
+		}
+		for _, key := range keys {
+			g := groups[key]
+			var prev []uint64
+			for _, r := range g.members {
+				prev = append(prev, before[r]...)
+			}
+			scores := in.RefScores(side.Lang, g.missing, prev)
+			for _, r := range g.members {
+				for _, p := range before[r] {
+					if s := scores[p] / ideal; s > best[r] {
+						best[r] = min(s, 1)
+					}
+				}
+			}
+		}
+	}
+	var out []rank.Chunk
+	for _, r := range refs {
+		if s := best[r]; s > 0 {
+			out = append(out, rank.Chunk{ID: of[r].chunk, Memory: of[r].memory, Score: s})
+		}
+	}
+	return out
 }

@@ -36,12 +36,25 @@ type Weights struct {
 	// AsksWhen: a question that asks for a time without naming one ("When did …?") raises
 	// the memories whose text names a day by this factor (TimeSignals, rank.Signals.Dated).
 	AsksWhen float64
+	// Context: the memory before a candidate in its sequence (a conversation's turns, a
+	// document's parts) scored against the question, a signal of this weight for the
+	// candidate (rank.Signals.Context): the question a reply answers carries the reply's
+	// topic. Followers is how many of the best text candidates per language bring the memory
+	// after them in their sequence in as a candidate (the reply to a matching question).
+	Context   float64
+	Followers int
+	// ContextAdded adds the context signal to the weighted mean of the others instead of
+	// making it a member (rank.Signals.ContextAdded).
+	ContextAdded bool
 	// Feedback: pseudo-relevance feedback (package prf); it needs the candidates' text, which
 	// only Dgraph's full-text step reads, so a weight above 0 implies Plan.DgraphText.
 	Feedback float64
 	// Coverage: the semantic and concept signals count as shares of the whole query, scaled
 	// by how much of its information the tenant's vocabulary holds (Input.Coverage).
 	Coverage bool
+	// VectorCoverage scales a lexical embedder's vector signal by the same coverage
+	// (Input.VectorCoverage); model embedders are never scaled.
+	VectorCoverage bool
 	// PoolAsText scores the semantic pool's chunks that no text signal found in the text signal
 	// too, as PoolAsText × their cosine.
 	PoolAsText float64
@@ -99,7 +112,11 @@ func Default() Options {
 			TextDates:       true,
 			AsksWhen:        asksWhenWeight,
 			Coverage:        true,
+			VectorCoverage:  true,
 			SemanticPool:    semanticPool,
+			Context:         contextWeight,
+			ContextAdded:    true,
+			Followers:       contextFollowers,
 		},
 	}
 }
@@ -117,6 +134,9 @@ const (
 	timeWeight     = 0.5
 	asksWhenWeight = 0.5
 	semanticPool   = 30
+	contextWeight  = 0.5
+	// contextFollowers: as many as seed the graph, the candidates that can end near the top.
+	contextFollowers = GraphSeeds
 	// FeedbackWeight is the feedback signal's weight when the benchmark turns it on.
 	FeedbackWeight = 0.15
 )

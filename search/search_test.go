@@ -2,6 +2,7 @@ package search_test
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 
@@ -110,5 +111,87 @@ func TestQueryTermsLeaveOutQuestionWords(t *testing.T) {
 	}
 	if !slices.Contains(got, "bein") {
 		t.Fatalf("query terms %v lost the content word", got)
+	}
+}
+
+// A conversation: the question turn (chunk 1) holds the words, the reply (chunk 2) only the
+// answer. With the context signal the reply is scored by the turn before it and ranks above
+// an unrelated turn that shares a weak word; without it, the reply is no hit at all. A turn
+// that holds the question's words itself (chunk 4, after chunk 3) gains nothing from the turn
+// before it holding them too: context counts only the words a memory lacks.
+func TestFuseContextScoresAReplyByItsQuestion(t *testing.T) {
+	ix := index("how long have you been doing pottery", "three years now, since college", "the weather was long and grey",
+		"pottery takes long, as long as you want", "pottery: how long does a glaze take")
+	side := search.NewTextSide(ix, "t", "", "how long pottery", bm25.Analysis{}, true)
+	cands := &search.Candidates{Text: []search.Candidate{
+		{Chunk: "0x1", Ref: 1, Memory: "0xq"},
+		{Chunk: "0x2", Ref: 2, Memory: "0xa"}, // a follower: no text score of its own
+		{Chunk: "0x3", Ref: 3, Memory: "0xw"},
+		{Chunk: "0x4", Ref: 4, Memory: "0xp"},
+		{Chunk: "0x5", Ref: 5, Memory: "0xg"},
+	}}
+	prev := map[uint64][]uint64{2: {1}, 5: {4}}
+	before := func(refs []uint64) map[uint64][]uint64 {
+		out := map[uint64][]uint64{}
+		for _, r := range refs {
+			if p, ok := prev[r]; ok {
+				out[r] = p
+			}
+		}
+		return out
+	}
+	in := search.Input{Text: [2]search.TextSide{{}, side}, Before: before, ContextWeight: 0.5,
+		RefScores: func(lang string, terms []string, refs []uint64) map[uint64]float64 {
+			return ix.ScoreRefs("t", lang, terms, refs, bm25.Params{})
+		},
+		RefTerms: func(refs []uint64) [][]string { return ix.RefTerms("t", refs) }}
+	scores := func(in search.Input) map[string]float64 {
+		out := map[string]float64{}
+		for _, h := range search.Fuse(cands, in) {
+			out[h.ID] = h.Score
+		}
+		return out
+	}
+	on := scores(in)
+	if on["0xa"] <= on["0xw"] || on["0xa"] >= on["0xq"] {
+		t.Fatalf("with context: %v, want the reply between its question and the weak match", on)
+	}
+	in.ContextWeight = 0
+	off := scores(in)
+	if _, ok := off["0xa"]; ok {
+		t.Fatalf("without the context signal the reply is a hit: %v", off)
+	}
+	// Relative to the question's own score, the section after a matching one keeps its place.
+	if math.Abs(on["0xg"]/on["0xq"]-off["0xg"]/off["0xq"]) > 1e-9 {
+		t.Fatalf("a follower holding every query word gained context: on %v, off %v", on, off)
+	}
+}
+
+// A lexical embedder's cosine counts only as far as the tenant knows the query's words
+// (Input.VectorCoverage): a word it never wrote finds nothing, however well its hash collides
+// with a short text; a word it knows keeps its vector score; a model embedder's is kept.
+func TestFuseScalesLexicalVectorsByCoverage(t *testing.T) {
+	ix := index("the kiln fired the clay bowls", "treffen war am montag", "glazed bowls from the kiln")
+	signals := rank.Signals{VectorWeight: 0.25, VectorUnrelated: 0.1}
+	fuse := func(query string, lexical bool) []rank.Hit {
+		side := search.NewTextSide(ix, "t", "", query, bm25.Analysis{}, true)
+		cands := &search.Candidates{Vector: []search.Candidate{{Chunk: "0x2", Ref: 2, Memory: "0xb", Score: 0.9}}}
+		return search.Fuse(cands, search.Input{Text: [2]search.TextSide{{}, side}, Signals: signals,
+			Coverage: true, VectorCoverage: lexical})
+	}
+	if hits := fuse("spaceship", true); len(hits) != 0 {
+		t.Errorf("an unknown word under a lexical embedder: %+v, want no hit", hits)
+	}
+	known, unscaled := fuse("montag", true), fuse("montag", false)
+	if len(known) != 1 || len(unscaled) != 1 || known[0].Score != unscaled[0].Score || known[0].Score <= 0 {
+		t.Errorf("a known word: %+v, want the vector score unscaled, %+v", known, unscaled)
+	}
+	// Half the query's information known: half the vector's contribution.
+	half := fuse("montag spaceship", true)
+	if len(half) != 1 || half[0].Score >= known[0].Score || half[0].Score <= 0 {
+		t.Errorf("a half-known question: %+v, want less than %v", half, known[0].Score)
+	}
+	if model := fuse("spaceship", false); len(model) != 1 || model[0].Score != known[0].Score {
+		t.Errorf("a model embedder: %+v, want its cosine as it is", model)
 	}
 }

@@ -24,6 +24,8 @@ type Doc struct {
 	Length   int      // the text's length for BM25 (bm25.Analysis.AnalyzeDoc)
 	Title    []string // the memory's title, analysed (the title field; nil: none)
 	Vec      []float32
+	// Place is the memory's place in a sequence (zero: none), the same for all its chunks.
+	Place Place
 }
 
 // Passages embeds chunk texts (graph.Embedder's EmbedPassages).
@@ -49,11 +51,14 @@ func StoredLang(lang string) string {
 // Memory is a memory with its chunk texts (and uids and vectors when asked for), as the store
 // answers a scan or a sync's fetch (graph's scanTextQuery and syncFetchQuery).
 type Memory struct {
-	UID    string `json:"uid"`
-	ID     string `json:"Memory.id"`
-	SHA    string `json:"Memory.content_sha"` // read by a load (scanTextQuery), not by a sync's fetch
-	Title  string `json:"Memory.title"`
-	Chunks []struct {
+	UID   string `json:"uid"`
+	ID    string `json:"Memory.id"`
+	SHA   string `json:"Memory.content_sha"` // read by a load (scanTextQuery), not by a sync's fetch
+	Title string `json:"Memory.title"`
+	// Sequence and Position: the memory's place in a sequence ("": none).
+	Sequence string `json:"Memory.sequence"`
+	Position int    `json:"Memory.position"`
+	Chunks   []struct {
 		P   int             `json:"p"`
 		DE  string          `json:"de"`
 		EN  string          `json:"en"`
@@ -76,6 +81,9 @@ func (m Memory) Analyse(ctx context.Context, log *slog.Logger, recompute Passage
 	titles := map[string][]string{} // per language: a memory's chunks share their title's analysis
 	for i, s := range sources {
 		d := Doc{ID: s.ID, Lang: s.Lang}
+		if m.Sequence != "" {
+			d.Place = Place{Sequence: m.Sequence, Position: m.Position}
+		}
 		d.Tokens, d.Length = analyze(s.Lang, s.Text)
 		if m.Title != "" {
 			tt, ok := titles[s.Lang]

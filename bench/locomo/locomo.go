@@ -160,3 +160,12 @@ func answerText(raw json.RawMessage) string {
 	}
 	return strings.TrimSpace(string(raw)) // numbers, e.g. a year
 }
+
+// TurnNumber is a turn's number in its session, from its dia_id ("D3:7" → 7; 0 when unreadable).
+func TurnNumber(t Turn) int {
+	if m := diaID.FindStringSubmatch(t.DiaID); m != nil {
+		n, _ := strconv.Atoi(m[2])
+		return n
+	}
+	return 0
+}

@@ -13,13 +13,15 @@ type ablation struct {
 	NoSupport      bool
 	WithFeedback   bool // pseudo-relevance feedback, off by default
 	NoTime         bool
-	NoTextDates    bool    // the question's time against the memory's own time only
-	NoCoverage     bool    // semantic signals not scaled by the query's coverage (search.Weights.Coverage)
-	AsksWhen       float64 // above 0 replaces the when-question signal's weight; below 0 turns it off
-	NoSemantic     bool
-	SemanticWeight float64 // above 0: replaces the semantic signal's weight
-	NoTitle        bool
-	TitleWeight    float64 // above 0: replaces the title field's weight
+	NoTextDates    bool // the question's time against the memory's own time only
+	NoCoverage     bool // semantic signals not scaled by the query's coverage (search.Weights.Coverage)
+	// NoVectorCoverage: the hash embedder's vector signal not scaled by it (Weights.VectorCoverage)
+	NoVectorCoverage bool
+	AsksWhen         float64 // above 0 replaces the when-question signal's weight; below 0 turns it off
+	NoSemantic       bool
+	SemanticWeight   float64 // above 0: replaces the semantic signal's weight
+	NoTitle          bool
+	TitleWeight      float64 // above 0: replaces the title field's weight
 	// NoTitleNeighbours keeps the title factor to direct hits.
 	NoTitleNeighbours  bool
 	DgraphVectorScores bool
@@ -29,6 +31,12 @@ type ablation struct {
 	ConceptWeight      float64 // above 0 replaces the concept signal's weight; below 0 turns it off
 	PoolAsText         float64
 	NoSemanticLinks    bool
+	// ContextWeight above 0 replaces the context signal's weight (the memory before a
+	// candidate in its sequence), below 0 turns it off; Followers likewise the number of best
+	// text candidates whose next memory joins the candidates.
+	ContextWeight float64
+	Followers     int
+	ContextMember bool // the context signal a member of the weighted mean, not added to it
 }
 
 // options returns the search options of a.
@@ -51,6 +59,9 @@ func (a ablation) options() search.Options {
 	if a.NoCoverage {
 		w.Coverage = false
 	}
+	if a.NoVectorCoverage {
+		w.VectorCoverage = false
+	}
 	if a.NoTextDates {
 		w.TextDates = false
 	}
@@ -67,6 +78,11 @@ func (a ablation) options() search.Options {
 	w.SemanticPool = override(a.SemanticPool, w.SemanticPool)
 	w.Concept = override(a.ConceptWeight, w.Concept)
 	w.PoolAsText = a.PoolAsText
+	w.Context = override(a.ContextWeight, w.Context)
+	w.Followers = override(a.Followers, w.Followers)
+	if a.ContextMember {
+		w.ContextAdded = false
+	}
 	return o
 }
 

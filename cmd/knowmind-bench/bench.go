@@ -295,6 +295,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	data := fs.String("data", "", "LoCoMo-format JSON file (e.g. ../shared/data/locomo/locomo-dev.json)")
 	captions := fs.Bool("captions", false, "store a turn's shared image as its BLIP caption after the text (\"[image: …]\"), as a capture of the message could; measured in docs/recall.md, not the default (the tenants get the suffix -captions, so a reused --dir never mixes the two)")
 	link := fs.Bool("link-turns", true, "link consecutive turns of a session with RELATES_TO (LoCoMo has no relations of its own)")
+	sequences := fs.Bool("sequences", true, "store each turn in its session's sequence at its turn number (store_memory's sequence and position), for the context signal (the tenants get the suffix -nosequence without, so a reused --dir never mixes the two)")
 	sessionTimes := fs.Bool("session-times", true, "give each turn its session's date as its time (Memory.valid_from, what capture's occurred_at sets), for the time signal")
 	only := fs.String("only", "", "run only the rankings whose name matches this regular expression (the summary compares those)")
 	depthReport := fs.Bool("evidence-depth", false, "also print where the default ranking puts each category's evidence turns (top 10, 11-25, beyond), a diagnosis")
@@ -337,6 +338,9 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		if *captions {
 			name += "-captions"
 		}
+		if !*sequences {
+			name += "-nosequence"
+		}
 		ten, err := b.tenant(ctx, name)
 		if err != nil {
 			return err
@@ -361,6 +365,9 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 			in := knowmind.StoreMemoryInput{
 				Title: t.Speaker, Content: content, MemoryType: knowmind.MemoryEpisodic,
 				Tags: []string{t.SessionDate}, Source: t.DiaID,
+			}
+			if *sequences {
+				in.Sequence, in.Position = fmt.Sprintf("session %d", t.Session), new(locomo.TurnNumber(t))
 			}
 			if *sessionTimes {
 				// Said at its session's date: the times it names ("yesterday") resolve against it.
@@ -456,6 +463,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) without time", ranker(2, ablation{NoRerank: true, NoTime: true})},
 		{"text+vector+graph (hops=2) without the days the text names (time against the memory's own time only)", ranker(2, ablation{NoRerank: true, NoTextDates: true, AsksWhen: -1})},
 		{"text+vector+graph (hops=2) semantic signals not scaled by the query's coverage", ranker(2, ablation{NoRerank: true, NoCoverage: true})},
+		{"text+vector+graph (hops=2) the hash embedder's vector signal not scaled by the query's coverage", ranker(2, ablation{NoRerank: true, NoVectorCoverage: true})},
 		{"text+vector+graph (hops=2) without the when-question signal", ranker(2, ablation{NoRerank: true, AsksWhen: -1})},
 		{"text+vector+graph (hops=2) when-question signal 0.25", ranker(2, ablation{NoRerank: true, AsksWhen: 0.25})},
 		{"text+vector+graph (hops=2) when-question signal 1", ranker(2, ablation{NoRerank: true, AsksWhen: 1})},
@@ -475,6 +483,14 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) concept signal 0.5", ranker(2, ablation{NoRerank: true, ConceptWeight: 0.5})},
 		{"text+vector+graph (hops=2) semantic pool 50 as text 0.25, no concept signal", ranker(2, ablation{NoRerank: true, SemanticPool: 50, PoolAsText: 0.25, ConceptWeight: -1})},
 		{"text+vector+graph (hops=2) PPMI+SVD instead of wordvec as the semantic signal", ranker(2, ablation{NoRerank: true, SemanticSVD: true})},
+		{"text+vector+graph (hops=2) without the context signal (the memory before in its sequence)", ranker(2, ablation{NoRerank: true, ContextWeight: -1})},
+		{"text+vector+graph (hops=2) context signal 0.25", ranker(2, ablation{NoRerank: true, ContextWeight: 0.25})},
+		{"text+vector+graph (hops=2) context signal 1", ranker(2, ablation{NoRerank: true, ContextWeight: 1})},
+		{"text+vector+graph (hops=2) context signal a member of the weighted mean", ranker(2, ablation{NoRerank: true, ContextMember: true})},
+		{"text+vector+graph (hops=2) context signal without followers as candidates", ranker(2, ablation{NoRerank: true, Followers: -1})},
+		{"text+vector+graph (hops=0) without the context signal", ranker(0, ablation{NoRerank: true, ContextWeight: -1})},
+		{"text+vector+graph (hops=0) with the context signal", ranker(0, ablation{NoRerank: true})},
+		{"text+vector+graph (hops=0) with the context signal, without followers as candidates", ranker(0, ablation{NoRerank: true, Followers: -1})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, ablation{NoRerank: true})},
 	}
 	if b.client.RerankerName() != "none" {

@@ -22,6 +22,7 @@ func runBenchGerman(ctx context.Context, args []string) error {
 	var bf benchFlags
 	bf.register(fs)
 	only := fs.String("only", "", "run only the rankings whose name matches this regular expression")
+	sequences := fs.Bool("sequences", true, "store each memory in its sequence (the corpus' seq: a document's sections, one meeting's minutes, one person's notes) at its place in corpus order (the tenant gets the suffix -nosequence without)")
 	showOffTopic := fs.Bool("show-off-topic", false, "also print the default ranking's hits (with scores, no floor) for each off-topic question, a diagnosis")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -39,7 +40,10 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	const tenantName = "german-check"
+	tenantName := "german-check"
+	if !*sequences {
+		tenantName += "-nosequence"
+	}
 	ten, err := b.tenant(ctx, tenantName)
 	if err != nil {
 		return err
@@ -55,11 +59,15 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		}
 	}
 	if len(stored) == 0 {
+		places := map[string]int{}
 		for _, m := range corpus.Memories {
 			at := when[m.ID]
-			if _, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{
-				Title: m.Title, Content: m.Text, MemoryType: knowmind.MemoryEpisodic, Source: m.ID, OccurredAt: &at,
-			}); err != nil {
+			in := knowmind.StoreMemoryInput{Title: m.Title, Content: m.Text, MemoryType: knowmind.MemoryEpisodic, Source: m.ID, OccurredAt: &at}
+			if *sequences && m.Seq != "" {
+				in.Sequence, in.Position = m.Seq, new(places[m.Seq])
+				places[m.Seq]++
+			}
+			if _, err := ten.StoreMemory(ctx, in); err != nil {
 				return fmt.Errorf("store %s: %w", m.ID, err)
 			}
 		}
@@ -119,9 +127,15 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		{"full fusion, min_score 0 (no floor)", bm25.Analysis{}, 2, 0, full},
 		{"full fusion without the days the text names", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoTextDates: true, AsksWhen: -1}},
 		{"full fusion, semantic signals not scaled by the query's coverage", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true}},
+		{"full fusion, the hash embedder's vector signal not scaled by the query's coverage", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoVectorCoverage: true}},
 		{"full fusion keeping German question words in the query", bm25.Analysis{KeepQuestionWords: true}, 2, knowmind.RecallMinScore, full},
-		{"full fusion keeping question words, semantic signals not scaled by coverage (the floor's inputs as before)", bm25.Analysis{KeepQuestionWords: true}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true}},
+		{"full fusion keeping question words, semantic signals not scaled by coverage (the floor's inputs as before)", bm25.Analysis{KeepQuestionWords: true}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true, NoVectorCoverage: true}},
 		{"full fusion without the when-question signal", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, AsksWhen: -1}},
+		{"full fusion without the context signal (the memory before in its sequence)", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: -1}},
+		{"full fusion, context signal 0.25", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: 0.25}},
+		{"full fusion, context signal 1", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: 1}},
+		{"full fusion, context signal a member of the weighted mean", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextMember: true}},
+		{"text only (BM25) without the context signal", bm25.Analysis{}, 0, knowmind.RecallMinScore, ablation{NoVector: true, NoRerank: true, NoSemantic: true, ContextWeight: -1}},
 	}
 	w := os.Stdout
 	fmt.Fprintf(w, "# German check: %d memories, %d questions, %d off-topic, embedder %s, German word list: %d words\n\n",

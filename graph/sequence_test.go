@@ -1,0 +1,206 @@
+package graph_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/dgo/v240/protos/api"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+	"github.com/knowmind/knowmind/schema"
+	"github.com/knowmind/knowmind/search"
+)
+
+// chatTurns is a conversation in which the reply holds the answer and the question the topic.
+var chatTurns = []struct{ speaker, text string }{
+	{"Melanie", "I finally repainted the garden fence last weekend."},
+	{"Caroline", "Nice! The blue looks great in the photos."},
+	{"Melanie", "How long have you been doing pottery, Caroline?"},
+	{"Caroline", "Three years now, since I finished college."},
+	{"Melanie", "My kids want to visit the aquarium next month."},
+	{"Caroline", "They will love the jellyfish tank."},
+}
+
+const chatQuestion = "How long has Caroline been doing pottery?"
+
+// storeChat stores chatTurns as one sequence, turn i at position i (the positions given, or
+// appended when append is set), and returns the memory ids in order.
+func storeChat(t *testing.T, ctx context.Context, ten *graph.Tenant, appended bool) []string {
+	t.Helper()
+	var ids []string
+	for i, turn := range chatTurns {
+		in := knowmind.StoreMemoryInput{Title: turn.speaker, Content: turn.text, Sequence: "chat 2023-05-08"}
+		if !appended {
+			in.Position = &i
+		}
+		res, err := ten.StoreMemory(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.MemoryID)
+	}
+	return ids
+}
+
+// A reply that shares no word with the question is found by the turn before it (the context
+// signal) right after it, also after a restart that reads the index from its snapshot; without
+// the signal it falls behind the other turns.
+func TestSequenceContextFindsTheReply(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	first := openIndexClient(t, dir, bm25.Analysis{})
+	name := dgraphtest.TenantName(t)
+	ten, err := first.Tenant(ctx, name, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := storeChat(t, ctx, ten, false)
+	question, reply := ids[2], ids[3]
+	q := knowmind.RecallQuery{Query: chatQuestion, K: 5, MinScore: knowmind.RecallMinScore}
+	f := &recallFixture{t: t, ctx: ctx, ten: ten}
+	on := hitIDs(f.recall(q))
+	without := hitIDs(f.recallWith(q, with(func(_ *search.Plan, w *search.Weights) { w.Context = 0 })))
+	t.Logf("with context: %v\nwithout: %v", on, without)
+	if len(on) < 2 || on[0] != question || on[1] != reply {
+		t.Fatalf("with the context signal: %v, want the question %s then the reply %s", on, question, reply)
+	}
+	if at := slices.Index(without, reply); at >= 0 && at < 2 {
+		t.Fatalf("without the context signal the reply is still second: %v", without)
+	}
+	first.Close() // writes the snapshot
+
+	run := snapshotRun{t: t, dir: dir, name: name}
+	res, loads := run.recall(chatQuestion, bm25.Analysis{})
+	if loads[graph.SnapshotLoaded] != 1 || !slices.Contains(hitIDs(res), reply) {
+		t.Fatalf("from the snapshot: loads %v, hits %v, want the reply %s", loads, hitIDs(res), reply)
+	}
+}
+
+// Places in a sequence: appended in order when no position is given (store_memory and a
+// store_memories batch), kept as given, carried to a fact's new version, shown by get; bad
+// places are refused with -32602 before anything is written.
+func TestSequencePlaces(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ten := dgraphtest.NewTenant(t)
+	ids := storeChat(t, ctx, ten, true)
+	batch := []knowmind.StoreMemoryInput{
+		{Content: "Seventh turn, appended by a batch.", Sequence: "chat 2023-05-08"},
+		{Content: "Eighth turn, after it.", Sequence: "chat 2023-05-08"},
+		{Content: "A turn of another chat at 40.", Sequence: "chat 2023-06-01", Position: new(40)},
+		{Content: "And the one after it.", Sequence: "chat 2023-06-01"},
+	}
+	items, err := ten.StoreMemories(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		ids = append(ids, it.ID)
+	}
+	want := []struct {
+		seq string
+		pos int
+	}{{"chat 2023-05-08", 0}, {"chat 2023-05-08", 1}, {"chat 2023-05-08", 2}, {"chat 2023-05-08", 3},
+		{"chat 2023-05-08", 4}, {"chat 2023-05-08", 5}, {"chat 2023-05-08", 6}, {"chat 2023-05-08", 7},
+		{"chat 2023-06-01", 40}, {"chat 2023-06-01", 41}}
+	for i, id := range ids {
+		m, err := ten.GetMemory(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Sequence != want[i].seq || m.Position == nil || *m.Position != want[i].pos {
+			t.Errorf("memory %d %q: place %q %v, want %q %d", i, m.Content, m.Sequence, m.Position, want[i].seq, want[i].pos)
+		}
+	}
+
+	upd, err := ten.UpdateFact(ctx, knowmind.UpdateFactInput{TargetID: ids[3], NewTitle: "Caroline",
+		NewContent: "Four years now, since I finished college.", UpdateReason: "corrected"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := ten.GetMemory(ctx, upd.NewMemoryID); err != nil || m.Sequence != want[3].seq || m.Position == nil || *m.Position != 3 {
+		t.Fatalf("new version's place: %q %v, %v", m.Sequence, m.Position, err)
+	}
+
+	long := make([]byte, knowmind.MaxSequenceChars+1)
+	for i := range long {
+		long[i] = 'x'
+	}
+	for _, bad := range []knowmind.StoreMemoryInput{
+		{Content: "A place without a sequence.", Position: new(3)},
+		{Content: "A negative place.", Sequence: "chat", Position: new(-1)},
+		{Content: "Too far.", Sequence: "chat", Position: new(knowmind.MaxSequencePosition + 1)},
+		{Content: "A key too long.", Sequence: string(long)},
+	} {
+		_, err := ten.StoreMemory(ctx, bad)
+		var kerr *knowmind.Error
+		if !errors.As(err, &kerr) || kerr.Code != knowmind.EINVALID {
+			t.Errorf("%q: %v, want an invalid parameter", bad.Content, err)
+		}
+	}
+	if items, err := ten.StoreMemories(ctx, []knowmind.StoreMemoryInput{{Content: "Fine."}, {Content: "Not fine.", Position: new(1)}}); err != nil ||
+		items[0].Status != knowmind.ItemIndexed || items[1].Status != knowmind.ItemFailed {
+		t.Fatalf("batch with one bad place: %+v, %v", items, err)
+	}
+}
+
+// A store of schema 10 (before Memory.sequence) opens as 11 and takes places in sequences;
+// its memories stay in none.
+func TestSequenceSchemaOnAnOldStore(t *testing.T) {
+	ctx := context.Background()
+	env := dgraphtest.Shared(t)
+	name := dgraphtest.TenantName(t)
+	ten, err := env.Client.Tenant(ctx, name, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Content: "Stored before sequences existed."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As a version before schema 11 left it: version 10 recorded, no such predicates.
+	for _, pred := range []string{"Memory.sequence", "Memory.position"} {
+		if err := dgraphtest.DG(t, ten).Alter(ctx, &api.Operation{DropAttr: pred}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := dgraphtest.DG(t, ten).NewTxn().Do(ctx, &api.Request{
+		Query:     `{ meta as var(func: eq(Meta.key, "knowmind")) }`,
+		Mutations: []*api.Mutation{{SetNquads: []byte(`uid(meta) <Meta.schema_version> "10" .` + "\n" + `uid(meta) <Meta.schema_sha> "" .`)}},
+		CommitNow: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret, Embedder: env.Embedder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	reopened, err := other.Tenant(ctx, name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := graph.SchemaVersion(ctx, dgraphtest.DG(t, reopened)); err != nil || v != schema.Version {
+		t.Fatalf("schema version after opening: %d, %v", v, err)
+	}
+	if m, err := reopened.GetMemory(ctx, old.MemoryID); err != nil || m.Sequence != "" || m.Position != nil {
+		t.Fatalf("old memory: place %q %v, %v", m.Sequence, m.Position, err)
+	}
+	for i := range 2 {
+		res, err := reopened.StoreMemory(ctx, knowmind.StoreMemoryInput{Content: fmt.Sprintf("Turn %d of a new chat.", i), Sequence: "new chat"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, err := reopened.GetMemory(ctx, res.MemoryID); err != nil || m.Position == nil || *m.Position != i {
+			t.Fatalf("turn %d: place %v, %v", i, m.Position, err)
+		}
+	}
+}
