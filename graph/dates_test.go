@@ -117,15 +117,7 @@ func TestMemoryDatesBackfill(t *testing.T) {
 		t.Fatalf("dates left: %v", m.Dates)
 	}
 
-	other, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret, Embedder: env.Embedder})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	reopened, err := other.Tenant(ctx, name, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reopened := dgraphtest.Reopen(t, name)
 	for i, id := range ids {
 		m, err := reopened.GetMemory(ctx, id)
 		if err != nil {

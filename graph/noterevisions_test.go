@@ -55,15 +55,7 @@ func TestRevisionTextMigration(t *testing.T) {
 		t.Fatalf("the old store's revision was found by its words: %+v", ms)
 	}
 
-	other, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret, Embedder: env.Embedder})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	reopened, err := other.Tenant(ctx, name, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reopened := dgraphtest.Reopen(t, name)
 	if v, err := graph.SchemaVersion(ctx, dgraphtest.DG(t, reopened)); err != nil || v != schema.Version {
 		t.Fatalf("schema version after the migration: %d, %v", v, err)
 	}

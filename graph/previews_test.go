@@ -49,15 +49,7 @@ func TestPreviewBackfill(t *testing.T) {
 		t.Fatalf("previews left: %v", n)
 	}
 
-	other, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret, Embedder: env.Embedder})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	reopened, err := other.Tenant(ctx, name, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reopened := dgraphtest.Reopen(t, name)
 	got := previews(t, reopened)
 	if len(got) != 4 {
 		t.Fatalf("previews after reopening: %d of 4: %v", len(got), got)

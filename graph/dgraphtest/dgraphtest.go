@@ -196,6 +196,27 @@ func ClientWithShapes(t testing.TB, set *shapes.Set) *graph.Client {
 	return c
 }
 
+// Reopen opens tenant name through a second client on the package's Dgraph,
+// as another process (or this one after a restart) would: the schema
+// migrations and backfills of an open run there. The client is closed when
+// t ends.
+func Reopen(t testing.TB, name string) *graph.Tenant {
+	t.Helper()
+	env := Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret, Embedder: env.Embedder})
+	if err != nil {
+		t.Fatalf("dgraphtest: second client: %v", err)
+	}
+	t.Cleanup(c.Close)
+	ten, err := c.Tenant(ctx, name, false)
+	if err != nil {
+		t.Fatalf("dgraphtest: reopen tenant %s: %v", name, err)
+	}
+	return ten
+}
+
 // Memory is a memory's title and content, for scenarios.
 type Memory struct{ Title, Content string }
 
