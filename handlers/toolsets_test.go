@@ -258,3 +258,14 @@ func TestDocShowsTheRealPattern(t *testing.T) {
 		t.Errorf("doc.go does not quote stats.go from its declaration on; quoted:\n%s\nstats.go:\n%s", got, strings.Join(want, "\n"))
 	}
 }
+
+// toolsetTools are the names of the tools of toolset, in toolList order.
+func toolsetTools(toolset string) []string {
+	var names []string
+	for _, d := range toolList {
+		if d.Toolset == toolset {
+			names = append(names, d.Name)
+		}
+	}
+	return names
+}
