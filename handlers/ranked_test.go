@@ -3,6 +3,9 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/knowmind/knowmind"
@@ -56,6 +59,28 @@ func TestRankedToolsAnswerEmptyOffTopic(t *testing.T) {
 	for tool, n := range rankedCounts(t, c.url, c.read, "Wetter morgen in Tokio") {
 		if n != 0 {
 			t.Errorf("off topic: %s answered %d hits, want none", tool, n)
+		}
+	}
+}
+
+// TestRankedToolsShareTheFloor: the five ranked tools that take a query offer the same
+// min_score — bounded 0 to 1, defaulting to knowmind.RecallMinScore, which their schemas name —
+// and each resolves an absent one to that constant (floatOr(p.MinScore, knowmind.RecallMinScore)
+// in its handler; TestRankedToolsAnswerEmptyOffTopic shows the default leaving nothing).
+func TestRankedToolsShareTheFloor(t *testing.T) {
+	def := "default " + strconv.FormatFloat(knowmind.RecallMinScore, 'f', -1, 64)
+	for tool, params := range map[string]any{"knowmind_recall": RecallParams{}, "knowmind_recall_at_time": RecallAtTimeParams{},
+		"knowmind_search": SearchParams{}, "knowmind_context": ContextParams{}, "knowmind_retrieve": RetrieveParams{}} {
+		f, ok := reflect.TypeOf(params).FieldByName("MinScore")
+		if !ok {
+			t.Errorf("%s has no MinScore", tool)
+			continue
+		}
+		if f.Type != reflect.TypeFor[*float64]() || f.Tag.Get("json") != "min_score,omitempty" || f.Tag.Get("validate") != "omitnil,min=0,max=1" {
+			t.Errorf("%s: MinScore is %v %s, want *float64 min_score,omitempty bounded 0 to 1", tool, f.Type, f.Tag)
+		}
+		if desc := f.Tag.Get("jsonschema"); !strings.Contains(desc, def) || !strings.Contains(desc, "0 keeps") {
+			t.Errorf("%s: min_score says %q, want it to name the %s and that 0 keeps every hit", tool, desc, def)
 		}
 	}
 }
