@@ -189,18 +189,22 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 		floor = search.Floor(q.MinScore, c, ok)
 	}
 	depth := q.K
+	stage := w.Stage2.On() && rr == nil
 	if rr != nil {
 		depth = search.RerankDepth
+	} else if stage {
+		depth = max(depth, search.StagePool) // a fixed pool: the top n does not depend on k
 	}
 	phase(&tr.Fuse)
 	// The hits are chosen first (every fused entry passed the memory filter), then only their
 	// details are read: the first depth entries, and while keep refused some, the next ones in
 	// windows doubling in size (a few reads even when the caller sees little of the tenant, or
 	// asks for a category few memories have).
-	// Without a reranker the scores are final, so the entries below the floor are never read.
+	// Without a reranker or the second stage the scores are final, so the entries below the
+	// floor are never read.
 	hits, from := []knowmind.RecallHit{}, []rank.Hit{}
 	for next, window := 0, depth; len(hits) < depth && next < len(fused); window *= 2 {
-		if rr == nil && search.RoundScore(fused[next].Score) < floor {
+		if rr == nil && !stage && search.RoundScore(fused[next].Score) < floor {
 			break // scores fall down the list: the rest is below the floor too
 		}
 		chosen := fused[next:min(next+window, len(fused))]
@@ -212,6 +216,11 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 		hits, from = append(hits, h...), append(from, hf...)
 	}
 	phase(&tr.Details)
+	if stage {
+		hits, from = search.Stage2(hits, from, in.Text, w.Stage2, func(lang, text string) ([]string, int) {
+			return t.c.cfg.Analysis.AnalyzeDoc(lang, text, nil)
+		})
+	}
 	res.Hits = hits[:min(q.K, len(hits))]
 	if rr != nil {
 		if reranked, err := search.Rerank(ctx, rr, strings.TrimSpace(q.Query), hits, from); err != nil {

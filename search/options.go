@@ -62,6 +62,9 @@ type Weights struct {
 	// PoolAsText scores the semantic pool's chunks that no text signal found in the text signal
 	// too, as PoolAsText × their cosine.
 	PoolAsText float64
+	// Stage2: the second stage (search.Stage2): the first StagePool fused hits re-scored by
+	// their query terms' IDF coverage and proximity in the text; the zero value turns it off.
+	Stage2 StageWeights
 	// SemanticPool is how many chunks the semantic model's exact scan proposes as further text
 	// candidates (0: none).
 	SemanticPool int

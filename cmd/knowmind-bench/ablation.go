@@ -42,6 +42,8 @@ type ablation struct {
 	ContextMember bool // the context signal a member of the weighted mean, not added to it
 	// CoverageFloor raises the floor by the question's word coverage (Weights.CoverageFloor)
 	CoverageFloor bool
+	// Stage2 sets the second stage's weights (Weights.Stage2); the zero value keeps the default.
+	Stage2 search.StageWeights
 	// MinScore above 0 replaces the tools' floor (knowmind.RecallMinScore), below 0 turns it off.
 	MinScore float64
 }
@@ -73,6 +75,9 @@ func (a ablation) options() search.Options {
 		w.VectorCoverage = false
 	}
 	w.CoverageFloor = a.CoverageFloor
+	if a.Stage2.On() {
+		w.Stage2 = a.Stage2
+	}
 	if a.NoTextDates {
 		w.TextDates = false
 	}

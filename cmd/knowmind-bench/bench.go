@@ -493,6 +493,10 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=0) with the context signal", ranker(0, ablation{NoRerank: true})},
 		{"text+vector+graph (hops=0) with the context signal, without followers as candidates", ranker(0, ablation{NoRerank: true, Followers: -1})},
 		{"text+vector+graph (hops=2) floor raised by the question's word coverage (min_score / coverage)", ranker(2, ablation{NoRerank: true, CoverageFloor: true})},
+		{"text+vector+graph (hops=2) second stage: IDF coverage 0.25", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25}})},
+		{"text+vector+graph (hops=2) second stage: term proximity 0.25", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Proximity: 0.25}})},
+		{"text+vector+graph (hops=2) second stage: term proximity 0.5", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Proximity: 0.5}})},
+		{"text+vector+graph (hops=2) second stage: IDF coverage 0.25, term proximity 0.25", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25, Proximity: 0.25}})},
 		{"text+vector+graph (hops=2) min_score 0 (no floor)", ranker(2, ablation{NoRerank: true, MinScore: -1})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, ablation{NoRerank: true})},
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/knowmind/knowmind/bench/german"
 	"github.com/knowmind/knowmind/bm25"
 	"github.com/knowmind/knowmind/graph"
+	"github.com/knowmind/knowmind/search"
 )
 
 // runBenchGerman stores the German check's memories in one tenant (title, content, source the
@@ -134,6 +135,10 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		{"full fusion keeping question words, semantic signals not scaled by coverage (neither of the rules that shape the floor's inputs)", bm25.Analysis{KeepQuestionWords: true}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true, NoVectorCoverage: true}},
 		{"full fusion without the when-question signal", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, AsksWhen: -1}},
 		{"full fusion without the context signal (the memory before in its sequence)", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: -1}},
+		{"full fusion, second stage: IDF coverage 0.25", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25}}},
+		{"full fusion, second stage: term proximity 0.25", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, Stage2: search.StageWeights{Proximity: 0.25}}},
+		{"full fusion, second stage: term proximity 0.5", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, Stage2: search.StageWeights{Proximity: 0.5}}},
+		{"full fusion, second stage: IDF coverage 0.25, term proximity 0.25", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25, Proximity: 0.25}}},
 		{"full fusion, context signal 0.25", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: 0.25}},
 		{"full fusion, context signal 1", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: 1}},
 		{"full fusion, context signal a member of the weighted mean", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextMember: true}},
