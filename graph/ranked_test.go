@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/search"
 )
 
 // TestRecallTopNStableInK: asking for more hits never reorders the top — the first n hits of
 // k=25 are the answer for k=n, for every n, on a generated corpus with links (graph seeds) and
-// words shared across many memories (candidate budgets).
+// words shared across many memories (candidate budgets); with the second stage too, which
+// re-scores a pool of fixed size.
 func TestRecallTopNStableInK(t *testing.T) {
 	f := newRecallFixture(t)
 	rng := rand.New(rand.NewPCG(7, 35))
@@ -30,17 +32,21 @@ func TestRecallTopNStableInK(t *testing.T) {
 			f.link(ids[i], ids[rng.IntN(i)], "RELATES_TO")
 		}
 	}
+	staged := search.Default()
+	staged.Weights.Stage2 = search.StageWeights{Coverage: 0.25, Proximity: 0.5}
 	for _, query := range []string{"Lieferung an die Rampe am Montag", "Mahnung wegen Zahlung", "Ersatzteil für die Werkstatt"} {
 		for _, hops := range []int{0, 2} {
-			q := knowmind.RecallQuery{Query: query, K: knowmind.RecallMaxK, Hops: hops}
-			all := hitIDs(f.recall(q))
-			if len(all) < 20 {
-				t.Fatalf("%q: %d hits, the test needs more", query, len(all))
-			}
-			for n := 1; n < knowmind.RecallMaxK; n++ {
-				q.K = n
-				if got := hitIDs(f.recall(q)); !slices.Equal(got, all[:min(n, len(all))]) {
-					t.Fatalf("%q hops %d: k=%d gives %v, the first %d of k=25 are %v", query, hops, n, got, n, all[:n])
+			for _, o := range []search.Options{search.Default(), staged} {
+				q := knowmind.RecallQuery{Query: query, K: knowmind.RecallMaxK, Hops: hops}
+				all := hitIDs(f.recallWith(q, o))
+				if len(all) < 20 {
+					t.Fatalf("%q: %d hits, the test needs more", query, len(all))
+				}
+				for n := 1; n < knowmind.RecallMaxK; n++ {
+					q.K = n
+					if got := hitIDs(f.recallWith(q, o)); !slices.Equal(got, all[:min(n, len(all))]) {
+						t.Fatalf("%q hops %d stage %+v: k=%d gives %v, the first %d of k=25 are %v", query, hops, o.Weights.Stage2, n, got, n, all[:n])
+					}
 				}
 			}
 		}
