@@ -231,9 +231,9 @@ func moveTenant(ctx context.Context, cfg Config, path, tenant, to, exportDir str
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "tenant %s moved from %s to %s: %d records, %d tokens; export %s, import %s, verify %s, read-only %s\n",
-		tenant, rep.From, rep.To, rep.Records, rep.Tokens, rep.Export.Round(time.Millisecond), rep.Import.Round(time.Millisecond),
+	fmt.Fprintf(os.Stderr, "tenant %s moved from %s to %s: %d records, %d tokens; serves confirmed %s, export %s, import %s, verify %s, read-only %s\n",
+		tenant, rep.From, rep.To, rep.Records, rep.Tokens, rep.Confirm.Round(time.Millisecond), rep.Export.Round(time.Millisecond), rep.Import.Round(time.Millisecond),
 		rep.Verify.Round(time.Millisecond), rep.ReadOnly.Round(time.Millisecond))
-	fmt.Fprintf(os.Stderr, "the source namespace in %s is kept; services of %s serve the tenant from now on\n", rep.From, rep.To)
+	fmt.Fprintf(os.Stderr, "the source namespace in %s is kept; every serve of this data dir serves the tenant from %s at its next call\n", rep.From, rep.To)
 	return nil
 }

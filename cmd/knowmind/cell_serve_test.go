@@ -137,9 +137,11 @@ func TestCellServeRoutesByDirectory(t *testing.T) {
 	mark(nil)
 
 	// A real move beside the running serve, then the serve routes the tenant to cell b.
-	if out := run("cell", "move", "--tenant", tenant, "--to", "b"); !strings.Contains(out, "moved from home to b: 1 records") {
+	out := run("cell", "move", "--tenant", tenant, "--to", "b")
+	if !strings.Contains(out, "moved from home to b: 1 records") {
 		t.Fatalf("cell move beside a serve:\n%s", out)
 	}
+	t.Logf("cell move beside a serve: %s", out)
 	if body := recall("Zahnriemen gewechselt"); !strings.Contains(body, "Zahnriemen") {
 		t.Fatalf("recall after the move: %s", body)
 	}
