@@ -22,8 +22,8 @@ import (
 // they are complete up to), then encoded and written atomically without it.
 //
 // Open (the first load of a tenant): the file is read and checked — the tag must name this
-// tenant, namespace, analysis (bm25.Analysis.ID) and embedder, every section's checksum must
-// hold — and a sample of its memories is compared with the store (the same content sha must
+// tenant, namespace, analysis (bm25.Analysis.ID) and embedder, every sealed block must
+// open — and a sample of its memories is compared with the store (the same content sha must
 // have the same chunk uids: a namespace dropped and imported again has other uids). Then the
 // caches are installed and caught up by the replicas' reconciliation (textsync.go) from the
 // snapshot's watermark: additions, edits and deletions made while the service was down. Only
@@ -46,7 +46,7 @@ const (
 	SnapshotLoaded     = "loaded"       // read, checked and caught up
 	SnapshotMissing    = "missing"      // none on disk: built from Dgraph
 	SnapshotStale      = "stale"        // another tenant, analysis or embedder: rebuilt
-	SnapshotCorrupt    = "corrupt"      // torn, truncated or failing a checksum: rebuilt
+	SnapshotCorrupt    = "corrupt"      // torn, truncated or a block that does not open: rebuilt
 	SnapshotUnreconcil = "unreconciled" // the store disagrees, or the catch-up failed: rebuilt
 )
 
