@@ -14,12 +14,25 @@ const (
 	RecordRelation = "relation" // a typed edge between two memories by id
 	RecordGoal     = "goal"     // a goal (knowmind_set_goal), in Goal
 	RecordDraft    = "draft"    // a captured fact waiting for (or past) review, in Draft
+	// Notes (docs/notes.md): a project before the notes that name it, a note (the memory
+	// fields plus NoteFields) among the memories, then its former bodies, the links waiting for
+	// a title and the principals' last visits of a project.
+	RecordProject  = "project"  // in Project
+	RecordNote     = "note"     // memory fields plus Note
+	RecordRevision = "revision" // in Revision
+	RecordForward  = "forward"  // in Forward
+	RecordVisit    = "visit"    // in Visit
 )
 
-// AfterEntries says whether records of type typ are imported after every memory and document
-// (they name memories by id): relations, goals and drafts.
+// AfterEntries says whether records of type typ are imported after every memory, document,
+// project and note (they name them): relations, goals, drafts, revisions, forward links and
+// visits.
 func AfterEntries(typ string) bool {
-	return typ == RecordRelation || typ == RecordGoal || typ == RecordDraft
+	switch typ {
+	case RecordRelation, RecordGoal, RecordDraft, RecordRevision, RecordForward, RecordVisit:
+		return true
+	}
+	return false
 }
 
 // BulkFormat and BulkFormatVersion name the JSONL format in an export's header line.
@@ -79,6 +92,13 @@ type Record struct {
 	Goal  *Goal  `json:"goal,omitempty"`
 	Draft *Draft `json:"draft,omitempty"`
 
+	// project, note, revision, forward, visit
+	Project  *ProjectRecord  `json:"project,omitempty"`
+	Note     *NoteFields     `json:"note,omitempty"`
+	Revision *RevisionRecord `json:"revision,omitempty"`
+	Forward  *ForwardRecord  `json:"forward,omitempty"`
+	Visit    *VisitRecord    `json:"visit,omitempty"`
+
 	// both: when the record was written and the interval it is valid in
 	// (valid_to absent = current).
 	CreatedAt *time.Time `json:"created_at,omitempty"`
@@ -117,4 +137,62 @@ type ItemResult struct {
 	ChunksWritten int
 	Err           error       // *Error where the cause is the input
 	PMMatches     []GoalMatch // event goals this memory fired
+}
+
+// ProjectRecord is a project as stored: its handle, name and former handles.
+type ProjectRecord struct {
+	Handle    string    `json:"handle"`
+	Name      string    `json:"name,omitempty"`
+	Aliases   []string  `json:"aliases,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// NoteFields is what a note record holds besides the memory fields (id, title, content, tags,
+// status indexed or trashed, the times): where the note lives and who wrote it, as stored. The
+// version token travels, so an agent's token stays valid across a move.
+type NoteFields struct {
+	Project     string     `json:"project,omitempty"` // handle; none for a user profile
+	Path        string     `json:"path,omitempty"`
+	Class       string     `json:"class"`
+	Type        string     `json:"type,omitempty"`
+	Frontmatter string     `json:"frontmatter,omitempty"` // YAML as stored
+	Version     string     `json:"version"`
+	Revision    int        `json:"revision"`
+	Aliases     []string   `json:"aliases,omitempty"`   // former titles
+	LinkKeys    []string   `json:"link_keys,omitempty"` // what [[links]] resolve it by
+	Owner       string     `json:"owner,omitempty"`     // the principal of private memory
+	CreatedBy   string     `json:"created_by,omitempty"`
+	CreatedVia  string     `json:"created_via,omitempty"`
+	UpdatedBy   string     `json:"updated_by,omitempty"`
+	UpdatedVia  string     `json:"updated_via,omitempty"`
+	ActorKind   string     `json:"actor_kind,omitempty"`
+	TrashedAt   *time.Time `json:"trashed_at,omitempty"`
+}
+
+// RevisionRecord is a former body of the note Note (its id), current from ValidFrom to ValidTo.
+type RevisionRecord struct {
+	Note      string    `json:"note"`
+	Revision  int       `json:"revision"`
+	Version   string    `json:"version"`
+	Title     string    `json:"title"`
+	Body      string    `json:"body"`
+	Path      string    `json:"path,omitempty"`
+	ValidFrom time.Time `json:"valid_from"`
+	ValidTo   time.Time `json:"valid_to"`
+	By        string    `json:"by,omitempty"`
+}
+
+// ForwardRecord is a link of note From waiting for a note titled Title in Project.
+type ForwardRecord struct {
+	From    string `json:"from"`
+	Project string `json:"project"`
+	Title   string `json:"title"`
+	Rel     string `json:"rel"`
+}
+
+// VisitRecord is a principal's last knowmind_start_session with a project.
+type VisitRecord struct {
+	Principal string    `json:"principal"`
+	Project   string    `json:"project"`
+	At        time.Time `json:"at"`
 }

@@ -17,8 +17,7 @@ import (
 // plus 16 bytes per distinct term in it (its id and frequency, and its posting); per distinct
 // term of a corpus one vocabulary entry (the term's bytes + ~100 B). TestIndexMemoryPerDoc
 // measures about 800 B/doc, 80 MB in all, for 100k docs of 40 tokens (30 distinct) over a
-// 50k-term vocabulary (before the postings: 270 B/doc) — about a tenth of the same chunks'
-// vectors (384 float32s, 1.5 kB each).
+// 50k-term vocabulary — about a tenth of the same chunks' vectors (384 float32s, 1.5 kB each).
 //
 // Corpora are keyed by the language tag as stored ("de", "en", "" for untagged): Dgraph keeps
 // pred@en and untagged pred apart, and anyoftext searches one of them, so their statistics are

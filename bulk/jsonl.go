@@ -146,11 +146,18 @@ func parseRecord(raw []byte) (knowmind.Record, error) {
 	switch r.Type {
 	case knowmind.RecordHeader, knowmind.RecordMemory, knowmind.RecordDocument, knowmind.RecordRelation:
 		return r, nil
-	case knowmind.RecordGoal, knowmind.RecordDraft:
-		if (r.Type == knowmind.RecordGoal) != (r.Goal != nil) || (r.Type == knowmind.RecordDraft) != (r.Draft != nil) {
-			return r, knowmind.InvalidParam(r.Type, "a %s record holds its object in %q", r.Type, r.Type)
+	case knowmind.RecordGoal, knowmind.RecordDraft, knowmind.RecordProject, knowmind.RecordNote,
+		knowmind.RecordRevision, knowmind.RecordForward, knowmind.RecordVisit:
+		// Each of these holds its object in the field of its type's name (a note its note fields).
+		objects := map[string]bool{knowmind.RecordGoal: r.Goal != nil, knowmind.RecordDraft: r.Draft != nil,
+			knowmind.RecordProject: r.Project != nil, knowmind.RecordNote: r.Note != nil, knowmind.RecordRevision: r.Revision != nil,
+			knowmind.RecordForward: r.Forward != nil, knowmind.RecordVisit: r.Visit != nil}
+		for typ, set := range objects {
+			if set != (typ == r.Type) {
+				return r, knowmind.InvalidParam(r.Type, "a %s record holds its object in %q, and no other", r.Type, r.Type)
+			}
 		}
 		return r, nil
 	}
-	return r, knowmind.InvalidParam("type", "type must be memory, document, relation, goal, draft or header, not %q", r.Type)
+	return r, knowmind.InvalidParam("type", "type must be memory, document, note, project, relation, revision, forward, visit, goal, draft or header, not %q", r.Type)
 }

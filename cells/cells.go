@@ -253,16 +253,6 @@ func (r *Router) Move(ctx context.Context, tenant, to, dir string) (MoveReport, 
 	if p.Cell == to {
 		return rep, knowmind.InvalidParam("cell", "tenant %q is in cell %s already", tenant, to)
 	}
-	// A move carries what knowmind export writes (memories, documents, relations, goals, drafts)
-	// and the tokens. Notes and their projects are not in that format: moved, the tenant would
-	// find them no more.
-	if n, err := source.NoteCount(ctx); err != nil {
-		return rep, fmt.Errorf("move %q: %w", tenant, err)
-	} else if n > 0 {
-		return rep, knowmind.Errorf(knowmind.ECONFLICT, "tenant %q holds %d notes, and a move does not carry notes yet: "+
-			"it stays in %s (knowmind export --format markdown keeps a project's notes as a vault)", tenant, n, p.Cell)
-	}
-
 	// 1. Read-only, once no write is in flight. A mark found in the directory with no move of
 	// this router under way is an interrupted move's: this one takes it over.
 	gate.Lock()

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -263,36 +265,129 @@ func TestMoveTenantBetweenCellsWhileReading(t *testing.T) {
 	}
 }
 
-// A tenant with notes is not moved: the move's export does not carry notes, and after the switch
-// the tenant would find them no more. It stays where it was, writable, and the target cell gets
-// nothing.
-func TestMoveRefusesATenantWithNotes(t *testing.T) {
+// A tenant's notes move with it: projects (one renamed), notes with their revisions, links
+// (one closed by an edit) and pending links, private memory, the trash. In the target cell every
+// note reads as in the source (get_note detailed, revisions, version token), the former body is
+// found as of its time, and a token limited to one project sees exactly that project there.
+func TestMoveCarriesNotes(t *testing.T) {
 	ctx := context.Background()
 	r := router()
 	tenant := dgraphtest.TenantName(t)
 	if err := r.Place(ctx, tenant, "cell-a"); err != nil {
 		t.Fatal(err)
 	}
+	scope := knowmind.NoteScope{Principal: "tok:test"}
+	actor := knowmind.Actor{Principal: "tok:test", Via: "test"}
+	var ids []string
+	var before time.Time
 	err := r.Write(ctx, tenant, func(ten *graph.Tenant) error {
-		_, err := ten.CreateNote(ctx, knowmind.NoteScope{Principal: "tok:test"}, knowmind.CreateNoteInput{Project: "main",
-			Body: "# Lagerplan\n\nRegal 4 ist voll.", Class: knowmind.ClassUserDoc, Actor: knowmind.Actor{Principal: "tok:test", Via: "test"}})
-		return err
+		if _, err := ten.CreateProject(ctx, "lager-alt", "Lager"); err != nil {
+			return err
+		}
+		if _, err := ten.RenameProject(ctx, scope, "lager-alt", "lager", ""); err != nil {
+			return err
+		}
+		for _, n := range []struct{ project, path, body string }{
+			{"main", "", "# Lagerplan\n\nRegal 4 ist voll, siehe [[Inventur]] und [[Bestellung]]."},
+			{"main", "Listen", "# Inventur\n\nJeden Freitag."},
+			{"lager", "Halle 2", "---\ntyp: plan\n---\n# Halle 2\n\nStapler parken links."},
+		} {
+			res, err := ten.CreateNote(ctx, scope, knowmind.CreateNoteInput{Project: n.project, Path: n.path, Body: n.body,
+				Class: knowmind.ClassUserDoc, Actor: actor})
+			if err != nil {
+				return err
+			}
+			ids = append(ids, res.ID)
+		}
+		first, err := ten.GetNote(ctx, scope, ids[0], "", false)
+		if err != nil {
+			return err
+		}
+		time.Sleep(30 * time.Millisecond)
+		before = time.Now().UTC()
+		time.Sleep(30 * time.Millisecond)
+		if _, err := ten.EditNote(ctx, scope, knowmind.EditNoteInput{ID: ids[0], VersionToken: first.VersionToken, Op: knowmind.EditReplace,
+			Content: "# Lagerplan\n\nRegal 5 ist frei, siehe [[Bestellung]].", Actor: actor}); err != nil {
+			return err
+		}
+		mem, err := ten.Remember(ctx, scope, knowmind.ClassAgentMemory, "lager", "notes", "Halle 2 schliesst um 18 Uhr.", actor)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, mem.ID)
+		gone, err := ten.CreateNote(ctx, scope, knowmind.CreateNoteInput{Project: "main", Body: "# Entwurf\n\nAlt.", Class: knowmind.ClassUserDoc, Actor: actor})
+		if err != nil {
+			return err
+		}
+		return ten.TrashNote(ctx, scope, gone.ID, "", actor)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.Move(ctx, tenant, "cell-b", t.TempDir())
-	var kerr *knowmind.Error
-	if !errors.As(err, &kerr) || kerr.Code != knowmind.ECONFLICT {
-		t.Fatalf("move of a tenant with a note: %v, want a conflict naming the notes", err)
+	secret, _, err := envs["cell-a"].Client.CreateProjectToken(ctx, tenant, []knowmind.Scope{knowmind.ScopeRead}, []string{"lager"}, "lager agent", nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if p, _ := r.Placement(tenant); p.Cell != "cell-a" || p.ReadOnly {
-		t.Fatalf("after the refused move: %+v, want cell-a and writable", p)
+
+	rep, err := r.Move(ctx, tenant, "cell-b", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := r.Write(ctx, tenant, func(*graph.Tenant) error { return nil }); err != nil {
-		t.Fatalf("a write after the refused move: %v", err)
+	t.Logf("moved %d records, %d tokens; read-only %s", rep.Records, rep.Tokens, rep.ReadOnly.Round(time.Millisecond))
+	if p, _ := r.Placement(tenant); p.Cell != "cell-b" || p.ReadOnly {
+		t.Fatalf("placement after the move: %+v", p)
 	}
-	if _, err := envs["cell-b"].Client.Tenant(ctx, tenant, false); err == nil {
-		t.Fatal("the refused move created the tenant in cell-b")
+	source, err := envs["cell-a"].Client.Tenant(ctx, tenant, false) // kept until its retention ends
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved, err := envs["cell-b"].Client.Tenant(ctx, tenant, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		want, err := source.GetNote(ctx, scope, id, "", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := moved.GetNote(ctx, scope, id, "", true)
+		if err != nil {
+			t.Fatalf("note %s in the target cell: %v", id, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("note %s in the target cell:\n got %+v\nwant %+v", id, got, want)
+		}
+		wantRevs, _ := source.Revisions(ctx, scope, id)
+		gotRevs, err := moved.Revisions(ctx, scope, id)
+		if err != nil || !reflect.DeepEqual(gotRevs, wantRevs) {
+			t.Errorf("revisions of %s in the target cell: %+v, %v; want %+v", id, gotRevs, err, wantRevs)
+		}
+	}
+	if revs, _ := moved.Revisions(ctx, scope, ids[0]); len(revs) != 1 || !strings.Contains(revs[0].Content, "Regal 4") {
+		t.Errorf("the edited note's former body in the target cell: %+v", revs)
+	}
+	res, err := moved.Recall(ctx, knowmind.RecallQuery{Query: "Regal 4 voll", K: 5, AsOf: &before, MinScore: knowmind.RecallMinScore})
+	if err != nil || !slices.ContainsFunc(res.Hits, func(h knowmind.RecallHit) bool { return h.MemoryID == ids[0] }) {
+		t.Errorf("the former body as of its time in the target cell: %+v, %v", res.Hits, err)
+	}
+	if trash, err := moved.ListTrash(ctx); err != nil || len(trash) != 1 {
+		t.Errorf("the trash in the target cell: %+v, %v", trash, err)
+	}
+
+	// The project-limited token sees exactly its project in the target cell.
+	tok, err := envs["cell-b"].Client.VerifyToken(ctx, secret)
+	if err != nil || !slices.Equal(tok.Projects, []string{"lager"}) {
+		t.Fatalf("the project token in the target cell: %+v, %v", tok, err)
+	}
+	limited := knowmind.NoteScope{Principal: "tok:test", Projects: tok.Projects}
+	projects, err := moved.ListProjects(ctx, limited)
+	if err != nil || len(projects) != 1 || projects[0].Handle != "lager" || !slices.Equal(projects[0].Aliases, []string{"lager-alt"}) {
+		t.Errorf("projects the limited token sees in the target cell: %+v, %v", projects, err)
+	}
+	if _, err := moved.GetNote(ctx, limited, ids[2], "", false); err != nil {
+		t.Errorf("its project's note: %v", err)
+	}
+	if _, err := moved.GetNote(ctx, limited, ids[0], "", false); knowmind.ErrorCode(err) != knowmind.ENOTFOUND {
+		t.Errorf("a note of another project through the limited token: %v, want not found", err)
 	}
 }

@@ -464,8 +464,8 @@ func TestDockerComposeClusterAlphaKill(t *testing.T) {
 		t.Fatalf("%d of %d writes failed after %s was killed; the service should fail over to the other alphas", failed, failed+len(acked), victim)
 	}
 	// Two of three alphas serve every call, so the service stays ready: /readyz
-	// means a majority answers (before: 503 while any one was down, which would
-	// take a working service out of a load balancer's rotation).
+	// means a majority answers (a 503 while any one is down would take a
+	// working service out of a load balancer's rotation).
 	if resp, err := http.Get("http://" + net.JoinHostPort(s.bind, "8765") + "/readyz"); err != nil {
 		t.Fatalf("readyz with one alpha down: %v", err)
 	} else {

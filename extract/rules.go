@@ -8,7 +8,6 @@ package extract
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -489,8 +488,3 @@ func containsWord(s string, words []string) bool {
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
-
-// String describes a candidate for test failures.
-func describe(c knowmind.Candidate) string {
-	return fmt.Sprintf("%q %.2f %v %v", c.Text, c.Confidence, c.Features, c.Entities)
-}

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -116,4 +117,9 @@ func TestEntitySlug(t *testing.T) {
 			t.Errorf("EntitySlug(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// describe describes a candidate for test failures.
+func describe(c knowmind.Candidate) string {
+	return fmt.Sprintf("%q %.2f %v %v", c.Text, c.Confidence, c.Features, c.Entities)
 }

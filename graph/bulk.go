@@ -103,6 +103,48 @@ func (t *Tenant) WriteEntries(ctx context.Context, recs []knowmind.Record, cur k
 	if err := checkCursor(cur); err != nil {
 		return nil, err
 	}
+	var projects, notes, memories []int
+	for i, r := range recs {
+		switch r.Type {
+		case knowmind.RecordProject:
+			projects = append(projects, i)
+		case knowmind.RecordNote:
+			notes = append(notes, i)
+		default:
+			memories = append(memories, i)
+		}
+	}
+	if len(projects)+len(notes) == 0 {
+		return t.writeMemoryEntries(ctx, recs, cur)
+	}
+	// Projects before the notes that name them, both by key and unchanged when present, so
+	// writing them before the batch's cursor commits is safe to repeat after an interruption.
+	results := make([]knowmind.ItemResult, len(recs))
+	if err := t.writeProjects(ctx, recs, projects, results); err != nil {
+		return nil, fmt.Errorf("import projects: %w", err)
+	}
+	if err := t.writeNotes(ctx, recs, notes, results); err != nil {
+		return nil, err
+	}
+	if len(memories) == 0 {
+		return results, t.commitCursorOnly(ctx, cur)
+	}
+	sub := make([]knowmind.Record, len(memories))
+	for j, i := range memories {
+		sub[j] = recs[i]
+	}
+	got, err := t.writeMemoryEntries(ctx, sub, cur)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range memories {
+		results[i] = got[j]
+	}
+	return results, nil
+}
+
+// writeMemoryEntries writes the memory and document records of a batch (WriteEntries).
+func (t *Tenant) writeMemoryEntries(ctx context.Context, recs []knowmind.Record, cur knowmind.BatchCursor) ([]knowmind.ItemResult, error) {
 	results := make([]knowmind.ItemResult, len(recs))
 	var todo []*bulkEntry
 	byID := map[string]*bulkEntry{}
@@ -464,10 +506,15 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 	idSet := map[string]bool{}
 	now := time.Now().UTC()
 	var engineRecs []int // goals and drafts (engineimport.go)
+	var noteRecs []int   // revisions, forward links and visits (noteexport.go)
 	for i, r := range recs {
 		fail := func(err error) { results[i] = knowmind.ItemResult{Status: knowmind.ItemFailed, Err: err} }
-		if r.Type == knowmind.RecordGoal || r.Type == knowmind.RecordDraft {
+		switch r.Type {
+		case knowmind.RecordGoal, knowmind.RecordDraft:
 			engineRecs = append(engineRecs, i)
+			continue
+		case knowmind.RecordRevision, knowmind.RecordForward, knowmind.RecordVisit:
+			noteRecs = append(noteRecs, i)
 			continue
 		}
 		if r.Type != knowmind.RecordRelation {
@@ -511,6 +558,9 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 	// the batch's cursor commits is safe to repeat after an interruption.
 	if err := t.writeGoalsAndDrafts(ctx, recs, engineRecs, results); err != nil {
 		return nil, err
+	}
+	if err := t.writeNoteHistory(ctx, recs, noteRecs, results); err != nil {
+		return nil, fmt.Errorf("import note history: %w", err)
 	}
 	if len(links) == 0 {
 		return results, t.commitCursorOnly(ctx, cur)

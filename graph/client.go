@@ -305,7 +305,7 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 	if before < previewSchemaVersion {
 		n, err := backfillPreviews(ctx, dg)
 		if err != nil {
-			// Recorded as before, so the next open tries again.
+			// The old version stays recorded, so the next open tries again.
 			_ = recordSchema(ctx, dg, before, "")
 			return nil, fmt.Errorf("tenant %q: %w", name, err)
 		}

@@ -13,43 +13,56 @@ import (
 	"github.com/knowmind/knowmind/shapes"
 )
 
-// Export reads a tenant as JSONL records (knowmind export): every memory and document, every
-// version and status (not notes: their projects, paths and revisions have no records yet), then
-// every relation edge between them as it was linked (the materialised inverses are
-// not written: import restores them), closed ones included, with their validity, then every
-// goal and draft (engineimport.go). Vectors are not
-// exported; an import embeds the content again with its embedder.
+// Export reads a tenant as JSONL records (knowmind export): every project, then every memory,
+// document and note, every version and status, then every relation edge between them as it was
+// linked (the materialised inverses are not written: import restores them), closed ones
+// included, with their validity, then the notes' former bodies, pending links and visits
+// (noteexport.go), then every goal and draft (engineimport.go). Vectors are not exported; an
+// import embeds the content again with its embedder.
 
 // exportPage is how many memories one export query reads.
 const exportPage = 500
 
 // exportMemoriesQuery pages through the memories in uid order.
 const exportMemoriesQuery = `query q($after: string, $n: int) {
-  m(func: eq(Memory.kind, ["memory", "document"]), first: $n, after: $after) {
+  m(func: eq(Memory.kind, ["memory", "document", "note"]), first: $n, after: $after) {
     uid Memory.id Memory.kind Memory.title Memory.content Memory.memory_type Memory.tags Memory.source
     Memory.status Memory.created_at Memory.updated_at Memory.valid_from Memory.valid_to Memory.update_reason
     Memory.sequence Memory.position
+    ` + exportNoteFields + `
   }
 }`
 
 // exportEdgesQuery pages through the memories with their outgoing edges over every relation
 // predicate, each with the facets link writes.
 var exportEdgesQuery = template.Must(template.New("exportEdges").Parse(`query q($after: string, $n: int) {
-  m(func: eq(Memory.kind, ["memory", "document"]), first: $n, after: $after) {
+  m(func: eq(Memory.kind, ["memory", "document", "note"]), first: $n, after: $after) {
     uid Memory.id
 {{- range .}}
-    <{{.}}> @filter(eq(Memory.kind, ["memory", "document"])) @facets(created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse, confidence: confidence, created_by: created_by, reason: reason) { Memory.id }
+    <{{.}}> @filter(eq(Memory.kind, ["memory", "document", "note"])) @facets(created_at: created_at, valid_from: valid_from, valid_to: valid_to, inverse: inverse, confidence: confidence, created_by: created_by, reason: reason) { Memory.id }
 {{- end}}
   }
 }`))
 
-// Export calls emit with every record of the tenant: memories and documents in uid order, then
-// relations. It stops at the first error emit returns.
+// Export calls emit with every record of the tenant: projects, then memories, documents and
+// notes in uid order, then relations, note history, goals and drafts. It stops at the first
+// error emit returns.
 func (t *Tenant) Export(ctx context.Context, emit func(knowmind.Record) error) error {
-	err := t.pageMemories(ctx, exportMemoriesQuery, func(raw json.RawMessage) error {
+	projects, err := t.exportProjects(ctx, emit)
+	if err != nil {
+		return err
+	}
+	err = t.pageMemories(ctx, exportMemoriesQuery, func(raw json.RawMessage) error {
 		var m dgMemory
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return err
+		}
+		if m.Kind == knowmind.KindNote {
+			var n dgNote
+			if err := json.Unmarshal(raw, &n); err != nil {
+				return err
+			}
+			return emit(noteRecord(m, n))
 		}
 		created, validFrom, updated := m.CreatedAt, m.ValidFrom, m.UpdatedAt
 		return emit(knowmind.Record{
@@ -113,6 +126,9 @@ func (t *Tenant) Export(ctx context.Context, emit func(knowmind.Record) error) e
 	})
 	if err != nil {
 		return fmt.Errorf("export relations: %w", err)
+	}
+	if err := t.exportNoteHistory(ctx, projects, emit); err != nil {
+		return err
 	}
 	return t.exportGoalsAndDrafts(ctx, emit)
 }

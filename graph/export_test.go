@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -327,3 +328,27 @@ func (t *Tenant) HoldRecall() (release func()) {
 
 // Evict drops the tenant's caches as the memory budget does; false: left alone.
 func (t *Tenant) Evict() bool { return t.evict() }
+
+// syncNow runs a sync in the caller's goroutine, after any that is running, and returns what it
+// changed (tests and benchmarks).
+func (x *textIndex) syncNow(ctx context.Context, t *Tenant, full bool) (textSyncResult, error) {
+	for {
+		x.mu.Lock()
+		if x.state != textLoaded {
+			x.mu.Unlock()
+			return textSyncResult{}, errors.New("statistics not loaded")
+		}
+		if running := x.syncing; running != nil {
+			x.mu.Unlock()
+			select {
+			case <-running:
+				continue
+			case <-ctx.Done():
+				return textSyncResult{}, ctx.Err()
+			}
+		}
+		run := x.beginSyncLocked(full)
+		x.mu.Unlock()
+		return x.runSync(ctx, t, run)
+	}
+}

@@ -157,11 +157,11 @@ func TestRecallDoesNotReadWholeContents(t *testing.T) {
 	t.Logf("candidate query %d bytes", len(resp.Json))
 }
 
-// Issue 13: replacing a document deleted it with its SUPERSEDES/SUPERSEDED_BY
-// edges, so update_fact on a document followed by an upload of the new
-// title broke the chain (update_fact on the old version then answered 409
-// "no successor"). A replaced version is now closed and superseded by the new
-// document; every version stays, and the chain leads to the newest.
+// Issue 13: a replaced version is closed and superseded by the new document,
+// not deleted with its SUPERSEDES/SUPERSEDED_BY edges (which would break the
+// chain of update_fact followed by an upload of the new title: update_fact on
+// the old version would answer 409 "no successor"); every version stays, and
+// the chain leads to the newest.
 func TestReplacingAVersionedDocumentKeepsItsHistory(t *testing.T) {
 	ctx := context.Background()
 	ten := dgraphtest.NewTenant(t)

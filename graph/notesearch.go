@@ -1,10 +1,11 @@
 package graph
 
-// knowmind_search and knowmind_context over notes: both run recall (recall.go: BM25 in German
-// and English, vectors, graph hops) and keep what the caller may see — shared notes of the
-// token's projects and the caller's own private memory, never the trash (recall returns only
-// indexed memories). Without a usable embedder they fall back to full text, without error.
-// Private memory (knowmind_remember_about_*) is written here too.
+// knowmind_search and knowmind_context: both run recall (recall.go: BM25 in German and
+// English, vectors, graph hops) and keep what the caller may see — shared notes of the token's
+// projects, the caller's own private memory, and the tenant's memories and documents unless the
+// call or the token is limited to projects; never the trash (recall returns only indexed
+// memories). Without a usable embedder they fall back to full text, without error. Private
+// memory (knowmind_remember_about_*) is written here too.
 
 import (
 	"context"
@@ -62,8 +63,9 @@ func (t *Tenant) recallVisible(ctx context.Context, scope knowmind.NoteScope, q 
 	return res, notes, vector, nil
 }
 
-// SearchNotes is knowmind_search: ranked snippets of visible notes (shared and the caller's
-// own memory), filtered by project, folder and tag.
+// SearchNotes is knowmind_search: ranked snippets of what scope may see — notes (shared and
+// the caller's own memory), memories and documents; a project, folder or tag filter, or a
+// project-limited scope, keeps notes only.
 func (t *Tenant) SearchNotes(ctx context.Context, scope knowmind.NoteScope, q knowmind.SearchQuery) ([]knowmind.SearchHit, bool, error) {
 	var puid string
 	if q.Project != "" {

@@ -89,7 +89,7 @@ func TestRecallQueryServedVectors(t *testing.T) {
 			t.Errorf("query holds %q:\n%s", not, q)
 		}
 	}
-	// Not served (Plan.DgraphVectorScores, or nothing held): Dgraph re-scores as before.
+	// Not served (Plan.DgraphVectorScores, or nothing held): Dgraph scores the vectors itself.
 	q, _ = buildRecallQuery(recallPlan{vector: true, textDE: true, exact: exact, hops: 0, relations: rels})
 	if !strings.Contains(q, "math(emb dot $vec)") || !strings.Contains(q, "ef: 200)") {
 		t.Errorf("re-scored in Dgraph:\n%s", q)

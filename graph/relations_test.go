@@ -634,9 +634,9 @@ func writeHistoryEdge(t *testing.T, ten *graph.Tenant, newID, oldID string) {
 			graph.EdgeID(newID, "SUPERSEDES", oldID), graph.EdgeID(oldID, "SUPERSEDED_BY", newID)))
 }
 
-// Issue 13: knowmind_link with SUPERSEDES closed any memory, and unlink
-// refuses history edges, so it could not be undone. Link now refuses both
-// history relations; nothing is written and both memories stay current.
+// Issue 13: link refuses both history relations (SUPERSEDES would close any
+// memory, and unlink refuses history edges, so nothing could undo it); nothing
+// is written and both memories stay current.
 func TestLinkRefusesHistory(t *testing.T) {
 	ctx := context.Background()
 	ten := dgraphtest.NewTenant(t)

@@ -49,7 +49,7 @@ func RelationSchema(relations []string) string {
 func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) (int, string, error) {
 	sum := sha256.Sum256([]byte(dql))
 	sha := hex.EncodeToString(sum[:])
-	// A record that cannot be read counts as none: the schema is applied, as before records.
+	// A record that cannot be read counts as none: the schema is applied, as to a store without one.
 	rec, err := schemaRecord(ctx, dg)
 	if err == nil && rec.version == schema.Version && rec.sha == sha && rec.vectorIndex != vectorIndexDropped {
 		return rec.version, rec.vectorIndex, nil

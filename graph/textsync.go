@@ -100,30 +100,6 @@ type syncRun struct {
 	done    chan struct{}
 }
 
-// syncNow runs a sync in the caller's goroutine, after any that is running, and returns what it
-// changed (tests and benchmarks).
-func (x *textIndex) syncNow(ctx context.Context, t *Tenant, full bool) (textSyncResult, error) {
-	for {
-		x.mu.Lock()
-		if x.state != textLoaded {
-			x.mu.Unlock()
-			return textSyncResult{}, errors.New("statistics not loaded")
-		}
-		if running := x.syncing; running != nil {
-			x.mu.Unlock()
-			select {
-			case <-running:
-				continue
-			case <-ctx.Done():
-				return textSyncResult{}, ctx.Err()
-			}
-		}
-		run := x.beginSyncLocked(full)
-		x.mu.Unlock()
-		return x.runSync(ctx, t, run)
-	}
-}
-
 func (x *textIndex) beginSyncLocked(full bool) syncRun {
 	run := syncRun{gen: x.gen, started: time.Now(), since: x.syncedFrom.Add(-textSyncSlack), full: full,
 		done: make(chan struct{})}

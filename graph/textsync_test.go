@@ -313,7 +313,8 @@ func BenchmarkTextStatsSync(b *testing.B) {
 // BenchmarkTextStatsSyncAfterImport measures the syncs that follow a bulk import: the tenant's
 // KNOWMIND_SYNC_BENCH_N (default 5000) memories were all created just now, so all are in every
 // sync's window (created and updated) until they leave it minutes later. The first sync after
-// the load is logged apart (before content shas were read by loads, it read every memory again).
+// the load is logged apart: the load read the content shas, so that sync need not read every
+// memory again.
 //
 //	KNOWMIND_SYNC_BENCH_N=20000 go test ./graph/ -run '^$' -bench TextStatsSyncAfterImport -benchtime 3x
 func BenchmarkTextStatsSyncAfterImport(b *testing.B) {

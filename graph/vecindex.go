@@ -121,14 +121,6 @@ func (s *vectorSet) len() int {
 	return len(s.uids)
 }
 
-// search returns the uids of the n chunks whose vectors have the largest dot product with q
-// (cosine: vectors are unit length), best first, and false when the set cannot answer (empty,
-// or q of another dimension). The scan itself is rank.Blocks.TopN.
-func (s *vectorSet) search(q []float32, n int) ([]uint64, bool) {
-	uids, _, ok := s.searchScored(q, n)
-	return uids, ok
-}
-
 // searchScored is search with each chunk's score (the dot product with q), best first.
 func (s *vectorSet) searchScored(q []float32, n int) ([]uint64, []float32, bool) {
 	s.mu.RLock()

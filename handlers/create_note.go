@@ -39,5 +39,5 @@ func (s *service) createNote(ctx context.Context, p CreateNoteParams) (CreateNot
 		return CreateNoteResult{}, err
 	}
 	return t.CreateNote(ctx, scope, knowmind.CreateNoteInput{Project: p.Project, Body: p.Body, Path: p.Path,
-		Type: p.Type, Tags: p.Tags, Links: p.Links, Class: knowmind.ClassUserDoc, Actor: actor(ctx, "knowmind_create_note")})
+		Type: p.Type, Tags: p.Tags, Links: p.Links, Class: knowmind.ClassUserDoc, Actor: actor(ctx)})
 }

@@ -56,7 +56,7 @@ func (s *service) createNotes(ctx context.Context, p CreateNotesParams) (BatchRe
 	return s.batch(ctx, len(p.Notes), func(i int) (knowmind.NoteWriteResult, error) {
 		n := p.Notes[i]
 		return t.CreateNote(ctx, scope, knowmind.CreateNoteInput{Project: n.Project, Body: n.Body, Path: n.Path,
-			Type: n.Type, Tags: n.Tags, Links: n.Links, Class: knowmind.ClassUserDoc, Actor: actor(ctx, "knowmind_create_notes")})
+			Type: n.Type, Tags: n.Tags, Links: n.Links, Class: knowmind.ClassUserDoc, Actor: actor(ctx)})
 	})
 }
 

@@ -37,7 +37,7 @@ func (s *service) deleteNote(ctx context.Context, p DeleteNoteParams) (DeleteNot
 	if err != nil {
 		return DeleteNoteResult{}, err
 	}
-	if err := t.TrashNote(ctx, scope, p.ID, p.VersionToken, actor(ctx, "knowmind_delete_note")); err != nil {
+	if err := t.TrashNote(ctx, scope, p.ID, p.VersionToken, actor(ctx)); err != nil {
 		return DeleteNoteResult{}, err
 	}
 	return DeleteNoteResult{ID: p.ID, Trashed: true}, nil

@@ -53,8 +53,8 @@
 //
 // and one line in toolList (tools.go): statsTool. Registration, tools/list,
 // the toolsets and initialize's instructions read that list; a test fails
-// when a declared tool belongs to no toolset, and another when this example
-// and stats.go differ.
+// when a declared tool is missing from it or belongs to no toolset, and
+// another when this example and stats.go differ.
 //
 // A description says when to use the tool rather than its neighbours, in a
 // sentence or two: tools/list for the default toolset must stay within 3,000

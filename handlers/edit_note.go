@@ -40,5 +40,5 @@ func (s *service) editNote(ctx context.Context, p EditNoteParams) (EditNoteResul
 		return EditNoteResult{}, err
 	}
 	return t.EditNote(ctx, scope, knowmind.EditNoteInput{ID: p.ID, VersionToken: p.VersionToken, Op: p.Op,
-		Content: p.Content, Heading: p.Heading, Find: p.Find, Actor: actor(ctx, "knowmind_edit_note")})
+		Content: p.Content, Heading: p.Heading, Find: p.Find, Actor: actor(ctx)})
 }

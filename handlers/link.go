@@ -70,7 +70,7 @@ func (s *service) link(ctx context.Context, p LinkParams) (LinkResult, error) {
 		}
 		return t.LinkTitle(ctx, scope, p.FromID, p.ToTitle, p.RelType)
 	}
-	meta := knowmind.EdgeMeta{Confidence: p.Confidence, CreatedBy: actor(ctx, "knowmind_link").Principal}
+	meta := knowmind.EdgeMeta{Confidence: p.Confidence, CreatedBy: actor(ctx).Principal}
 	if p.Metadata != nil {
 		meta.Reason = p.Metadata.Reason
 	}

@@ -219,10 +219,10 @@ func (s *service) observeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 
 // ingestTools write chunks; their results say how many and whether the
 // content was already there.
-var ingestTools = map[string]bool{"knowmind_store_memory": true, "knowmind_upload_document": true, "knowmind_update_fact": true}
+var ingestTools = map[string]bool{storeMemoryTool.Name: true, uploadDocumentTool.Name: true, updateFactTool.Name: true}
 
 func (m *Metrics) countIngest(tool string, structured any) {
-	if tool == "knowmind_store_memories" && structured != nil {
+	if tool == storeMemoriesTool.Name && structured != nil {
 		m.countBatchIngest(tool, structured)
 		return
 	}

@@ -34,5 +34,5 @@ func (s *service) moveFolder(ctx context.Context, p MoveFolderParams) (MoveFolde
 	if err != nil {
 		return MoveFolderResult{}, err
 	}
-	return t.MoveFolder(ctx, scope, p.Project, p.From, p.To, actor(ctx, "knowmind_move_folder"))
+	return t.MoveFolder(ctx, scope, p.Project, p.From, p.To, actor(ctx))
 }

@@ -34,5 +34,5 @@ func (s *service) moveNote(ctx context.Context, p MoveNoteParams) (MoveNoteResul
 	if err != nil {
 		return MoveNoteResult{}, err
 	}
-	return t.MoveNote(ctx, scope, p.ID, p.VersionToken, p.Path, actor(ctx, "knowmind_move_note"))
+	return t.MoveNote(ctx, scope, p.ID, p.VersionToken, p.Path, actor(ctx))
 }

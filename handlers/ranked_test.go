@@ -3,6 +3,9 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/knowmind/knowmind"
@@ -60,11 +63,35 @@ func TestRankedToolsAnswerEmptyOffTopic(t *testing.T) {
 	}
 }
 
+// TestRankedToolsShareTheFloor: the five ranked tools that take a query offer the same
+// min_score — bounded 0 to 1, defaulting to knowmind.RecallMinScore, which their schemas name —
+// and each resolves an absent one to that constant (floatOr(p.MinScore, knowmind.RecallMinScore)
+// in its handler; TestRankedToolsAnswerEmptyOffTopic shows the default leaving nothing).
+func TestRankedToolsShareTheFloor(t *testing.T) {
+	def := "default " + strconv.FormatFloat(knowmind.RecallMinScore, 'f', -1, 64)
+	for tool, params := range map[string]any{"knowmind_recall": RecallParams{}, "knowmind_recall_at_time": RecallAtTimeParams{},
+		"knowmind_search": SearchParams{}, "knowmind_context": ContextParams{}, "knowmind_retrieve": RetrieveParams{}} {
+		f, ok := reflect.TypeOf(params).FieldByName("MinScore")
+		if !ok {
+			t.Errorf("%s has no MinScore", tool)
+			continue
+		}
+		if f.Type != reflect.TypeFor[*float64]() || f.Tag.Get("json") != "min_score,omitempty" || f.Tag.Get("validate") != "omitnil,min=0,max=1" {
+			t.Errorf("%s: MinScore is %v %s, want *float64 min_score,omitempty bounded 0 to 1", tool, f.Type, f.Tag)
+		}
+		if desc := f.Tag.Get("jsonschema"); !strings.Contains(desc, def) || !strings.Contains(desc, "0 keeps") {
+			t.Errorf("%s: min_score says %q, want it to name the %s and that 0 keeps every hit", tool, desc, def)
+		}
+	}
+}
+
 // TestRankedToolsProjectLimitedTokenGetsK: scope applies before k — a token limited to one
-// project gets exactly k of its notes when k exist, though notes of another project it may not
-// see rank above them.
+// project gets exactly k hits when k visible ones exist, though notes of another project it may
+// not see rank above them: search its project's notes only (its description says so), recall,
+// recall_at_time and retrieve those notes and the tenant's memories.
 func TestRankedToolsProjectLimitedTokenGetsK(t *testing.T) {
 	c := newNotesClient(t)
+	rc := &recallClient{t: t, url: c.url, read: c.read, write: c.write}
 	ctx := context.Background()
 	if _, err := tenantOf(t, c.tenant).CreateProject(ctx, "kunden", "Kunden"); err != nil {
 		t.Fatal(err)
@@ -73,13 +100,16 @@ func TestRankedToolsProjectLimitedTokenGetsK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// main's notes hold every query word; kunden's only some.
+	// main's notes and the memories hold every query word; kunden's notes only some.
 	for i := range 8 {
 		c.create(map[string]any{"project": "main", "body": fmt.Sprintf("# Rampe Lieferung Bielefeld %d\n\nLieferung an die Rampe in Bielefeld, Tor %d.", i, i)})
 	}
-	kunden := map[string]bool{}
+	kunden, memories := map[string]bool{}, map[string]bool{}
 	for i := range 6 {
 		kunden[c.create(map[string]any{"project": "kunden", "body": fmt.Sprintf("# Kunde %d\n\nLieferung für Kunde %d.", i, i)}).ID] = true
+	}
+	for i := range 3 {
+		memories[rc.store(fmt.Sprintf("Rampe Bielefeld %d", i), fmt.Sprintf("Lieferung an die Rampe in Bielefeld über Spedition %d.", i))] = true
 	}
 	const k = 5
 	query := "Lieferung an die Rampe in Bielefeld"
@@ -90,16 +120,40 @@ func TestRankedToolsProjectLimitedTokenGetsK(t *testing.T) {
 			t.Fatalf("the unlimited token's top %d holds a kunden note: the test does not test the order", k)
 		}
 	}
+	var allRecall knowmind.RecallResult
+	structured(t, callTool(t, c.url, c.read, "knowmind_recall", map[string]any{"query": query, "k": k}), &allRecall)
+	hidden := 0
+	for _, h := range allRecall.Hits {
+		if !kunden[h.MemoryID] && !memories[h.MemoryID] {
+			hidden++
+		}
+	}
+	if hidden == 0 {
+		t.Fatalf("the unlimited token's top %d of recall holds only hits the limited token sees: the test does not test the order", k)
+	}
 	var search SearchResult
 	structured(t, callTool(t, c.url, limited, "knowmind_search", map[string]any{"query": query, "limit": k, "min_score": 0}), &search)
 	var recall knowmind.RecallResult
 	structured(t, callTool(t, c.url, limited, "knowmind_recall", map[string]any{"query": query, "k": k, "min_score": 0}), &recall)
-	for name, ids := range map[string][]string{"search": hitIDsOf(search.Hits), "recall": recallIDsOf(recall.Hits)} {
+	var atTime RecallAtTimeResult
+	structured(t, callTool(t, c.url, limited, "knowmind_recall_at_time", map[string]any{"query": query, "k": k, "min_score": 0}), &atTime)
+	var retrieve RetrieveResult
+	structured(t, callTool(t, c.url, limited, "knowmind_retrieve", map[string]any{"query": query, "limit": k, "min_score": 0}), &retrieve)
+	atTimeIDs := make([]string, len(atTime.Hits))
+	for i, h := range atTime.Hits {
+		atTimeIDs[i] = h.MemoryID
+	}
+	retrieveIDs := make([]string, len(retrieve.Memories))
+	for i, m := range retrieve.Memories {
+		retrieveIDs[i] = m.ID
+	}
+	for name, ids := range map[string][]string{"search": hitIDsOf(search.Hits), "recall": recallIDsOf(recall.Hits),
+		"recall_at_time": atTimeIDs, "retrieve": retrieveIDs} {
 		if len(ids) != k {
 			t.Errorf("%s: %d hits for the limited token, want %d", name, len(ids), k)
 		}
 		for _, id := range ids {
-			if !kunden[id] {
+			if !kunden[id] && (name == "search" || !memories[id]) {
 				t.Errorf("%s: the limited token sees %s", name, id)
 			}
 		}

@@ -37,5 +37,5 @@ func (s *service) rememberAboutProject(ctx context.Context, p RememberAboutProje
 	if category == "" {
 		category = "notes"
 	}
-	return t.Remember(ctx, scope, knowmind.ClassAgentMemory, p.Project, category, p.Observation, actor(ctx, "knowmind_remember_about_project"))
+	return t.Remember(ctx, scope, knowmind.ClassAgentMemory, p.Project, category, p.Observation, actor(ctx))
 }

@@ -34,5 +34,5 @@ func (s *service) rememberAboutUser(ctx context.Context, p RememberAboutUserPara
 	if err != nil {
 		return RememberResult{}, err
 	}
-	return t.Remember(ctx, scope, knowmind.ClassUserProfile, "", p.Category, p.Observation, actor(ctx, "knowmind_remember_about_user"))
+	return t.Remember(ctx, scope, knowmind.ClassUserProfile, "", p.Category, p.Observation, actor(ctx))
 }

@@ -35,5 +35,5 @@ func (s *service) renameNote(ctx context.Context, p RenameNoteParams) (RenameNot
 	if err != nil {
 		return RenameNoteResult{}, err
 	}
-	return t.RenameNote(ctx, scope, p.ID, p.VersionToken, p.Title, actor(ctx, "knowmind_rename_note"))
+	return t.RenameNote(ctx, scope, p.ID, p.VersionToken, p.Title, actor(ctx))
 }

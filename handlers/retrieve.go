@@ -33,7 +33,7 @@ type RetrieveParams struct {
 	RelationTypes []string `json:"relation_types,omitempty" jsonschema:"graph: only these relation types (default: all but version history)" validate:"max=20,dive,max=64"`
 	MaxDepth      *int     `json:"max_depth,omitempty" jsonschema:"graph: hops from the start memory (default 3)" validate:"omitnil,min=1,max=5"`
 	// MinScore is recall's floor, for the relevance mode.
-	MinScore *float64 `json:"min_score,omitempty" jsonschema:"relevance: leave out memories scoring below this (default 0.1)" validate:"omitnil,min=0,max=1"`
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"relevance: leave out memories scoring below this (default 0.1; 0 keeps all)" validate:"omitnil,min=0,max=1"`
 }
 
 // RetrieveResult is the answer of every mode: memories with entities, semantic profiles,

@@ -11,7 +11,7 @@ var searchTool = declare(tool{
 	Name:  "knowmind_search",
 	Title: "Search notes",
 	Description: "Finds by words and meaning what you may see: notes, your private memory and the workspace's memories and " +
-		"documents (not when you name a project, path or tag). Ranked snippets, not whole notes (then " +
+		"documents (notes only when you name a project, path or tag, or your token is limited to projects). Ranked snippets, not whole notes (then " +
 		"knowmind_get_note); below min_score left out. Search before you write.",
 	Scope: knowmind.ScopeRead, ReadOnly: true,
 	Toolset: knowmind.ToolsetNotes,

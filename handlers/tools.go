@@ -452,6 +452,8 @@ func checkRelType(set *shapes.Set, args json.RawMessage) error {
 // callInfo is what a tool call knows about its caller.
 type callInfo struct {
 	principal knowmind.Principal
+	// tool is the called tool's name, which notes record as the actor's via.
+	tool string
 	// createTenant: the tenant gets its namespace on first use (OAuth access
 	// tokens, JWTs under --jwt-create-tenants, stdio's local user when told so).
 	createTenant bool
@@ -483,6 +485,7 @@ func (s *service) callContext(ctx context.Context, req *mcp.CallToolRequest, t t
 	default:
 		return ctx, rpcError(ctx, s.log, knowmind.Errorf(knowmind.EUNAUTHORIZED, "bearer token missing or invalid"))
 	}
+	ci.tool = t.Name
 	ctx = context.WithValue(ctx, callKey{}, ci)
 	// What the caller may see travels with every call into graph, which checks each id against it.
 	ctx = knowmind.WithNoteScope(ctx, scopeOf(ci.principal))

@@ -20,8 +20,8 @@ func scopeOf(p knowmind.Principal) knowmind.NoteScope {
 	return knowmind.NoteScope{Projects: p.Projects, Principal: p.TokenID, Toolsets: p.Toolsets}
 }
 
-// actor is who writes through tool: the agent holding the token.
-func actor(ctx context.Context, tool string) knowmind.Actor {
+// actor is who writes through the called tool: the agent holding the token.
+func actor(ctx context.Context) knowmind.Actor {
 	ci, _ := ctx.Value(callKey{}).(callInfo)
-	return knowmind.Actor{Principal: ci.principal.TokenID, Via: tool}
+	return knowmind.Actor{Principal: ci.principal.TokenID, Via: ci.tool}
 }

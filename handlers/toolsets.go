@@ -23,17 +23,6 @@ func (s *service) lists(p knowmind.Principal, name string) bool {
 	return t == nil || t.Toolset == "" || p.ListsToolset(t.Toolset)
 }
 
-// toolsetTools are the names of the tools of toolset, in toolList order.
-func toolsetTools(toolset string) []string {
-	var names []string
-	for _, d := range toolList {
-		if d.Toolset == toolset {
-			names = append(names, d.Name)
-		}
-	}
-	return names
-}
-
 // instructionSteps are initialize's instructions, per toolset in the recommended call order (seed
 // 004's for notes). A step is given to a principal that reaches its toolset and the scope of at
 // least one tool it names, so the instructions name the tools tools/list shows it.

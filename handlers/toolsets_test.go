@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -256,5 +260,79 @@ func TestDocShowsTheRealPattern(t *testing.T) {
 	}
 	if got := strings.Join(quoted, "\n"); !strings.Contains(got, strings.Join(want, "\n")) {
 		t.Errorf("doc.go does not quote stats.go from its declaration on; quoted:\n%s\nstats.go:\n%s", got, strings.Join(want, "\n"))
+	}
+}
+
+// toolsetTools are the names of the tools of toolset, in toolList order.
+func toolsetTools(toolset string) []string {
+	var names []string
+	for _, d := range toolList {
+		if d.Toolset == toolset {
+			names = append(names, d.Name)
+		}
+	}
+	return names
+}
+
+// TestEveryDeclaredToolIsListed: a tool declared in its file but missing from toolList would
+// compile (a package-level variable may go unused) and never be registered. Every variable this
+// package initialises with declare must appear in toolList, and toolList holds nothing else.
+func TestEveryDeclaredToolIsListed(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]string{} // variable → file
+	var listed []string
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if i >= len(vs.Values) {
+						continue
+					}
+					if name.Name == "toolList" {
+						for _, el := range vs.Values[i].(*ast.CompositeLit).Elts {
+							id, ok := el.(*ast.Ident)
+							if !ok {
+								t.Errorf("toolList holds %T at %s, want a declared tool's variable", el, fset.Position(el.Pos()))
+								continue
+							}
+							listed = append(listed, id.Name)
+						}
+					}
+					if call, ok := vs.Values[i].(*ast.CallExpr); ok {
+						if fn, ok := call.Fun.(*ast.Ident); ok && fn.Name == "declare" {
+							declared[name.Name] = path
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(declared) < 40 || len(listed) != len(toolList) {
+		t.Fatalf("found %d declarations and %d toolList entries (toolList has %d): the parse missed them", len(declared), len(listed), len(toolList))
+	}
+	for _, v := range listed {
+		if _, ok := declared[v]; !ok {
+			t.Errorf("toolList holds %s, which no file declares with declare", v)
+		}
+		delete(declared, v)
+	}
+	for v, path := range declared {
+		t.Errorf("%s declares %s, which toolList lacks: the tool is never registered", path, v)
 	}
 }

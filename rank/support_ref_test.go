@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// supportReference is Support as it was before it kept only the hits' neighbourhoods: the
-// neighbourhoods of every node of the adjacency, in both directions.
+// supportReference is Support in its plain form, against which the one that keeps only the
+// hits' neighbourhoods is checked: the neighbourhoods of every node of the adjacency, in both
+// directions.
 func supportReference(hits, direct []Hit, adjacent map[string][]string, weight float64) []Hit {
 	own := make(map[string]float64, len(direct))
 	for _, h := range direct {

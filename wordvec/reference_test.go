@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// similarityReference is SimilarityKeyed as it was before it worked on the model's rows (a
-// string map numbering every occurrence per call): the new one must score exactly as it did.
+// similarityReference is SimilarityKeyed in its plain form (a string map numbering every
+// occurrence per call): the one working on the model's rows must score exactly as it does.
 func (m *Model) similarityReference(query []string, keys []uint64, texts [][]string) []float64 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()

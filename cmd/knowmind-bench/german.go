@@ -129,7 +129,7 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		{"full fusion, semantic signals not scaled by the query's coverage", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true}},
 		{"full fusion, the hash embedder's vector signal not scaled by the query's coverage", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoVectorCoverage: true}},
 		{"full fusion keeping German question words in the query", bm25.Analysis{KeepQuestionWords: true}, 2, knowmind.RecallMinScore, full},
-		{"full fusion keeping question words, semantic signals not scaled by coverage (the floor's inputs as before)", bm25.Analysis{KeepQuestionWords: true}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true, NoVectorCoverage: true}},
+		{"full fusion keeping question words, semantic signals not scaled by coverage (neither of the rules that shape the floor's inputs)", bm25.Analysis{KeepQuestionWords: true}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true, NoVectorCoverage: true}},
 		{"full fusion without the when-question signal", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, AsksWhen: -1}},
 		{"full fusion without the context signal (the memory before in its sequence)", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: -1}},
 		{"full fusion, context signal 0.25", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: 0.25}},

@@ -327,9 +327,6 @@ func (c *Cluster) AlphaHTTP() []string {
 	return out
 }
 
-// ZeroHTTP returns zero's HTTP address.
-func (c *Cluster) ZeroHTTP() string { return c.zero.httpAddr }
-
 // Healthy reports whether every child is running and passed its health check.
 func (c *Cluster) Healthy() bool {
 	for _, p := range append([]*proc{c.zero}, c.alphas...) {
