@@ -11,8 +11,8 @@ import (
 
 // Recall's hops follow only the relation predicates that hold at least one edge in the tenant.
 // Every predicate of the shapes (16 by default) costs Dgraph a task per hop even where no node
-// has an edge of it: at 100k memories linked by one relation, asking for all 16 made the two
-// hops ~7 ms slower than asking for the one (docs/recall.md). Most tenants use a few.
+// has an edge of it, which at 100k memories is measurable (docs/dgraph-notes.md, DQL). Most
+// tenants use a few.
 //
 // A predicate once seen holding an edge stays in the list (edges are closed, not deleted, so
 // it rarely empties; a needless one only costs time). The others are asked again after
@@ -83,7 +83,8 @@ func (t *Tenant) relationsWritten() {
 }
 
 // relationsWithEdges asks which of rels (shapes' validated UPPER_SNAKE names) hold an edge:
-// one has() with first: 1 per predicate, one request (~1 ms at 400k edges).
+// one has() with first: 1 per predicate, one request (cheap even at 400k edges:
+// docs/dgraph-notes.md, DQL).
 func (t *Tenant) relationsWithEdges(ctx context.Context, rels []string) ([]string, error) {
 	var q strings.Builder
 	q.WriteString("{\n")

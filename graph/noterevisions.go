@@ -203,8 +203,9 @@ type dgRevision struct {
 // revisionHits ranks the former note bodies current at q.AsOf that hold the query's words:
 // each scores the share of the query's weight (BM25's idf of each analysed term, from the
 // tenant's text statistics) its title and body hold, the scale of recall's text signal, and
-// those keep accepts and q.MinScore allows come back best first, at most q.K.
-func (t *Tenant) revisionHits(ctx context.Context, q knowmind.RecallQuery, keep hitFilter) ([]knowmind.RecallHit, error) {
+// those keep accepts and scoring at least floor (recall's, search.Floor) come back best first,
+// at most q.K.
+func (t *Tenant) revisionHits(ctx context.Context, q knowmind.RecallQuery, floor float64, keep hitFilter) ([]knowmind.RecallHit, error) {
 	scope := callerScope(ctx)
 	if q.AsOf == nil || strings.TrimSpace(q.Query) == "" || (scope != nil && !scope.ReachesNotes()) {
 		return nil, nil
@@ -230,7 +231,7 @@ func (t *Tenant) revisionHits(ctx context.Context, q knowmind.RecallQuery, keep 
 			lang = "de"
 		}
 		score := search.RoundScore(t.queryShare(lang, q.Query, r.Title+"\n\n"+r.Body))
-		if score == 0 || score < q.MinScore {
+		if score == 0 || score < floor {
 			continue
 		}
 		validFrom, validTo := r.ValidFrom, r.ValidTo

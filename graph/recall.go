@@ -44,6 +44,13 @@ func (t *Tenant) lexicalVectors() bool {
 	return emb != nil && emb.Provider() == "knowmind-hash"
 }
 
+// lexicalEvidence tells whether all of a recall's evidence is lexical: the embedder is the
+// built-in hash embedder or there is none. Only then does the query's coverage bound what a
+// hit can answer (search.Floor): a model embedder may know a word the tenant never wrote.
+func (t *Tenant) lexicalEvidence() bool {
+	return t.c.cfg.Embedder == nil || t.lexicalVectors()
+}
+
 // vectorUnrelated is the cosine an unrelated text typically has with a query under the
 // embedder, which maps to a vector score of 0 (rank.Signals.VectorUnrelated). For the hash
 // embedder it is the median of a question against a random LoCoMo turn (docs/recall.md). For
@@ -176,6 +183,11 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 	if !o.Plan.Rerank {
 		rr = nil
 	}
+	floor := q.MinScore
+	if w.CoverageFloor && rr == nil && t.lexicalEvidence() {
+		c, ok := search.Known(&t.text.ix, t.Name, q.Query, t.c.cfg.Analysis, in.Text)
+		floor = search.Floor(q.MinScore, c, ok)
+	}
 	depth := q.K
 	if rr != nil {
 		depth = search.RerankDepth
@@ -188,7 +200,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 	// Without a reranker the scores are final, so the entries below the floor are never read.
 	hits, from := []knowmind.RecallHit{}, []rank.Hit{}
 	for next, window := 0, depth; len(hits) < depth && next < len(fused); window *= 2 {
-		if rr == nil && search.RoundScore(fused[next].Score) < q.MinScore {
+		if rr == nil && search.RoundScore(fused[next].Score) < floor {
 			break // scores fall down the list: the rest is below the floor too
 		}
 		chosen := fused[next:min(next+window, len(fused))]
@@ -209,9 +221,9 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 			res.Hits, res.Rerank = reranked[:min(q.K, len(reranked))], rr.Name()
 		}
 	}
-	res.Hits = search.AboveFloor(res.Hits, q.MinScore)
+	res.Hits = search.AboveFloor(res.Hits, floor)
 	if q.AsOf != nil {
-		revs, err := t.revisionHits(ctx, q, f.keep)
+		revs, err := t.revisionHits(ctx, q, floor, f.keep)
 		if err != nil {
 			return knowmind.RecallResult{}, nil, err
 		}

@@ -47,12 +47,12 @@ const (
 // Each is written so that Dgraph reads the small sets, never the big one: eq(Memory.status,
 // "indexed") read the index entry of every memory of the tenant (100k uids at 100k memories)
 // each time a filter ran, five or more times per recall, and NOT has(Memory.valid_to) cost
-// 4–8 ms per recall at 100k even with no valid_to stored. Their negations read the other
+// milliseconds per recall at 100k even with no valid_to stored (docs/dgraph-notes.md, DQL). Their negations read the other
 // statuses (failed, pending, trashed: few) and the superseded memories, and mean the same for
 // memory nodes, which always have a status (ingest writes it) — a hop reaches nothing else.
 // valid_from <= $asof has no small side (le reads every memory written before $asof, gt every
 // one after — a bulk import puts a whole tenant in one hour of the index — and comparing a
-// value variable, le(val(v), $asof), cost 14–34 ms more per recall at 100k), so Dgraph leaves
+// value variable, le(val(v), $asof), costs more than the rest of the filter), so Dgraph leaves
 // it out and the service compares the valid_from the request reads for every memory it may
 // return: the candidates' (recallResponse.validAt) and the hops' eligible neighbours (ok,
 // parseHops). A hop may thus pass through a memory that became valid after $asof, along edges
@@ -364,8 +364,8 @@ const recallAttrsBlock = `
 // and what search filters on (path, tags); for documents the chunk that represents the hit
 // (%[2]s, when it is not a text candidate whose text the first request read:
 // recallChunksBlock) and the first chunk, chosen by eq(Chunk.position, 0): an orderasc over a
-// predicate cost Dgraph ~4 ms per request at 100k memories whatever the number of uids, even
-// none (docs/dgraph-notes.md). Reading these for every candidate and neighbour (hundreds) cost
+// predicate has a fixed cost per request whatever the number of uids, even none
+// (docs/dgraph-notes.md, DQL). Reading these for every candidate and neighbour (hundreds) cost
 // more than the second round trip. %[1]s and %[2]s are uid lists Dgraph returned; %[3]s and
 // %[4]s are recallNoteSince's block and field for a recall as of a time, empty otherwise.
 const recallDetailsQuery = `{%[3]s
@@ -395,8 +395,8 @@ const recallDetailsQuery = `{%[3]s
 // recallNoteSinceBlock and recallNoteSinceField read, for a recall as of a time, when each
 // note hit's present body became current (dgNote.bodySince: a note edited since reads as its
 // revision of then). The newest revision's end is the maximum of a value variable:
-// noteSinceField's ordering by a predicate cost ~4 ms per request even when no hit was a note
-// (docs/recall.md).
+// an ordering by a predicate has a fixed cost per request even when no hit is a note
+// (docs/dgraph-notes.md, DQL).
 const (
 	recallNoteSinceBlock = `
   var(func: uid(%s)) @filter(eq(Memory.kind, "note")) { ~Revision.note { revEnd as Revision.valid_to } newestEnd as max(val(revEnd)) }`

@@ -44,8 +44,8 @@ var watermarkInterval = time.Second
 // check in the background and goes on without it: the last check still covers the read, and
 // under a steady stream of reads the checks run ahead of need, so no read waits for one. A
 // check reads every memory stamped in the hour its window starts in (updated_at's index is by
-// the hour): after a bulk load ~25 ms of the alpha's CPU at 10k memories, which the read that
-// made it waited for (docs/recall.md).
+// the hour): after a bulk load tens of milliseconds of the alpha's CPU, which the read that
+// made it would wait for (docs/dgraph-notes.md, DQL).
 func watermarkAhead() time.Duration { return watermarkInterval * 3 / 4 }
 
 const (

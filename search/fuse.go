@@ -171,12 +171,7 @@ func Fuse(cands *Candidates, in Input) []rank.Hit {
 		}
 	}
 	if in.Coverage || in.VectorCoverage {
-		cov := 0.0
-		for _, side := range in.Text {
-			if len(side.Terms) > 0 {
-				cov = max(cov, bm25.Coverage(side.Terms, side.Stats))
-			}
-		}
+		cov, _ := Coverage(in.Text)
 		if in.Coverage {
 			scale(sig.Semantic, cov)
 			scale(sig.Concept, cov)
@@ -195,6 +190,18 @@ func Fuse(cands *Candidates, in Input) []rank.Hit {
 		sig.ConceptWeight = in.ConceptWeight
 	}
 	return rank.Fuse(sig)
+}
+
+// Coverage is the share of the query's information the tenant's vocabulary holds
+// (bm25.Coverage, after decompounding), the best of the language sides; ok is false when no side
+// analysed the query into terms (a vector-only plan, a question of stop words only).
+func Coverage(sides [2]TextSide) (c float64, ok bool) {
+	for _, side := range sides {
+		if len(side.Terms) > 0 {
+			c, ok = max(c, bm25.Coverage(side.Terms, side.Stats)), true
+		}
+	}
+	return c, ok
 }
 
 // fuseServed adds the signals of side i, whose candidates the service's text index proposed

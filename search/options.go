@@ -55,6 +55,10 @@ type Weights struct {
 	// VectorCoverage scales a lexical embedder's vector signal by the same coverage
 	// (Input.VectorCoverage); model embedders are never scaled.
 	VectorCoverage bool
+	// CoverageFloor raises the floor of a question the tenant's words hold only in part
+	// (Floor; lexical evidence only). Off: on the German check it left out answers to questions
+	// worded apart from their memories (docs/recall.md, "The floor").
+	CoverageFloor bool
 	// PoolAsText scores the semantic pool's chunks that no text signal found in the text signal
 	// too, as PoolAsText × their cosine.
 	PoolAsText float64

@@ -355,8 +355,8 @@ type Hit struct {
 
 // TopN scans every document's vector exactly and returns the n most similar to q (unit, from
 // Query), best first; skip (may be nil; called concurrently) leaves references out. Large
-// models are scanned in GOMAXPROCS parts at once (at 100k chunks one core takes ~5 ms,
-// BenchmarkTopN100k), each part's best n merged.
+// models are scanned in GOMAXPROCS parts at once (BenchmarkTopN100k times one at 100k chunks),
+// each part's best n merged.
 func (m *Model) TopN(q []float32, n int, skip func(uint64) bool) []Hit {
 	if m == nil || len(q) != m.dims || n <= 0 {
 		return nil

@@ -7,7 +7,7 @@ const MaxCachedTokens = 2_000_000
 
 // TokenCache keeps the analysed tokens of chunks recall has scored. A chunk's text never
 // changes (a new version or a re-upload writes new chunks), so the entries never go stale; the
-// analysis (bleve tokenizer and stemmer, ~50-100 µs a chunk) is most of recall's own CPU time,
+// analysis (bleve tokenizer and stemmer) is most of recall's own CPU time,
 // and popular chunks are scored by many queries. Oldest entries are evicted first.
 type TokenCache struct {
 	mu     sync.Mutex

@@ -48,51 +48,50 @@ var (
 
 // Parse returns the first time the question names, most specific form first.
 func Parse(q string) (Span, bool) {
-	day := daySpan
-	if m := dayMonthYear.FindStringSubmatch(q); m != nil {
-		d, _ := strconv.Atoi(m[1])
-		y, _ := strconv.Atoi(m[3])
-		if s, ok := day(y, int(months[strings.ToLower(m[2])]), d); ok {
-			return s, true
+	s, _, _, ok := Locate(q)
+	return s, ok
+}
+
+// Locate is Parse, and where in q the time is written: q[start:end].
+func Locate(q string) (s Span, start, end int, ok bool) {
+	group := func(m []int, i int) string { return q[m[2*i]:m[2*i+1]] }
+	num := func(m []int, i int) int {
+		n, _ := strconv.Atoi(group(m, i))
+		return n
+	}
+	month := func(m []int, i int) int { return int(months[strings.ToLower(group(m, i))]) }
+	if m := dayMonthYear.FindStringSubmatchIndex(q); m != nil {
+		if s, ok := daySpan(num(m, 3), month(m, 2), num(m, 1)); ok {
+			return s, m[0], m[1], true
 		}
 	}
-	if m := monthDayYear.FindStringSubmatch(q); m != nil {
-		d, _ := strconv.Atoi(m[2])
-		y, _ := strconv.Atoi(m[3])
-		if s, ok := day(y, int(months[strings.ToLower(m[1])]), d); ok {
-			return s, true
+	if m := monthDayYear.FindStringSubmatchIndex(q); m != nil {
+		if s, ok := daySpan(num(m, 3), month(m, 1), num(m, 2)); ok {
+			return s, m[0], m[1], true
 		}
 	}
-	if m := isoDate.FindStringSubmatch(q); m != nil {
-		y, _ := strconv.Atoi(m[1])
-		mo, _ := strconv.Atoi(m[2])
-		d, _ := strconv.Atoi(m[3])
-		if s, ok := day(y, mo, d); ok {
-			return s, true
+	if m := isoDate.FindStringSubmatchIndex(q); m != nil {
+		if s, ok := daySpan(num(m, 1), num(m, 2), num(m, 3)); ok {
+			return s, m[0], m[1], true
 		}
 	}
-	if m := germanDate.FindStringSubmatch(q); m != nil {
-		d, _ := strconv.Atoi(m[1])
-		mo, _ := strconv.Atoi(m[2])
-		y, _ := strconv.Atoi(m[3])
-		if s, ok := day(y, mo, d); ok {
-			return s, true
+	if m := germanDate.FindStringSubmatchIndex(q); m != nil {
+		if s, ok := daySpan(num(m, 3), num(m, 2), num(m, 1)); ok {
+			return s, m[0], m[1], true
 		}
 	}
-	if m := monthYear.FindStringSubmatch(q); m != nil {
-		y, _ := strconv.Atoi(m[2])
-		from := time.Date(y, months[strings.ToLower(m[1])], 1, 0, 0, 0, 0, time.UTC)
-		return Span{From: from, To: from.AddDate(0, 1, 0)}, true
+	if m := monthYear.FindStringSubmatchIndex(q); m != nil {
+		from := time.Date(num(m, 2), time.Month(month(m, 1)), 1, 0, 0, 0, 0, time.UTC)
+		return Span{From: from, To: from.AddDate(0, 1, 0)}, m[0], m[1], true
 	}
-	if m := monthOnly.FindStringSubmatch(q); m != nil {
-		return Span{Month: months[strings.ToLower(m[1])]}, true
+	if m := monthOnly.FindStringSubmatchIndex(q); m != nil {
+		return Span{Month: time.Month(month(m, 1))}, m[0], m[1], true
 	}
-	if m := year.FindStringSubmatch(q); m != nil {
-		y, _ := strconv.Atoi(m[1])
-		from := time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)
-		return Span{From: from, To: from.AddDate(1, 0, 0)}, true
+	if m := year.FindStringSubmatchIndex(q); m != nil {
+		from := time.Date(num(m, 1), 1, 1, 0, 0, 0, 0, time.UTC)
+		return Span{From: from, To: from.AddDate(1, 0, 0)}, m[0], m[1], true
 	}
-	return Span{}, false
+	return Span{}, 0, 0, false
 }
 
 // Match scores a memory's time t against s: 1 inside the span, falling off outside it with a

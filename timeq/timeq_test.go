@@ -58,3 +58,21 @@ func TestMatch(t *testing.T) {
 		t.Fatal("month without a year")
 	}
 }
+
+func TestLocate(t *testing.T) {
+	for _, tc := range []struct{ q, named string }{
+		{"What did Nate do for Joanna on 25 May, 2022?", "25 May, 2022"},
+		{"Where did Joanna travel to in July 2022?", "July 2022"},
+		{"Was passiert im April 2026 mit dem Server?", "April 2026"},
+		{"When did Melanie go camping in June?", "in June"},
+		{"Stand vom 14.03.2026", "14.03.2026"},
+	} {
+		_, start, end, ok := Locate(tc.q)
+		if !ok || tc.q[start:end] != tc.named {
+			t.Errorf("Locate(%q) = %q %v, want %q", tc.q, tc.q[start:end], ok, tc.named)
+		}
+	}
+	if _, _, _, ok := Locate("What did Caroline research?"); ok {
+		t.Error("a question naming no time located one")
+	}
+}

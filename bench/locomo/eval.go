@@ -30,6 +30,8 @@ type Report struct {
 	// Skipped counts category 1–4 questions left out because none of their evidence ids names a
 	// turn of the conversation (the data has a handful).
 	Skipped int
+	// OffTopic: the off-topic questions that got hits (EvaluateOffTopic; zero when not asked).
+	OffTopic OffTopicReport
 }
 
 // Evaluate asks rank every question of categories 1–4 of every conversation and scores the
@@ -151,8 +153,8 @@ func WriteSummary(w io.Writer, reports []Named) error {
 		header += fmt.Sprintf(" R@10 c%d |", c.ID)
 		rule += "--:|"
 	}
-	header += " all@10 c1 |"
-	rule += "--:|"
+	header += " all@10 c1 | off-topic with hits |"
+	rule += "--:|--:|"
 	if _, err := fmt.Fprintf(w, "%s\n%s\n", header, rule); err != nil {
 		return err
 	}
@@ -163,6 +165,11 @@ func WriteSummary(w io.Writer, reports []Named) error {
 			line += fmt.Sprintf(" %.3f |", n.Report.ByCategory[c.ID].Any[2])
 		}
 		line += fmt.Sprintf(" %.3f |", n.Report.ByCategory[1].All[2])
+		if o := n.Report.OffTopic; o.Asked > 0 {
+			line += fmt.Sprintf(" %d/%d |", o.WithHits, o.Asked)
+		} else {
+			line += " – |"
+		}
 		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err
 		}

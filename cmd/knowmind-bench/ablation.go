@@ -1,6 +1,9 @@
 package main
 
-import "github.com/knowmind/knowmind/search"
+import (
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/search"
+)
 
 // ablation turns recall's signals off one by one, for the ablation tables; the zero value is
 // the tools' default (search.Default). It builds the search.Options the benchmark passes to
@@ -37,7 +40,14 @@ type ablation struct {
 	ContextWeight float64
 	Followers     int
 	ContextMember bool // the context signal a member of the weighted mean, not added to it
+	// CoverageFloor raises the floor by the question's word coverage (Weights.CoverageFloor)
+	CoverageFloor bool
+	// MinScore above 0 replaces the tools' floor (knowmind.RecallMinScore), below 0 turns it off.
+	MinScore float64
 }
+
+// floor is the min_score a recall of a asks for.
+func (a ablation) floor() float64 { return override(a.MinScore, knowmind.RecallMinScore) }
 
 // options returns the search options of a.
 func (a ablation) options() search.Options {
@@ -62,6 +72,7 @@ func (a ablation) options() search.Options {
 	if a.NoVectorCoverage {
 		w.VectorCoverage = false
 	}
+	w.CoverageFloor = a.CoverageFloor
 	if a.NoTextDates {
 		w.TextDates = false
 	}

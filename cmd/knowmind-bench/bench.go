@@ -298,6 +298,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	sequences := fs.Bool("sequences", true, "store each turn in its session's sequence at its turn number (store_memory's sequence and position), for the context signal (the tenants get the suffix -nosequence without, so a reused --dir never mixes the two)")
 	sessionTimes := fs.Bool("session-times", true, "give each turn its session's date as its time (Memory.valid_from, what capture's occurred_at sets), for the time signal")
 	only := fs.String("only", "", "run only the rankings whose name matches this regular expression (the summary compares those)")
+	scoreReport := fs.Bool("scores", false, "also print where the default ranking's scores lie without a floor: the first evidence turn's and the off-topic questions' best (a diagnosis of the floor)")
 	depthReport := fs.Bool("evidence-depth", false, "also print where the default ranking puts each category's evidence turns (top 10, 11-25, beyond), a diagnosis")
 	convRange := fs.String("convs", "", "only these conversations of the file, 1-based, e.g. 1-2 or 3-5 (a split to choose a constant on and one to confirm it on)")
 	if err := fs.Parse(args); err != nil {
@@ -432,7 +433,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	ranker := func(hops int, sig ablation) locomo.Ranker {
 		return func(ctx context.Context, conv *locomo.Conversation, q locomo.Question) ([]string, error) {
 			ct := tenants[conv.SampleID]
-			res, err := ct.ten.RecallWith(ctx, knowmind.RecallQuery{Query: q.Text, K: 10, Hops: hops, MinScore: knowmind.RecallMinScore}, sig.options())
+			res, err := ct.ten.RecallWith(ctx, knowmind.RecallQuery{Query: q.Text, K: 10, Hops: hops, MinScore: sig.floor()}, sig.options())
 			if err != nil {
 				return nil, err
 			}
@@ -491,6 +492,8 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=0) without the context signal", ranker(0, ablation{NoRerank: true, ContextWeight: -1})},
 		{"text+vector+graph (hops=0) with the context signal", ranker(0, ablation{NoRerank: true})},
 		{"text+vector+graph (hops=0) with the context signal, without followers as candidates", ranker(0, ablation{NoRerank: true, Followers: -1})},
+		{"text+vector+graph (hops=2) floor raised by the question's word coverage (min_score / coverage)", ranker(2, ablation{NoRerank: true, CoverageFloor: true})},
+		{"text+vector+graph (hops=2) min_score 0 (no floor)", ranker(2, ablation{NoRerank: true, MinScore: -1})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, ablation{NoRerank: true})},
 	}
 	if b.client.RerankerName() != "none" {
@@ -511,11 +514,29 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.name, err)
 		}
+		if rep.OffTopic, err = locomo.EvaluateOffTopic(ctx, convs, r.rank); err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
 		fmt.Fprintf(w, "## %s (%d questions, %.1f ms/question)\n\n", r.name, rep.Overall.Questions,
 			float64(time.Since(start).Microseconds())/1000/float64(max(rep.Overall.Questions, 1)))
 		rep.WriteTable(w)
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "\noff-topic: %d of %d questions got hits (%d hits in all)\n\n", rep.OffTopic.WithHits, rep.OffTopic.Asked, rep.OffTopic.Hits)
 		named = append(named, locomo.Named{Name: r.name, Report: rep})
+	}
+	if *scoreReport {
+		if err := writeScoreReport(ctx, w, convs, func(ctx context.Context, conv *locomo.Conversation, q string) ([]scoredHit, error) {
+			res, err := tenants[conv.SampleID].ten.RecallWith(ctx, knowmind.RecallQuery{Query: q, K: 10, Hops: 2}, ablation{NoRerank: true}.options())
+			if err != nil {
+				return nil, err
+			}
+			out := make([]scoredHit, 0, len(res.Hits))
+			for _, h := range res.Hits {
+				out = append(out, scoredHit{h.Source, h.Score})
+			}
+			return out, nil
+		}); err != nil {
+			return err
+		}
 	}
 	if *depthReport {
 		if err := writeEvidenceDepth(ctx, w, convs, func(ctx context.Context, conv *locomo.Conversation, q locomo.Question) ([]string, error) {

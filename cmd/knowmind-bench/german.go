@@ -124,6 +124,8 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		{"text only (BM25) without umlaut/ß spellings", bm25.Analysis{NoSpellings: true}, 0, knowmind.RecallMinScore, textOnly},
 		{"text only (BM25) without the word list (the tenant's vocabulary only)", bm25.Analysis{NoWordList: true}, 0, knowmind.RecallMinScore, textOnly},
 		{"full fusion without the word list (the tenant's vocabulary only)", bm25.Analysis{NoWordList: true}, 2, knowmind.RecallMinScore, full},
+		{"full fusion, floor raised by the question's word coverage", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, CoverageFloor: true}},
+		{"text only (BM25), floor raised by the question's word coverage", bm25.Analysis{}, 0, knowmind.RecallMinScore, ablation{NoVector: true, NoRerank: true, NoSemantic: true, CoverageFloor: true}},
 		{"full fusion, min_score 0 (no floor)", bm25.Analysis{}, 2, 0, full},
 		{"full fusion without the days the text names", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoTextDates: true, AsksWhen: -1}},
 		{"full fusion, semantic signals not scaled by the query's coverage", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true}},
