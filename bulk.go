@@ -76,6 +76,8 @@ type Record struct {
 	// Sequence and Position: the memory's place in a sequence (StoreMemoryInput's).
 	Sequence string `json:"sequence,omitempty"`
 	Position *int   `json:"position,omitempty"`
+	// Engine: what the memory engine recorded of a captured fact (none for other memories).
+	Engine *MemoryEngine `json:"engine,omitempty"`
 
 	// relation
 	From    string `json:"from,omitempty"`
@@ -195,4 +197,41 @@ type VisitRecord struct {
 	Principal string    `json:"principal"`
 	Project   string    `json:"project"`
 	At        time.Time `json:"at"`
+}
+
+// MemoryEngine is what knowmind_capture and knowmind_review_draft record on a fact they store:
+// its category, the extraction's confidence and extractor, the reviewer, and the entities it
+// names (created on import as needed, with the name given).
+type MemoryEngine struct {
+	Category   string         `json:"category,omitempty"`
+	Confidence float64        `json:"confidence"`
+	Extractor  string         `json:"extractor,omitempty"`
+	ReviewedBy string         `json:"reviewed_by,omitempty"`
+	ReviewedAt *time.Time     `json:"reviewed_at,omitempty"`
+	Entities   []EngineEntity `json:"entities,omitempty"`
+}
+
+// EngineEntity is an entity a fact names.
+type EngineEntity struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+}
+
+// Validate bounds what an imported fact's engine fields hold, by the rules of capture.
+func (m MemoryEngine) Validate() error {
+	switch {
+	case !(m.Confidence >= 0 && m.Confidence <= 1):
+		return InvalidParam("engine", "engine.confidence must lie in 0..1")
+	case len(m.Category) > 4*MaxCategoryChars || len(m.Extractor) > MaxExtractorChars || len(m.ReviewedBy) > 4*MaxReviewerChars:
+		return InvalidParam("engine", "engine.category, extractor or reviewed_by is too long")
+	case len(m.Entities) > MaxEntitiesPerFact:
+		return InvalidParam("engine", "engine.entities holds at most %d", MaxEntitiesPerFact)
+	}
+	for _, e := range m.Entities {
+		if EntitySlug(e.ID) != e.ID || e.ID == "" || len(e.ID) > MaxIDChars || e.Type == "" || len(e.Type) > 64 || len(e.Name) > 4*MaxEntityNameChars {
+			return InvalidParam("engine", "engine.entities: %q/%q is no entity reference", e.Type, e.ID)
+		}
+	}
+	return nil
 }

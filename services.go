@@ -141,6 +141,15 @@ type Workspace interface {
 	Goals
 }
 
+// Gate admits the tool calls of a tenant. Workspaces that can hold a tenant's writes implement it
+// (package cells: a tenant being moved between cells is read-only), and the transport enters it
+// around every tool call, so a write is either refused or finished before the hold begins.
+type Gate interface {
+	// Enter admits one call of tenant (writes: the tool writes) and returns the function that
+	// ends it; a write to a tenant held read-only is EUNAVAILABLE.
+	Enter(ctx context.Context, tenant string, writes bool) (leave func(), err error)
+}
+
 // Workspaces opens tenants' workspaces.
 type Workspaces interface {
 	// Workspace opens tenant's workspace; create makes it on first use, otherwise an unknown

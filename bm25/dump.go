@@ -6,27 +6,32 @@ import (
 )
 
 // Dump is a tenant's documents as an Index counts them, for persisting them (graph's snapshots)
-// and counting them again without the texts or their analysis: per corpus its vocabulary, per
-// document its corpus, reference, length and distinct terms with their frequencies.
+// and counting them again without the texts or their analysis: per corpus its vocabulary and
+// postings, per document its corpus, reference, length and distinct terms with their
+// frequencies. Documents are held as columns (one slice per field, every document's terms in
+// one slice) so that a dump is written and read back as a few flat arrays instead of a slice
+// pair per document, and the postings are copied back in order instead of inverted again.
 type Dump struct {
 	Corpora []DumpCorpus
-	Docs    []DumpDoc
+	// Per document, all of one length: its id, its corpus (an index in Corpora), reference,
+	// length and number of distinct terms.
+	IDs     []string
+	Corpus  []uint32
+	Refs    []uint64
+	Lengths []uint32
+	Counts  []uint32
+	// Every document's distinct terms (ids in its corpus' vocabulary) and their frequencies,
+	// document after document, Counts[i] of them for document i.
+	Terms, Freqs []uint32
 }
 
-// DumpCorpus is one language's vocabulary: a term's id is its index ("" an id not in use).
+// DumpCorpus is one language's vocabulary, a term's id its index ("" an id not in use), and its
+// postings: term after term, DF[id] documents hold term id, listed in Docs (indexes in
+// Dump.IDs) with the term's frequency there in Freqs.
 type DumpCorpus struct {
-	Lang  string
-	Terms []string
-}
-
-// DumpDoc is one document: Terms are ids in its corpus' vocabulary, Freqs their frequencies.
-type DumpDoc struct {
-	ID     string
-	Corpus int
-	Ref    uint64
-	Length uint32
-	Terms  []uint32
-	Freqs  []uint32
+	Lang            string
+	Terms           []string
+	DF, Docs, Freqs []uint32
 }
 
 // Dump copies what the index holds for tenant.
@@ -38,22 +43,46 @@ func (ix *Index) Dump(tenant string) Dump {
 		return Dump{}
 	}
 	var d Dump
-	at := map[*corpus]int{}
+	at := map[*corpus]uint32{}
+	var corpora []*corpus
 	for lang, c := range t.corpora {
-		at[c] = len(d.Corpora)
+		at[c] = uint32(len(d.Corpora))
 		d.Corpora = append(d.Corpora, DumpCorpus{Lang: lang, Terms: append([]string(nil), c.terms...)})
+		corpora = append(corpora, c)
 	}
-	d.Docs = make([]DumpDoc, 0, len(t.docs))
-	for _, s := range t.slots {
+	n, held := len(t.docs), 0
+	for _, e := range t.docs {
+		held += len(e.terms)
+	}
+	d.IDs, d.Corpus, d.Refs = make([]string, 0, n), make([]uint32, 0, n), make([]uint64, 0, n)
+	d.Lengths, d.Counts = make([]uint32, 0, n), make([]uint32, 0, n)
+	d.Terms, d.Freqs = make([]uint32, 0, held), make([]uint32, 0, held)
+	index := make([]uint32, len(t.slots)) // slot → the document's index in the dump
+	for slot, s := range t.slots {
 		if s.id == "" {
 			continue
 		}
-		doc := DumpDoc{ID: s.id, Corpus: at[s.corpus], Ref: s.ref, Length: s.length,
-			Terms: make([]uint32, len(s.terms)), Freqs: make([]uint32, len(s.terms))}
-		for i, tf := range s.terms {
-			doc.Terms[i], doc.Freqs[i] = tf.id, tf.tf
+		index[slot] = uint32(len(d.IDs))
+		d.IDs, d.Corpus, d.Refs = append(d.IDs, s.id), append(d.Corpus, at[s.corpus]), append(d.Refs, s.ref)
+		d.Lengths, d.Counts = append(d.Lengths, s.length), append(d.Counts, uint32(len(s.terms)))
+		for _, tf := range s.terms {
+			d.Terms, d.Freqs = append(d.Terms, tf.id), append(d.Freqs, tf.tf)
 		}
-		d.Docs = append(d.Docs, doc)
+	}
+	for i, c := range corpora {
+		dc := &d.Corpora[i]
+		dc.DF = make([]uint32, len(c.post))
+		held := 0
+		for id, list := range c.post {
+			dc.DF[id] = uint32(len(list))
+			held += len(list)
+		}
+		dc.Docs, dc.Freqs = make([]uint32, 0, held), make([]uint32, 0, held)
+		for _, list := range c.post {
+			for _, p := range list {
+				dc.Docs, dc.Freqs = append(dc.Docs, index[p.slot]), append(dc.Freqs, p.tf)
+			}
+		}
 	}
 	return d
 }
@@ -62,11 +91,19 @@ func (ix *Index) Dump(tenant string) Dump {
 var errDump = errors.New("bm25: inconsistent dump")
 
 // Load counts a dump's documents into b, which must be empty: the same statistics as adding
-// every document's tokens again, without sorting or interning them. A dump whose ids are out
-// of range, or that names a document twice, is refused and leaves b empty.
+// every document's tokens again, without sorting, interning or inverting them. A dump whose
+// columns differ in length, whose ids are out of range, that names a document twice, or whose
+// postings do not count each term as often as the documents hold it, is refused and leaves b
+// empty. (That each posting names a document holding its term is the dump's writer's promise:
+// graph's snapshots are authenticated.)
 func (b *Builder) Load(d Dump) error {
 	if b.t != nil && len(b.t.docs) > 0 {
 		return errors.New("bm25: Load into a builder that holds documents")
+	}
+	n := len(d.IDs)
+	if len(d.Corpus) != n || len(d.Refs) != n || len(d.Lengths) != n || len(d.Counts) != n || len(d.Freqs) != len(d.Terms) {
+		return fmt.Errorf("%w: columns of %d, %d, %d, %d, %d documents, %d terms and %d frequencies", errDump,
+			n, len(d.Corpus), len(d.Refs), len(d.Lengths), len(d.Counts), len(d.Terms), len(d.Freqs))
 	}
 	t := newTenantIndex()
 	corpora := make([]*corpus, len(d.Corpora))
@@ -80,55 +117,78 @@ func (b *Builder) Load(d Dump) error {
 		t.corpora[dc.Lang] = c
 		corpora[i], langs[i] = c, dc.Lang
 	}
-	// Sized before counting: every posting list gets the capacity of its term's document
-	// frequency, and the documents' term lists and the postings come from one allocation each
-	// (a list that grows later moves out of its slab).
-	t.slots = make([]slotEntry, 0, len(d.Docs))
-	t.docs = make(map[string]docEntry, len(d.Docs))
-	t.byRef = make(map[uint64]uint32, len(d.Docs))
-	held := 0
-	for _, doc := range d.Docs {
-		if doc.Corpus < 0 || doc.Corpus >= len(corpora) || len(doc.Freqs) != len(doc.Terms) || doc.ID == "" {
-			return fmt.Errorf("%w: document %q", errDump, doc.ID)
+	// The documents' term lists and the postings come from one allocation each (a list that
+	// grows later moves out of its slab).
+	at := 0
+	for i, count := range d.Counts {
+		if d.Corpus[i] >= uint32(len(corpora)) || int(count) > len(d.Terms)-at || d.IDs[i] == "" {
+			return fmt.Errorf("%w: document %q", errDump, d.IDs[i])
 		}
-		c := corpora[doc.Corpus]
-		for _, id := range doc.Terms {
+		c := corpora[d.Corpus[i]]
+		for _, id := range d.Terms[at : at+int(count)] {
 			if int(id) >= len(c.terms) {
-				return fmt.Errorf("%w: document %q: term %d", errDump, doc.ID, id)
+				return fmt.Errorf("%w: document %q: term %d", errDump, d.IDs[i], id)
 			}
 			c.df[id]++
 		}
-		held += len(doc.Terms)
+		at += int(count)
 	}
-	termSlab, postSlab := make([]termFreq, held), make([]posting, held)
-	for _, c := range corpora {
-		for id, df := range c.df {
-			c.post[id], postSlab = postSlab[:0:df], postSlab[df:]
-			c.df[id] = 0
+	if at != len(d.Terms) {
+		return fmt.Errorf("%w: %d terms for documents holding %d", errDump, len(d.Terms), at)
+	}
+	termSlab, postSlab := make([]termFreq, at), make([]posting, at)
+	for i, c := range corpora {
+		dc := d.Corpora[i]
+		if len(dc.DF) != len(c.df) || len(dc.Freqs) != len(dc.Docs) {
+			return fmt.Errorf("%w: corpus %q: %d terms, %d frequencies, %d postings, %d frequencies", errDump, dc.Lang,
+				len(c.df), len(dc.DF), len(dc.Docs), len(dc.Freqs))
+		}
+		held := 0
+		for id, df := range dc.DF {
+			if int64(df) != c.df[id] || int(df) > len(dc.Docs)-held {
+				return fmt.Errorf("%w: corpus %q: term %d in %d postings, %d documents", errDump, dc.Lang, id, df, c.df[id])
+			}
+			list := postSlab[:df:df]
+			postSlab = postSlab[df:]
+			for j := range list {
+				doc, tf := dc.Docs[held+j], dc.Freqs[held+j]
+				if int(doc) >= n || d.Corpus[doc] != uint32(i) || tf == 0 {
+					return fmt.Errorf("%w: corpus %q: term %d: posting of document %d", errDump, dc.Lang, id, doc)
+				}
+				list[j] = posting{slot: doc, tf: tf}
+			}
+			c.post[id] = list
+			held += int(df)
+		}
+		if held != len(dc.Docs) {
+			return fmt.Errorf("%w: corpus %q: %d postings for terms held %d times", errDump, dc.Lang, len(dc.Docs), held)
 		}
 	}
-	for _, doc := range d.Docs {
-		if _, dup := t.docs[doc.ID]; dup {
-			return fmt.Errorf("%w: document %q twice", errDump, doc.ID)
-		}
-		c := corpora[doc.Corpus]
-		ids := termSlab[:len(doc.Terms):len(doc.Terms)]
-		termSlab = termSlab[len(doc.Terms):]
+	t.slots = make([]slotEntry, 0, n)
+	t.docs = make(map[string]docEntry, n)
+	t.byRef = make(map[uint64]uint32, n)
+	at = 0
+	for i, docID := range d.IDs {
+		c, count := corpora[d.Corpus[i]], int(d.Counts[i])
+		ids := termSlab[at : at+count : at+count]
 		slot := uint32(len(t.slots))
-		for i, id := range doc.Terms {
-			if c.terms[id] == "" || doc.Freqs[i] == 0 {
-				return fmt.Errorf("%w: document %q: term %d", errDump, doc.ID, id)
+		for j, id := range d.Terms[at : at+count] {
+			tf := d.Freqs[at+j]
+			if c.terms[id] == "" || tf == 0 {
+				return fmt.Errorf("%w: document %q: term %d", errDump, docID, id)
 			}
-			ids[i] = termFreq{id: id, tf: doc.Freqs[i]}
-			c.df[id]++
-			c.post[id] = append(c.post[id], posting{slot: slot, tf: doc.Freqs[i]})
+			ids[j] = termFreq{id: id, tf: tf}
 		}
+		at += count
 		c.docs++
-		c.totalLen += int64(doc.Length)
-		t.docs[doc.ID] = docEntry{lang: langs[doc.Corpus], length: doc.Length, terms: ids, slot: slot}
-		t.slots = append(t.slots, slotEntry{id: doc.ID, ref: doc.Ref, length: doc.Length, corpus: c, terms: ids})
-		if doc.Ref != 0 {
-			t.byRef[doc.Ref] = slot
+		c.totalLen += int64(d.Lengths[i])
+		t.docs[docID] = docEntry{lang: langs[d.Corpus[i]], length: d.Lengths[i], terms: ids, slot: slot}
+		if len(t.docs) != i+1 {
+			return fmt.Errorf("%w: document %q twice", errDump, docID)
+		}
+		t.slots = append(t.slots, slotEntry{id: docID, ref: d.Refs[i], length: d.Lengths[i], corpus: c, terms: ids})
+		if ref := d.Refs[i]; ref != 0 {
+			t.byRef[ref] = slot
 		}
 	}
 	for lang, c := range t.corpora {
@@ -152,4 +212,16 @@ func (b *Builder) Load(d Dump) error {
 	}
 	b.t = t
 	return nil
+}
+
+// Ref is the reference document id was added with (false: no such document).
+func (b *Builder) Ref(id string) (uint64, bool) {
+	if b.t == nil {
+		return 0, false
+	}
+	e, ok := b.t.docs[id]
+	if !ok {
+		return 0, false
+	}
+	return b.t.slots[e.slot].ref, true
 }

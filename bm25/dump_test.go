@@ -48,13 +48,38 @@ func TestDumpLoadCountsTheSame(t *testing.T) {
 }
 
 func TestLoadRefusesInconsistentDumps(t *testing.T) {
-	good := Dump{Corpora: []DumpCorpus{{Lang: "", Terms: []string{"cat"}}},
-		Docs: []DumpDoc{{ID: "a", Terms: []uint32{0}, Freqs: []uint32{1}, Length: 1}}}
+	corpora := []DumpCorpus{{Lang: "", Terms: []string{"cat"}, DF: []uint32{1}, Docs: []uint32{0}, Freqs: []uint32{1}}}
+	doc := func(change func(d *Dump)) Dump {
+		d := Dump{Corpora: corpora, IDs: []string{"a"}, Corpus: []uint32{0}, Refs: []uint64{7}, Lengths: []uint32{1},
+			Counts: []uint32{1}, Terms: []uint32{0}, Freqs: []uint32{1}}
+		if change != nil {
+			change(&d)
+		}
+		return d
+	}
 	for name, d := range map[string]Dump{
-		"term out of range":   {Corpora: good.Corpora, Docs: []DumpDoc{{ID: "a", Terms: []uint32{5}, Freqs: []uint32{1}}}},
-		"corpus out of range": {Corpora: good.Corpora, Docs: []DumpDoc{{ID: "a", Corpus: 2}}},
-		"document twice":      {Corpora: good.Corpora, Docs: []DumpDoc{good.Docs[0], good.Docs[0]}},
-		"freqs short":         {Corpora: good.Corpora, Docs: []DumpDoc{{ID: "a", Terms: []uint32{0}}}},
+		"term out of range":   doc(func(d *Dump) { d.Terms[0] = 5 }),
+		"corpus out of range": doc(func(d *Dump) { d.Corpus[0] = 2 }),
+		"document twice": doc(func(d *Dump) {
+			d.IDs, d.Corpus, d.Refs, d.Lengths = []string{"a", "a"}, []uint32{0, 0}, []uint64{1, 2}, []uint32{1, 1}
+			d.Counts, d.Terms, d.Freqs = []uint32{1, 1}, []uint32{0, 0}, []uint32{1, 1}
+			d.Corpora = []DumpCorpus{{Terms: []string{"cat"}, DF: []uint32{2}, Docs: []uint32{0, 1}, Freqs: []uint32{1, 1}}}
+		}),
+		"postings miscounted": doc(func(d *Dump) {
+			d.Corpora = []DumpCorpus{{Terms: []string{"cat"}, DF: []uint32{2}, Docs: []uint32{0, 0}, Freqs: []uint32{1, 1}}}
+		}),
+		"posting of no document": doc(func(d *Dump) {
+			d.Corpora = []DumpCorpus{{Terms: []string{"cat"}, DF: []uint32{1}, Docs: []uint32{3}, Freqs: []uint32{1}}}
+		}),
+		"postings short": doc(func(d *Dump) {
+			d.Corpora = []DumpCorpus{{Terms: []string{"cat"}, DF: []uint32{1}}}
+		}),
+		"freqs short":       doc(func(d *Dump) { d.Freqs = nil }),
+		"counts over terms": doc(func(d *Dump) { d.Counts[0] = 2 }),
+		"terms left over":   doc(func(d *Dump) { d.Counts[0] = 0 }),
+		"a column short":    doc(func(d *Dump) { d.Refs = nil }),
+		"frequency zero":    doc(func(d *Dump) { d.Freqs[0] = 0 }),
+		"no id":             doc(func(d *Dump) { d.IDs[0] = "" }),
 	} {
 		var b Builder
 		if err := b.Load(d); err == nil {
@@ -62,7 +87,13 @@ func TestLoadRefusesInconsistentDumps(t *testing.T) {
 		}
 	}
 	var b Builder
-	if err := b.Load(good); err != nil {
+	if err := b.Load(doc(nil)); err != nil {
 		t.Fatal(err)
+	}
+	if ref, ok := b.Ref("a"); !ok || ref != 7 {
+		t.Fatalf("Ref(a) = %d, %v", ref, ok)
+	}
+	if _, ok := b.Ref("b"); ok {
+		t.Fatal("Ref(b) found")
 	}
 }

@@ -29,6 +29,8 @@ import (
 type Placement struct {
 	Cell     string `json:"cell"`
 	ReadOnly bool   `json:"read_only,omitempty"` // a move is under way: reads go on, writes are refused (retryable)
+	// Move names the move that set the mark; each serve process confirms it (serves.go).
+	Move string `json:"move,omitempty"`
 }
 
 // Router holds the cells and the directory.
@@ -225,6 +227,7 @@ type MoveReport struct {
 	From, To string
 	Records  int           // records exported, and found again in the target's export
 	Tokens   int           // tokens copied to the target cell's default namespace
+	Confirm  time.Duration // step 1: until every serve process confirmed the read-only mark
 	Export   time.Duration // step 2
 	Import   time.Duration // step 3, the import
 	Verify   time.Duration // step 3, the target's export compared with the source's
@@ -257,7 +260,7 @@ func (r *Router) Move(ctx context.Context, tenant, to, dir string) (MoveReport, 
 	// this router under way is an interrupted move's: this one takes it over.
 	gate.Lock()
 	start := time.Now()
-	err = r.startMove(tenant, p.Cell)
+	move, err := r.startMove(tenant, p.Cell)
 	gate.Unlock()
 	if err != nil {
 		return rep, err
@@ -275,6 +278,15 @@ func (r *Router) Move(ctx context.Context, tenant, to, dir string) (MoveReport, 
 			}
 		}
 	}()
+
+	// Every serve process of the directory file confirms the mark: none has a write of the
+	// tenant running, and each refuses the next.
+	if r.file != "" {
+		if err := awaitServes(ctx, r.file, tenant, move); err != nil {
+			return rep, fmt.Errorf("move %q: %w", tenant, err)
+		}
+	}
+	rep.Confirm = time.Since(start)
 
 	// 2. Export.
 	t := time.Now()
@@ -332,18 +344,19 @@ func (r *Router) Move(ctx context.Context, tenant, to, dir string) (MoveReport, 
 
 // startMove marks the tenant read-only for a move if it is still in cell and no move of this
 // router runs for it.
-func (r *Router) startMove(tenant, cell string) error {
+func (r *Router) startMove(tenant, cell string) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p, ok := r.placementLocked(tenant)
 	if !ok || p.Cell != cell || r.moving[tenant] {
-		return knowmind.Errorf(knowmind.ECONFLICT, "tenant %q moved or is moving already", tenant)
+		return "", knowmind.Errorf(knowmind.ECONFLICT, "tenant %q moved or is moving already", tenant)
 	}
-	if err := r.setLocked(tenant, Placement{Cell: cell, ReadOnly: true}); err != nil {
-		return err
+	move := newMoveID()
+	if err := r.setLocked(tenant, Placement{Cell: cell, ReadOnly: true, Move: move}); err != nil {
+		return "", err
 	}
 	r.moving[tenant] = true
-	return nil
+	return move, nil
 }
 
 // exportTo writes the tenant's export to path (knowmind export's format) and returns each record

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -94,6 +95,7 @@ type bulkEntry struct {
 	updatedAt string
 	validFrom string
 	validTo   string
+	engine    *knowmind.MemoryEngine // what the memory engine recorded (export of a captured fact)
 }
 
 // WriteEntries writes memory and document records (see the top of this file) and returns one
@@ -175,6 +177,9 @@ func (t *Tenant) writeMemoryEntries(ctx context.Context, recs []knowmind.Record,
 		entries[i] = b.entry
 	}
 	if err := t.placeInSequences(ctx, t.dg.NewReadOnlyTxn(), entries); err != nil {
+		return nil, err
+	}
+	if err := t.engineEntities(ctx, todo); err != nil {
 		return nil, err
 	}
 	looked := time.Now()
@@ -315,6 +320,13 @@ func checkRecord(r knowmind.Record) (*bulkEntry, error) {
 		e.position, e.positioned = *position, true
 	}
 	b := &bulkEntry{entry: e, givenID: id != "", status: status}
+	if r.Engine != nil {
+		if err := r.Engine.Validate(); err != nil {
+			return nil, err
+		}
+		b.engine = r.Engine
+		e.category = r.Engine.Category
+	}
 	if id != "" {
 		e.id = id
 	}
@@ -483,7 +495,52 @@ func (b *bulkEntry) bulkNode(blank string) map[string]any {
 	if b.validTo != "" {
 		m["Memory.valid_to"] = b.validTo
 	}
+	if g := b.engine; g != nil {
+		m["Memory.confidence"] = g.Confidence
+		setIf(m, "Memory.extractor", g.Extractor)
+		setIf(m, "Memory.reviewed_by", g.ReviewedBy)
+		if g.ReviewedAt != nil {
+			m["Memory.reviewed_at"] = formatTime(*g.ReviewedAt)
+		}
+	}
 	return m
+}
+
+// engineEntities creates the entities the entries' engine fields name (as needed, once each)
+// and points the entries at them.
+func (t *Tenant) engineEntities(ctx context.Context, entries []*bulkEntry) error {
+	var ents []knowmind.CandidateEntity
+	seen := map[string]bool{}
+	for _, b := range entries {
+		if b.engine == nil {
+			continue
+		}
+		for _, e := range b.engine.Entities {
+			if k := entityKey(e.Type, e.ID); !seen[k] {
+				seen[k] = true
+				ents = append(ents, knowmind.CandidateEntity{Type: e.Type, ID: e.ID, Name: cmp.Or(e.Name, e.ID)})
+			}
+		}
+	}
+	if len(ents) == 0 {
+		return nil
+	}
+	uids, err := t.ensureEntities(ctx, ents)
+	if err != nil {
+		return err
+	}
+	for _, b := range entries {
+		if b.engine == nil {
+			continue
+		}
+		b.entityUIDs = nil
+		for _, e := range b.engine.Entities {
+			if u := uids[entityKey(e.Type, e.ID)]; u != "" {
+				b.entityUIDs = append(b.entityUIDs, u)
+			}
+		}
+	}
+	return nil
 }
 
 // WriteRelations writes relation records (see the top of this file), one result per record in

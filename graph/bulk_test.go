@@ -132,6 +132,16 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatalf("export holds %v, want 7 memories, 1 document, 5 relations (4 links and the SUPERSEDES), 2 goals, 2 drafts", kinds)
 	}
 
+	// The accepted fact carries what the engine recorded: its entity, extractor, reviewer.
+	for _, r := range recs {
+		if r.ID == accepted.MemoryID {
+			if g := r.Engine; g == nil || g.Extractor == "" || g.ReviewedBy != "tok_1" || g.Category != "person-info" ||
+				len(g.Entities) != 1 || g.Entities[0].Name != "Lisa Müller" {
+				t.Fatalf("the accepted fact's engine fields in the export: %+v", g)
+			}
+		}
+	}
+
 	dst := dgraphtest.NewTenant(t)
 	f, err := bulk.OpenJSONL(path)
 	if err != nil {
@@ -204,6 +214,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatalf("accepted drafts after import %+v, %v", done, err)
 	}
 
+	if ents, err := dst.ListEntities(ctx, "person", 10); err != nil || len(ents) != 1 || ents[0].Name != "Lisa Müller" || ents[0].Facts != 1 {
+		t.Errorf("entities after import: %+v, %v; want Lisa Müller with her fact", ents, err)
+	}
 	_, again := exportJSONL(t, dst)
 	sortRecords(recs)
 	sortRecords(again)

@@ -29,6 +29,8 @@ const exportMemoriesQuery = `query q($after: string, $n: int) {
     uid Memory.id Memory.kind Memory.title Memory.content Memory.memory_type Memory.tags Memory.source
     Memory.status Memory.created_at Memory.updated_at Memory.valid_from Memory.valid_to Memory.update_reason
     Memory.sequence Memory.position
+    Memory.category Memory.confidence Memory.extractor Memory.reviewed_by Memory.reviewed_at
+    Memory.entities (orderasc: Entity.key) { Entity.type Entity.id Entity.name }
     ` + exportNoteFields + `
   }
 }`
@@ -65,11 +67,15 @@ func (t *Tenant) Export(ctx context.Context, emit func(knowmind.Record) error) e
 			return emit(noteRecord(m, n))
 		}
 		created, validFrom, updated := m.CreatedAt, m.ValidFrom, m.UpdatedAt
+		engine, err := engineOf(raw)
+		if err != nil {
+			return err
+		}
 		return emit(knowmind.Record{
 			Type: m.Kind, ID: m.ID, Title: m.Title, Content: m.Content, MemoryType: m.MemoryType,
 			Tags: m.Tags, Source: m.Source, Status: m.Status, UpdateReason: m.UpdateReason,
 			CreatedAt: &created, UpdatedAt: &updated, ValidFrom: &validFrom, ValidTo: m.ValidTo,
-			Sequence: m.Sequence, Position: m.Position,
+			Sequence: m.Sequence, Position: m.Position, Engine: engine,
 		})
 	})
 	if err != nil {
@@ -159,4 +165,32 @@ func (t *Tenant) pageMemories(ctx context.Context, q string, each func(json.RawM
 		}
 		after = last.UID
 	}
+}
+
+// engineOf is what the memory engine recorded on an exported memory (nil: nothing).
+func engineOf(raw json.RawMessage) (*knowmind.MemoryEngine, error) {
+	var m struct {
+		Category   string     `json:"Memory.category"`
+		Confidence float64    `json:"Memory.confidence"`
+		Extractor  string     `json:"Memory.extractor"`
+		ReviewedBy string     `json:"Memory.reviewed_by"`
+		ReviewedAt *time.Time `json:"Memory.reviewed_at"`
+		Entities   []struct {
+			Type string `json:"Entity.type"`
+			ID   string `json:"Entity.id"`
+			Name string `json:"Entity.name"`
+		} `json:"Memory.entities"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	if m.Extractor == "" && m.Category == "" && len(m.Entities) == 0 && m.ReviewedBy == "" {
+		return nil, nil
+	}
+	e := &knowmind.MemoryEngine{Category: m.Category, Confidence: m.Confidence, Extractor: m.Extractor,
+		ReviewedBy: m.ReviewedBy, ReviewedAt: m.ReviewedAt}
+	for _, en := range m.Entities {
+		e.Entities = append(e.Entities, knowmind.EngineEntity{Type: en.Type, ID: en.ID, Name: en.Name})
+	}
+	return e, nil
 }

@@ -1,25 +1,14 @@
 package graph
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
 
-	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/bm25"
-	"github.com/knowmind/knowmind/rank"
-	"github.com/knowmind/knowmind/semvec"
 	"github.com/knowmind/knowmind/snapshot"
-	"github.com/knowmind/knowmind/textdoc"
-	"github.com/knowmind/knowmind/wordvec"
 )
 
 // Index snapshots: a tenant's derived caches (textIndex: BM25 statistics and title field, the
@@ -33,8 +22,8 @@ import (
 // they are complete up to), then encoded and written atomically without it.
 //
 // Open (the first load of a tenant): the file is read and checked — the tag must name this
-// tenant, namespace, analysis (bm25.Analysis.ID) and embedder, every section's checksum must
-// hold — and a sample of its memories is compared with the store (the same content sha must
+// tenant, namespace, analysis (bm25.Analysis.ID) and embedder, every sealed block must
+// open — and a sample of its memories is compared with the store (the same content sha must
 // have the same chunk uids: a namespace dropped and imported again has other uids). Then the
 // caches are installed and caught up by the replicas' reconciliation (textsync.go) from the
 // snapshot's watermark: additions, edits and deletions made while the service was down. Only
@@ -57,7 +46,7 @@ const (
 	SnapshotLoaded     = "loaded"       // read, checked and caught up
 	SnapshotMissing    = "missing"      // none on disk: built from Dgraph
 	SnapshotStale      = "stale"        // another tenant, analysis or embedder: rebuilt
-	SnapshotCorrupt    = "corrupt"      // torn, truncated or failing a checksum: rebuilt
+	SnapshotCorrupt    = "corrupt"      // torn, truncated or a block that does not open: rebuilt
 	SnapshotUnreconcil = "unreconciled" // the store disagrees, or the catch-up failed: rebuilt
 )
 
@@ -206,28 +195,26 @@ func (t *Tenant) writeSnapshot() error {
 	tag := t.snapshotTag()
 	tag.Memories, tag.Watermark = len(x.memories), x.syncedFrom
 	from := x.syncedFrom
-	var memories, vectors snapshot.Enc
-	encodeMemories(&memories, x.memories, x.shas)
-	x.vec.encode(&vectors)
+	memories, vectors, blocks := encodeMemories(x.memories, x.shas), x.vec.encode(), x.vec.encodeBlocks()
 	text, titles, words := x.ix.Dump(t.Name), x.titles.Dump(t.Name), x.words.State()
 	seqs := encodeSequences(x.seq.Members())
 	x.mu.Unlock()
 
 	sections := []snapshot.Section{
-		{Name: "memories", Data: memories.Bytes()},
-		{Name: "text", Data: encodeDump(text)},
-		{Name: "titles", Data: encodeDump(titles)},
-		{Name: "vectors", Data: vectors.Bytes()},
-		{Name: "words", Data: encodeWords(words)},
-		{Name: "sequences", Data: seqs},
+		{Name: sectionText, Data: encodeDump(text)},
+		{Name: sectionMemories, Data: memories},
+		{Name: sectionTitles, Data: encodeDump(titles)},
+		{Name: sectionWords, Data: encodeWords(words)},
 	}
 	s := &t.text.sem
 	s.mu.Lock()
 	model, current := s.model, s.gen == gen && s.chg == chg
 	s.mu.Unlock()
 	if model != nil {
-		sections = append(sections, snapshot.Section{Name: "semantic", Data: encodeSemantic(model.State(), current)})
+		sections = append(sections, snapshot.Section{Name: sectionSemantic, Data: encodeSemantic(model.State(), current)})
 	}
+	sections = append(sections, snapshot.Section{Name: sectionSequences, Data: seqs},
+		snapshot.Section{Name: sectionVectors, Data: vectors}, snapshot.Section{Name: sectionVectorBlocks, Data: blocks})
 	if err := snapshot.WriteFile(path, t.c.snapshotKey(), tag, sections); err != nil {
 		return err
 	}
@@ -251,536 +238,4 @@ func (t *Tenant) snapshotDue() {
 	if due {
 		t.snapshotSoon()
 	}
-}
-
-// restored is what a snapshot holds, decoded and checked, ready to be swapped in.
-type restored struct {
-	tag          snapshot.Tag
-	text, titles *bm25.Builder
-	words        *wordvec.Model
-	memories     map[string][]string
-	shas         map[string]string
-	vecs         *vectorSet
-	seqs         *textdoc.Sequences
-	sem          *semvec.Model
-	semCurrent   bool
-	refs         map[string]uint64 // document id → chunk uid, for the sample check
-}
-
-// errSnapshotStale and errSnapshotUnreconciled sort a snapshot's rejection into its result.
-var (
-	errSnapshotStale        = errors.New("snapshot is of something else")
-	errSnapshotUnreconciled = errors.New("snapshot disagrees with the store")
-)
-
-// readSnapshot reads, checks and decodes the tenant's snapshot, and compares a sample of it
-// with the store. The error's kind is its result (snapshotResult).
-func (t *Tenant) readSnapshot(ctx context.Context) (*restored, error) {
-	tag, sections, err := snapshot.ReadFile(t.snapshotPath(), t.c.snapshotKey())
-	if err != nil {
-		return nil, err
-	}
-	if err := tag.Matches(t.snapshotTag()); err != nil {
-		return nil, fmt.Errorf("%w: %v", errSnapshotStale, err)
-	}
-	r, err := decodeSections(tag, sections)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.sampleSnapshot(ctx, r); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// decodeSections decodes a snapshot's sections, each on its own goroutine: opening is bound by
-// the largest.
-func decodeSections(tag snapshot.Tag, sections map[string][]byte) (*restored, error) {
-	for _, name := range []string{"memories", "text", "titles", "vectors", "words"} {
-		if _, ok := sections[name]; !ok {
-			return nil, fmt.Errorf("%w: no %s section", snapshot.ErrCorrupt, name)
-		}
-	}
-	r := &restored{tag: tag}
-	var wg sync.WaitGroup
-	errs := make([]error, 7)
-	wg.Go(func() {
-		if r.memories, r.shas, errs[0] = decodeMemories(sections["memories"]); errs[0] == nil && len(r.memories) != tag.Memories {
-			errs[0] = fmt.Errorf("%w: %d memories, tagged %d", snapshot.ErrCorrupt, len(r.memories), tag.Memories)
-		}
-	})
-	wg.Go(func() {
-		text, err := decodeDump(sections["text"])
-		if err != nil {
-			errs[1] = err
-			return
-		}
-		r.refs = make(map[string]uint64, len(text.Docs))
-		for _, d := range text.Docs {
-			r.refs[d.ID] = d.Ref
-		}
-		r.text = &bm25.Builder{}
-		if err := r.text.Load(text); err != nil {
-			errs[1] = fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
-		}
-	})
-	wg.Go(func() {
-		titles, err := decodeDump(sections["titles"])
-		if err != nil {
-			errs[2] = err
-			return
-		}
-		r.titles = &bm25.Builder{}
-		if err := r.titles.Load(titles); err != nil {
-			errs[2] = fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
-		}
-	})
-	wg.Go(func() { r.vecs, errs[3] = decodeVectors(sections["vectors"]) })
-	wg.Go(func() { r.words, errs[4] = decodeWords(sections["words"]) })
-	wg.Go(func() {
-		if raw, ok := sections["semantic"]; ok {
-			r.sem, r.semCurrent, errs[5] = decodeSemantic(raw)
-		}
-	})
-	// Absent from a snapshot written before sequences existed, when no memory had a place.
-	wg.Go(func() { r.seqs, errs[6] = decodeSequences(sections["sequences"]) })
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// snapshotResult sorts a failed open into its result.
-func snapshotResult(err error) string {
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return SnapshotMissing
-	case errors.Is(err, errSnapshotStale):
-		return SnapshotStale
-	case errors.Is(err, snapshot.ErrCorrupt):
-		return SnapshotCorrupt
-	}
-	return SnapshotUnreconcil
-}
-
-// sampleSnapshotQuery reads the chunk uids of sampled memories by id.
-const sampleSnapshotQuery = `{ m(func: eq(Memory.id, [%s])) @filter(eq(Memory.status, "indexed")) {
-  Memory.id  Memory.content_sha  Memory.chunks { uid }
-} }`
-
-// sampleSnapshot compares up to snapshotSample of the snapshot's memories, spread over its ids,
-// with the store: one the store holds at the same content sha must have the chunks the snapshot
-// holds for it (the same uids). Memories deleted or changed since are the catch-up's business.
-func (t *Tenant) sampleSnapshot(ctx context.Context, r *restored) error {
-	ids := make([]string, 0, len(r.memories))
-	for id := range r.memories {
-		if r.shas[id] != "" {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	slices.Sort(ids)
-	var sample []string
-	step := max(1, len(ids)/snapshotSample)
-	for i := 0; i < len(ids) && len(sample) < snapshotSample; i += step {
-		sample = append(sample, ids[i])
-	}
-	var res struct {
-		M []struct {
-			ID     string  `json:"Memory.id"`
-			SHA    string  `json:"Memory.content_sha"`
-			Chunks []dgUID `json:"Memory.chunks"`
-		} `json:"m"`
-	}
-	if err := t.queryVars(ctx, fmt.Sprintf(sampleSnapshotQuery, quoteAll(sample)), nil, &res); err != nil {
-		return fmt.Errorf("%w: sample: %v", errSnapshotUnreconciled, err)
-	}
-	for _, m := range res.M {
-		if m.SHA == "" || m.SHA != r.shas[m.ID] {
-			continue
-		}
-		want := map[uint64]bool{}
-		for _, doc := range r.memories[m.ID] {
-			if ref := r.refs[doc]; ref != 0 {
-				want[ref] = true
-			}
-		}
-		for _, c := range m.Chunks {
-			u, err := parseUID(c.UID)
-			if err != nil || !want[u] {
-				return fmt.Errorf("%w: memory %q has chunk %s the snapshot does not hold", errSnapshotUnreconciled, m.ID, c.UID)
-			}
-		}
-		if len(m.Chunks) != len(want) {
-			return fmt.Errorf("%w: memory %q has %d chunks, the snapshot %d", errSnapshotUnreconciled, m.ID, len(m.Chunks), len(want))
-		}
-	}
-	return nil
-}
-
-// openSnapshot installs the tenant's snapshot into x (whose state is textLoading: the hooks'
-// calls are queued meanwhile) and catches it up with the store. It returns false, with x back
-// in textLoading and nothing of the snapshot kept, when there is none or it cannot be used;
-// the caller then loads from Dgraph. The file of a snapshot that cannot be used is removed.
-func (x *textIndex) openSnapshot(ctx context.Context, t *Tenant) bool {
-	path := t.snapshotPath()
-	x.mu.Lock()
-	rescan := x.snap.rescan
-	x.snap.rescan = false
-	x.mu.Unlock()
-	if path == "" || rescan {
-		return false
-	}
-	started := time.Now()
-	r, err := t.readSnapshot(ctx)
-	if err != nil {
-		result := snapshotResult(err)
-		t.c.countSnapshotLoad(result)
-		if result != SnapshotMissing {
-			t.c.log.Warn("index snapshot dropped; rebuilding from Dgraph", "tenant", t.Name, "result", result, "err", err)
-			os.Remove(path)
-		}
-		return false
-	}
-	read := time.Since(started)
-
-	// Swap in as a load does, but stay "opening" until caught up.
-	opening := make(chan struct{})
-	x.mu.Lock()
-	x.ix.Replace(t.Name, r.text)
-	x.titles.Replace(t.Name, r.titles)
-	x.words.Replace(r.words)
-	x.memories, x.shas = r.memories, r.shas
-	x.vec.replace(r.vecs)
-	x.seq.Replace(r.seqs)
-	x.state = textLoaded
-	x.gen++
-	x.syncedFrom, x.syncTried, x.countOffset = r.tag.Watermark, started, 0
-	x.snap.opening = opening
-	for _, op := range x.pending {
-		x.applyLocked(t.Name, op)
-	}
-	x.pending = nil
-	run := x.beginSyncLocked(false)
-	x.mu.Unlock()
-	if r.sem != nil {
-		s := &x.sem
-		s.mu.Lock()
-		s.model, s.gen, s.chg, s.built, s.took = r.sem, 0, 0, time.Time{}, 0
-		if r.semCurrent {
-			gen, chg := x.ix.Version(t.Name)
-			s.gen, s.chg, s.built = gen, chg, time.Now()
-		}
-		s.mu.Unlock()
-	}
-
-	res, err := x.runSync(ctx, t, run)
-	x.mu.Lock()
-	x.snap.opening = nil
-	close(opening)
-	if err != nil {
-		// Throw the snapshot away: back to loading, as if it had never been read.
-		x.state, x.pending = textLoading, nil
-		x.mu.Unlock()
-		x.sem.mu.Lock()
-		x.sem.model = nil
-		x.sem.mu.Unlock()
-		t.c.countSnapshotLoad(SnapshotUnreconcil)
-		t.c.log.Warn("index snapshot not caught up; rebuilding from Dgraph", "tenant", t.Name, "err", err)
-		os.Remove(path)
-		return false
-	}
-	gen, chg := x.ix.Version(t.Name)
-	x.snap.gen, x.snap.chg, x.snap.from, x.snap.written = gen, chg, r.tag.Watermark, time.Now()
-	x.mu.Unlock()
-	t.c.countSnapshotLoad(SnapshotLoaded)
-	t.c.log.Info("index snapshot loaded", "tenant", t.Name, "memories", len(r.memories), "vectors", r.vecs.len(),
-		"added", res.added, "changed", res.changed, "removed", res.removed,
-		"read", read.Round(time.Millisecond), "took", time.Since(started).Round(time.Millisecond))
-	if res.added+res.changed+res.removed > 0 {
-		t.snapshotSoon()
-	}
-	return true
-}
-
-// encodeMemories writes the held memories: id, content sha, document ids.
-func encodeMemories(e *snapshot.Enc, memories map[string][]string, shas map[string]string) {
-	e.Uvarint(uint64(len(memories)))
-	for id, docs := range memories {
-		e.String(id)
-		e.String(shas[id])
-		e.Uvarint(uint64(len(docs)))
-		for _, d := range docs {
-			e.String(d)
-		}
-	}
-}
-
-func decodeMemories(b []byte) (map[string][]string, map[string]string, error) {
-	d := snapshot.NewDec(b)
-	n := d.Count(3)
-	memories, shas := make(map[string][]string, n), make(map[string]string, n)
-	for range n {
-		id, sha := d.String(), d.String()
-		docs := make([]string, d.Count(1))
-		for i := range docs {
-			docs[i] = d.String()
-		}
-		if d.Err() != nil {
-			break
-		}
-		memories[id] = docs
-		if sha != "" {
-			shas[id] = sha
-		}
-	}
-	return memories, shas, d.Done()
-}
-
-// encodeSequences writes the memories held in sequences: id, sequence, position, chunk uids.
-func encodeSequences(members []textdoc.Member) []byte {
-	var e snapshot.Enc
-	e.Uvarint(uint64(len(members)))
-	for _, m := range members {
-		e.String(m.ID)
-		e.String(m.Place.Sequence)
-		e.Uvarint(uint64(m.Place.Position))
-		e.Uvarint(uint64(len(m.Refs)))
-		for _, r := range m.Refs {
-			e.Uvarint(r)
-		}
-	}
-	return e.Bytes()
-}
-
-func decodeSequences(b []byte) (*textdoc.Sequences, error) {
-	seqs := &textdoc.Sequences{}
-	if b == nil {
-		return seqs, nil
-	}
-	d := snapshot.NewDec(b)
-	for range d.Count(4) {
-		id, seq, pos := d.String(), d.String(), d.Int(knowmind.MaxSequencePosition)
-		refs := make([]uint64, d.Count(1))
-		for i := range refs {
-			refs[i] = d.Uvarint()
-		}
-		if d.Err() != nil {
-			break
-		}
-		seqs.Set(id, textdoc.Place{Sequence: seq, Position: pos}, refs)
-	}
-	return seqs, d.Done()
-}
-
-// encodeDump writes a bm25.Dump: the vocabularies, then the documents with term ids.
-func encodeDump(dump bm25.Dump) []byte {
-	var e snapshot.Enc
-	e.Uvarint(uint64(len(dump.Corpora)))
-	for _, c := range dump.Corpora {
-		e.String(c.Lang)
-		e.Uvarint(uint64(len(c.Terms)))
-		for _, term := range c.Terms {
-			e.String(term)
-		}
-	}
-	e.Uvarint(uint64(len(dump.Docs)))
-	for _, doc := range dump.Docs {
-		e.String(doc.ID)
-		e.Uvarint(uint64(doc.Corpus))
-		e.Uvarint(doc.Ref)
-		e.Uvarint(uint64(doc.Length))
-		e.Uvarint(uint64(len(doc.Terms)))
-		for i, id := range doc.Terms {
-			e.Uvarint(uint64(id))
-			e.Uvarint(uint64(doc.Freqs[i]))
-		}
-	}
-	return e.Bytes()
-}
-
-func decodeDump(b []byte) (bm25.Dump, error) {
-	d := snapshot.NewDec(b)
-	var dump bm25.Dump
-	dump.Corpora = make([]bm25.DumpCorpus, d.Count(2))
-	for i := range dump.Corpora {
-		c := bm25.DumpCorpus{Lang: d.String()}
-		c.Terms = make([]string, d.Count(1))
-		for j := range c.Terms {
-			c.Terms[j] = d.String()
-		}
-		dump.Corpora[i] = c
-	}
-	dump.Docs = make([]bm25.DumpDoc, d.Count(5))
-	for i := range dump.Docs {
-		doc := bm25.DumpDoc{ID: d.String(), Corpus: d.Int(len(dump.Corpora)), Ref: d.Uvarint(), Length: uint32(d.Int(1 << 31))}
-		n := d.Count(2)
-		doc.Terms, doc.Freqs = make([]uint32, n), make([]uint32, n)
-		for j := range n {
-			doc.Terms[j], doc.Freqs[j] = uint32(d.Int(1<<31)), uint32(d.Int(1<<31))
-		}
-		dump.Docs[i] = doc
-		if d.Err() != nil {
-			break
-		}
-	}
-	return dump, d.Done()
-}
-
-// encode writes the vectors held, by memory: dimension, then per memory its chunks' uids and
-// vectors. Called with the text index's lock held (memories is its map).
-// encode writes the vector set as held: the chunk uid of every slot, each memory's slots, then
-// the vectors' blocks as rank.Blocks lays them out, so that reading them back copies whole
-// blocks instead of placing each vector's components one by one.
-func (s *vectorSet) encode(e *snapshot.Enc) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	e.Uvarint(uint64(s.dim))
-	e.Uvarint(uint64(len(s.uids)))
-	for _, uid := range s.uids {
-		e.Uvarint(uid)
-	}
-	e.Uvarint(uint64(len(s.byMemory)))
-	for id, uids := range s.byMemory {
-		e.String(id)
-		e.Uvarint(uint64(len(uids)))
-		for _, uid := range uids {
-			e.Uvarint(uint64(s.slot[uid]))
-		}
-	}
-	if s.vecs != nil {
-		for _, blk := range s.vecs.Columns() {
-			e.Float32s(blk)
-		}
-	}
-}
-
-func decodeVectors(b []byte) (*vectorSet, error) {
-	d := snapshot.NewDec(b)
-	s := vectorSet{dim: d.Int(1 << 16)}
-	n := d.Count(1)
-	if n > 0 && s.dim == 0 {
-		return nil, fmt.Errorf("%w: %d vectors of no dimension", snapshot.ErrCorrupt, n)
-	}
-	s.uids, s.slot = make([]uint64, n), make(map[uint64]int, n)
-	for i := range s.uids {
-		uid := d.Uvarint()
-		if _, dup := s.slot[uid]; dup && d.Err() == nil {
-			return nil, fmt.Errorf("%w: chunk %d in two vector slots", snapshot.ErrCorrupt, uid)
-		}
-		s.uids[i], s.slot[uid] = uid, i
-	}
-	memories := d.Count(2)
-	s.byMemory = make(map[string][]uint64, memories)
-	for range memories {
-		id := d.String()
-		uids := make([]uint64, d.Count(1))
-		for i := range uids {
-			if slot := d.Int(n - 1); d.Err() == nil {
-				uids[i] = s.uids[slot]
-			}
-		}
-		if d.Err() != nil {
-			break
-		}
-		s.byMemory[id] = uids
-	}
-	blocks := make([][]float32, 0, min((n+rank.BlockSize-1)/rank.BlockSize, d.Left()))
-	for len(blocks) < cap(blocks) && d.Err() == nil {
-		blocks = append(blocks, d.Float32s())
-	}
-	if err := d.Done(); err != nil {
-		return nil, err
-	}
-	if n > 0 {
-		var err error
-		if s.vecs, err = rank.BlocksOf(s.dim, n, blocks); err != nil {
-			return nil, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
-		}
-	}
-	return &s, nil
-}
-
-func encodeWords(s wordvec.State) []byte {
-	var e snapshot.Enc
-	e.Uvarint(uint64(s.Cap))
-	e.Varint(s.Docs)
-	e.Float32s(s.Global)
-	e.Float32s(s.Ctx)
-	e.Uvarint(uint64(len(s.Terms)))
-	for i, term := range s.Terms {
-		e.String(term)
-		e.Varint(int64(s.DF[i]))
-		e.Varint(int64(s.Row[i]))
-	}
-	return e.Bytes()
-}
-
-func decodeWords(b []byte) (*wordvec.Model, error) {
-	d := snapshot.NewDec(b)
-	s := wordvec.State{Cap: d.Int(1 << 31), Docs: d.Varint(), Global: d.Float32s(), Ctx: d.Float32s()}
-	n := d.Count(3)
-	s.Terms, s.DF, s.Row = make([]string, n), make([]int32, n), make([]int32, n)
-	for i := range n {
-		s.Terms[i], s.DF[i], s.Row[i] = d.String(), int32(d.Varint()), int32(d.Varint())
-	}
-	if err := d.Done(); err != nil {
-		return nil, err
-	}
-	m, err := wordvec.FromState(s)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
-	}
-	return m, nil
-}
-
-func encodeSemantic(s semvec.State, current bool) []byte {
-	var e snapshot.Enc
-	flag := uint64(0)
-	if current {
-		flag = 1
-	}
-	e.Uvarint(flag)
-	e.Uvarint(uint64(s.Dims))
-	e.Uvarint(uint64(s.Built))
-	e.Uvarint(uint64(len(s.Vocab)))
-	for _, term := range s.Vocab {
-		e.String(term)
-	}
-	e.Float32s(s.Words)
-	e.Float32s(s.IDF)
-	e.Float32s(s.Mean)
-	e.Uvarint(uint64(len(s.Refs)))
-	for _, r := range s.Refs {
-		e.Uvarint(r)
-	}
-	e.Float32s(s.Docs)
-	return e.Bytes()
-}
-
-func decodeSemantic(b []byte) (*semvec.Model, bool, error) {
-	d := snapshot.NewDec(b)
-	current := d.Uvarint() == 1
-	s := semvec.State{Dims: d.Int(1 << 16), Built: d.Int(1 << 31)}
-	s.Vocab = make([]string, d.Count(1))
-	for i := range s.Vocab {
-		s.Vocab[i] = d.String()
-	}
-	s.Words, s.IDF, s.Mean = d.Float32s(), d.Float32s(), d.Float32s()
-	s.Refs = make([]uint64, d.Count(1))
-	for i := range s.Refs {
-		s.Refs[i] = d.Uvarint()
-	}
-	s.Docs = d.Float32s()
-	if err := d.Done(); err != nil {
-		return nil, false, err
-	}
-	m, err := semvec.FromState(s)
-	if err != nil {
-		return nil, false, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
-	}
-	return m, current, nil
 }

@@ -8,102 +8,108 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/knowmind/knowmind/bm25"
 	"github.com/knowmind/knowmind/snapshot"
 )
 
 // BenchmarkSnapshotDecode decodes the sections of a synthetic tenant of 10k one-chunk memories
-// (KNOWMIND_SNAPSHOT_BENCH_N; 40 words from a 20k vocabulary, 384-dimension vectors): what
-// opening a snapshot costs beyond reading the file.
+// (KNOWMIND_SNAPSHOT_BENCH_N; 40 words from a 20k vocabulary, 384-dimension vectors) one after
+// the other from memory: what opening a snapshot costs beyond reading the file and the vectors.
 func BenchmarkSnapshotDecode(b *testing.B) {
-	mem, text, titles, vec, words := benchSnapshotSections(b)
-	b.Logf("sections: memories %d B, text %d B, titles %d B, vectors %d B, words %d B", len(mem), len(text), len(titles), len(vec), len(words))
+	sections := benchSnapshotSections(b)
+	raw := map[string][]byte{}
+	for _, s := range sections {
+		raw[s.Name] = s.Data
+		b.Logf("section %s: %d B", s.Name, len(s.Data))
+	}
 	b.ResetTimer()
 	for range b.N {
-		if _, _, err := decodeMemories(mem); err != nil {
+		if _, _, err := decodeMemories(raw[sectionMemories]); err != nil {
 			b.Fatal(err)
 		}
-		for _, s := range [][]byte{text, titles} {
-			d, err := decodeDump(s)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var bl bm25.Builder
-			if err := bl.Load(d); err != nil {
+		for _, name := range []string{sectionText, sectionTitles} {
+			if _, err := decodeIndex(raw[name]); err != nil {
 				b.Fatal(err)
 			}
 		}
-		if _, err := decodeVectors(vec); err != nil {
+		if _, err := decodeVectorSlots(raw[sectionVectors]); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := decodeWords(words); err != nil {
+		if _, err := decodeWords(raw[sectionWords]); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 // BenchmarkSnapshotOpen reads the same tenant's sealed snapshot file and decodes its sections as
-// opening a tenant does (snapshot.ReadFile, decodeSections: in parallel): all of an open but the
-// store's sample check and the catch-up.
+// opening a tenant does (snapshot.Open, decodeSnapshot: streamed, decoded in parallel): all of
+// an open but the store's sample check and the catch-up.
 func BenchmarkSnapshotOpen(b *testing.B) {
-	mem, text, titles, vec, words := benchSnapshotSections(b)
+	sections := benchSnapshotSections(b)
 	path, key := filepath.Join(b.TempDir(), "index.snap"), SnapshotKey([]byte("bench"))
-	tag := snapshot.Tag{Tenant: "t"}
-	m, _, err := decodeMemories(mem)
+	m, _, err := decodeMemories(sections[1].Data)
 	if err != nil {
 		b.Fatal(err)
 	}
-	tag.Memories = len(m)
-	sections := []snapshot.Section{{Name: "memories", Data: mem}, {Name: "text", Data: text}, {Name: "titles", Data: titles},
-		{Name: "vectors", Data: vec}, {Name: "words", Data: words}}
-	if err := snapshot.WriteFile(path, key, tag, sections); err != nil {
+	if err := snapshot.WriteFile(path, key, snapshot.Tag{Tenant: "t", Memories: len(m)}, sections); err != nil {
 		b.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err == nil {
+		b.Logf("file: %d B", fi.Size())
 	}
 	b.ResetTimer()
 	for range b.N {
-		tag, sections, err := snapshot.ReadFile(path, key)
+		r, err := snapshot.Open(path, key)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := decodeSections(tag, sections); err != nil {
+		if _, err := decodeSnapshot(r); err != nil {
 			b.Fatal(err)
 		}
+		r.Close()
 	}
 }
 
 // benchSnapshotSections encodes the sections of a synthetic tenant of 10k one-chunk memories
-// (KNOWMIND_SNAPSHOT_BENCH_N; 40 words from a 20k vocabulary, 384-dimension vectors).
-func benchSnapshotSections(b *testing.B) (mem, text, titles, vec, words []byte) {
-	n, dim := 10_000, 384
+// (KNOWMIND_SNAPSHOT_BENCH_N).
+func benchSnapshotSections(b *testing.B) []snapshot.Section {
+	n := 10_000
 	if s := os.Getenv("KNOWMIND_SNAPSHOT_BENCH_N"); s != "" {
 		var err error
 		if n, err = strconv.Atoi(s); err != nil {
 			b.Fatal(err)
 		}
 	}
+	return syntheticIndex(n).sections()
+}
+
+// syntheticIndex is a tenant "t" of n one-chunk memories: 40 words from a 20k vocabulary,
+// 3-word titles, 384-dimension vectors.
+func syntheticIndex(n int) *textIndex {
 	rng := rand.New(rand.NewPCG(1, 2))
-	var x textIndex
-	x.state = textLoaded
-	memories := map[string][]string{}
-	shas := map[string]string{}
+	x := &textIndex{state: textLoaded, shas: map[string]string{}}
 	for i := range n {
 		id := fmt.Sprintf("mem-%06d", i)
 		tokens := make([]string, 40)
 		for j := range tokens {
 			tokens[j] = fmt.Sprintf("w%d", rng.IntN(20000))
 		}
-		v := make([]float32, dim)
+		v := make([]float32, 384)
 		for j := range v {
 			v[j] = rng.Float32()
 		}
 		doc := analysedDoc{ID: id + "#0", UID: uint64(0x10000 + i), Tokens: tokens, Length: 40, Title: tokens[:3],
 			Vec: v}
 		x.addMemoryLocked("t", id, []analysedDoc{doc})
-		memories[id] = []string{id + "#0"}
-		shas[id] = fmt.Sprintf("%064d", i)
+		x.shas[id] = fmt.Sprintf("%064d", i)
 	}
-	var me, ve snapshot.Enc
-	encodeMemories(&me, memories, shas)
-	x.vec.encode(&ve)
-	return me.Bytes(), encodeDump(x.ix.Dump("t")), encodeDump(x.titles.Dump("t")), ve.Bytes(), encodeWords(x.words.State())
+	return x
+}
+
+// sections are x's snapshot sections as writeSnapshot writes them (without a semantic model).
+func (x *textIndex) sections() []snapshot.Section {
+	return []snapshot.Section{{Name: sectionText, Data: encodeDump(x.ix.Dump("t"))},
+		{Name: sectionMemories, Data: encodeMemories(x.memories, x.shas)},
+		{Name: sectionTitles, Data: encodeDump(x.titles.Dump("t"))}, {Name: sectionWords, Data: encodeWords(x.words.State())},
+		{Name: sectionSequences, Data: encodeSequences(x.seq.Members())},
+		{Name: sectionVectors, Data: x.vec.encode()}, {Name: sectionVectorBlocks, Data: x.vec.encodeBlocks()}}
 }

@@ -222,6 +222,16 @@ func addTool[P, R any](s *service, srv *mcp.Server, t tool, run func(ctx context
 			return nil, nil, rpcError(ctx, s.log, err)
 		}
 		defer release()
+		if g, ok := s.workspaces.(knowmind.Gate); ok {
+			ci, _ := ctx.Value(callKey{}).(callInfo)
+			// Every tool that may change something is held, start_session's visit included:
+			// a write done after a move's export would be lost in the target cell.
+			leave, err := g.Enter(ctx, ci.principal.Tenant, !t.ReadOnly)
+			if err != nil {
+				return nil, nil, rpcError(ctx, s.log, err)
+			}
+			defer leave()
+		}
 		if s.callTimeout > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, s.callTimeout)

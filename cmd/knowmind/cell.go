@@ -27,7 +27,7 @@ func init() {
 
 // homeCell is the name of the cell serve's own flags reach (the managed Dgraph of --data-dir or
 // --dgraph): every tenant the directory does not list is there.
-const homeCell = "home"
+const homeCell = cells.HomeCell
 
 // cellName is what a cell may be called: it names an export file and appears in logs.
 var cellName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
@@ -129,7 +129,7 @@ func addCell(ctx context.Context, cfg Config, path, name string, c cells.Cell) e
 	if err != nil {
 		return err
 	}
-	client, err := openCell(ctx, cfg, c, set, nil)
+	client, err := openCell(ctx, cfg, c, set, nil, false)
 	if err != nil {
 		return fmt.Errorf("cell add %s: %w", name, err)
 	}
@@ -154,8 +154,9 @@ func addCell(ctx context.Context, cfg Config, path, name string, c cells.Cell) e
 }
 
 // openCell logs into a cell of the directory with its own guardian and service secret. Tenants
-// are opened to export and import only: no exact vectors, no snapshots.
-func openCell(ctx context.Context, cfg Config, c cells.Cell, set *shapes.Set, emb embed.Embedder) (*graph.Client, error) {
+// are opened to serve them (serving: recall with exact vectors, as home's) or to export and
+// import them; no snapshots either way.
+func openCell(ctx context.Context, cfg Config, c cells.Cell, set *shapes.Set, emb embed.Embedder, serving bool) (*graph.Client, error) {
 	password, err := readTrimmed(c.PasswordFile)
 	if err != nil {
 		return nil, err
@@ -169,7 +170,7 @@ func openCell(ctx context.Context, cfg Config, c cells.Cell, set *shapes.Set, em
 	}
 	gcfg := graph.Config{
 		Alphas: c.Dgraph, AlphasHTTP: c.DgraphHTTP, User: cmp.Or(c.User, "groot"), Password: password,
-		Secret: []byte(secret), Relations: set.Names(), Shapes: set, NoExactVectors: true,
+		Secret: []byte(secret), Relations: set.Names(), Shapes: set, NoExactVectors: !serving,
 		Logger: newLogger(cfg.LogLevel), RPCTimeout: max(cfg.DgraphTimeout, bulkRPCTimeout),
 	}
 	if emb != nil {
@@ -212,7 +213,7 @@ func moveTenant(ctx context.Context, cfg Config, path, tenant, to, exportDir str
 	defer home.Close()
 	clients := map[string]*graph.Client{homeCell: home.client}
 	for _, name := range d.CellNames() {
-		c, err := openCell(ctx, cfg, d.Cells[name], home.shapes, home.embedder)
+		c, err := openCell(ctx, cfg, d.Cells[name], home.shapes, home.embedder, false)
 		if err != nil {
 			return fmt.Errorf("cell %s: %w", name, err)
 		}
@@ -230,9 +231,9 @@ func moveTenant(ctx context.Context, cfg Config, path, tenant, to, exportDir str
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "tenant %s moved from %s to %s: %d records, %d tokens; export %s, import %s, verify %s, read-only %s\n",
-		tenant, rep.From, rep.To, rep.Records, rep.Tokens, rep.Export.Round(time.Millisecond), rep.Import.Round(time.Millisecond),
+	fmt.Fprintf(os.Stderr, "tenant %s moved from %s to %s: %d records, %d tokens; serves confirmed %s, export %s, import %s, verify %s, read-only %s\n",
+		tenant, rep.From, rep.To, rep.Records, rep.Tokens, rep.Confirm.Round(time.Millisecond), rep.Export.Round(time.Millisecond), rep.Import.Round(time.Millisecond),
 		rep.Verify.Round(time.Millisecond), rep.ReadOnly.Round(time.Millisecond))
-	fmt.Fprintf(os.Stderr, "the source namespace in %s is kept; services of %s serve the tenant from now on\n", rep.From, rep.To)
+	fmt.Fprintf(os.Stderr, "the source namespace in %s is kept; every serve of this data dir serves the tenant from %s at its next call\n", rep.From, rep.To)
 	return nil
 }

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/cells"
+	"github.com/knowmind/knowmind/graph/dgraphtest"
+)
+
+// A running serve follows the cell directory: while a move's read-only mark is set (by another
+// process, in the file) its writes to the tenant are refused with 503 and its reads go on; it
+// confirms the mark, so `knowmind cell move` runs beside it; after the move it serves the
+// tenant from the target cell — what was stored before is found there, what is stored after
+// lands there and not in home.
+func TestCellServeRoutesByDirectory(t *testing.T) {
+	home := sharedDgraph(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	other, err := dgraphtest.Start(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Stop()
+	envVars := childEnv(t, home)
+	dataDir := ""
+	for _, v := range envVars {
+		if d, ok := strings.CutPrefix(v, "KNOWMIND_DATA_DIR="); ok {
+			dataDir = d
+		}
+	}
+	dirFile := filepath.Join(dataDir, cells.DirectoryFileName)
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = envVars
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("knowmind %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	secrets := t.TempDir()
+	passwordFile, secretFile := filepath.Join(secrets, "password"), filepath.Join(secrets, "secret")
+	os.WriteFile(passwordFile, []byte(other.Password+"\n"), 0o600)
+	os.WriteFile(secretFile, other.Secret, 0o600)
+	run("cell", "add", "b", "--alphas", strings.Join(other.Alphas, ","), "--alphas-http", strings.Join(other.HTTP, ","),
+		"--guardian-password-file", passwordFile, "--cell-secret-file", secretFile)
+
+	tenant := dgraphtest.TenantName(t)
+	token, _, err := home.Client.CreateToken(ctx, tenant, []knowmind.Scope{knowmind.ScopeRead, knowmind.ScopeWrite}, "cells", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	addr := freeAddr(t)
+	serve := exec.Command(os.Args[0], "serve", "--addr", addr, "--rate-limit", "10000", "--rate-burst", "10000")
+	serve.Env = envVars
+	var stderr lockedBuffer
+	serve.Stderr = &stderr
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- serve.Wait() }()
+	defer func() {
+		_ = serve.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = serve.Process.Kill()
+		}
+	}()
+	waitReady(t, addr, true, time.Minute, exited)
+	call := func(name, args string) string {
+		t.Helper()
+		status, _, body := postMCP(t, "http://"+addr+"/api/mcp/v1", token,
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, name, args))
+		if status != http.StatusOK {
+			t.Fatalf("%s: HTTP %d %s", name, status, body)
+		}
+		return body
+	}
+	store := func(title string) string {
+		return call("knowmind_store_memory", fmt.Sprintf(`{"title":%q,"content":"Der %s wurde im Werk Ost gewechselt."}`, title, title))
+	}
+	recall := func(query string) string {
+		return call("knowmind_recall", fmt.Sprintf(`{"query":%q,"k":5}`, query))
+	}
+	if body := store("Zahnriemen"); !strings.Contains(body, "chunks_written") {
+		t.Fatalf("store in home: %s", body)
+	}
+
+	// A mover's mark in the file: writes refused (503, retryable), reads go on, and the serve
+	// confirms the mark in the serves' folder.
+	mark := func(p *cells.Placement) {
+		t.Helper()
+		if err := cells.UpdateDirectory(dirFile, func(d *cells.Directory) error {
+			if p == nil {
+				delete(d.Tenants, tenant)
+			} else {
+				d.Tenants[tenant] = *p
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mark(&cells.Placement{Cell: "home", ReadOnly: true, Move: "test-move"})
+	if body := store("Nockenwelle"); !strings.Contains(body, `"code":503`) || !strings.Contains(body, "being moved") {
+		t.Fatalf("a write during the read-only mark: %s", body)
+	}
+	if body := recall("Zahnriemen gewechselt"); !strings.Contains(body, "Zahnriemen") {
+		t.Fatalf("a read during the read-only mark: %s", body)
+	}
+	confirmed := false
+	for deadline := time.Now().Add(10 * time.Second); !confirmed && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		acks, _ := filepath.Glob(filepath.Join(dirFile+".serves", "*.acks"))
+		for _, a := range acks {
+			if data, _ := os.ReadFile(a); strings.Contains(string(data), `"test-move"`) {
+				confirmed = true
+			}
+		}
+	}
+	if !confirmed {
+		t.Fatalf("the serve did not confirm the mark\n%s", stderr.String())
+	}
+	mark(nil)
+
+	// A real move beside the running serve, then the serve routes the tenant to cell b.
+	out := run("cell", "move", "--tenant", tenant, "--to", "b")
+	if !strings.Contains(out, "moved from home to b: 1 records") {
+		t.Fatalf("cell move beside a serve:\n%s", out)
+	}
+	t.Logf("cell move beside a serve: %s", out)
+	if body := recall("Zahnriemen gewechselt"); !strings.Contains(body, "Zahnriemen") {
+		t.Fatalf("recall after the move: %s", body)
+	}
+	if body := store("Kurbelgehaeuse"); !strings.Contains(body, "chunks_written") {
+		t.Fatalf("store after the move: %s", body)
+	}
+	for cell, want := range map[*dgraphtest.Env]bool{other: true, home: false} {
+		ten, err := cell.Client.Tenant(ctx, tenant, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := ten.Recall(ctx, knowmind.RecallQuery{Query: "Kurbelgehaeuse gewechselt", K: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := len(res.Hits) > 0 && strings.Contains(res.Hits[0].Title, "Kurbelgehaeuse")
+		if found != want {
+			t.Errorf("the store after the move found in cell %v: %v, want %v", cell == other, found, want)
+		}
+	}
+}

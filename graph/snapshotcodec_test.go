@@ -1,0 +1,107 @@
+package graph
+
+import (
+	"errors"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/snapshot"
+)
+
+// openSections writes sections as a snapshot file and opens it as a tenant's first load does.
+func openSections(t *testing.T, memories int, sections []snapshot.Section) (*restored, error) {
+	t.Helper()
+	path, key := filepath.Join(t.TempDir(), "index.snap"), SnapshotKey([]byte("test"))
+	if err := snapshot.WriteFile(path, key, snapshot.Tag{Tenant: "t", Memories: memories}, sections); err != nil {
+		t.Fatal(err)
+	}
+	r, err := snapshot.Open(path, key)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return decodeSnapshot(r)
+}
+
+// TestSnapshotSectionsRoundTrip: a tenant's caches written as writeSnapshot writes them and read
+// back as an open reads them hold the same memories, statistics, term lists and vectors.
+func TestSnapshotSectionsRoundTrip(t *testing.T) {
+	x := syntheticIndex(1500) // two vector blocks, the second part full
+	x.removeMemoryLocked("t", "mem-000007")
+	res, err := openSections(t, len(x.memories), x.sections())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res.memories, x.memories) || !maps.Equal(res.shas, x.shas) {
+		t.Fatal("memories or shas differ")
+	}
+	var text, titles bm25.Index
+	text.Replace("t", res.text)
+	titles.Replace("t", res.titles)
+	for _, pair := range [][2]*bm25.Index{{&text, &x.ix}, {&titles, &x.titles}} {
+		got, want := pair[0], pair[1]
+		if got.Len("t") != want.Len("t") {
+			t.Fatalf("%d documents, want %d", got.Len("t"), want.Len("t"))
+		}
+		for id, docs := range x.memories {
+			for _, doc := range docs {
+				g, w := got.DocTerms("t", doc), want.DocTerms("t", doc)
+				slices.Sort(g)
+				slices.Sort(w)
+				if !slices.Equal(g, w) {
+					t.Fatalf("%s: terms %v, want %v", id, g, w)
+				}
+			}
+		}
+		q := []string{"w1", "w17", "w333", "w19999"}
+		if g, w := got.Stats("t", "", q...), want.Stats("t", "", q...); !reflect.DeepEqual(g, w) {
+			t.Fatalf("stats %+v, want %+v", g, w)
+		}
+		if g, w := got.Search("t", "", q, 10, bm25.Params{}), want.Search("t", "", q, 10, bm25.Params{}); !reflect.DeepEqual(g, w) {
+			t.Fatalf("search %v, want %v", g, w)
+		}
+	}
+	if res.vecs.len() != x.vec.len() || res.vecs.dim != x.vec.dim || !reflect.DeepEqual(res.vecs.byMemory, x.vec.byMemory) {
+		t.Fatalf("%d vectors of %d dimensions, want %d of %d", res.vecs.len(), res.vecs.dim, x.vec.len(), x.vec.dim)
+	}
+	for uid, slot := range x.vec.slot {
+		if !slices.Equal(res.vecs.vecs.Vector(res.vecs.slot[uid], nil), x.vec.vecs.Vector(slot, nil)) {
+			t.Fatalf("chunk %d: another vector", uid)
+		}
+	}
+	if res.words.Bytes() != x.words.Bytes() {
+		t.Fatalf("word vectors of %d bytes, want %d", res.words.Bytes(), x.words.Bytes())
+	}
+}
+
+// TestSnapshotSectionCutsAreCorrupt: a section cut short inside a whole, authentic file (as a
+// writer's bug would leave it) is refused as corrupt by its decoder, never read as whole nor a
+// panic; so is a file without one of the sections every snapshot has.
+func TestSnapshotSectionCutsAreCorrupt(t *testing.T) {
+	x := syntheticIndex(40)
+	sections := x.sections()
+	for i, s := range sections {
+		step := max(1, len(s.Data)/60)
+		for cut := 0; cut < len(s.Data); cut += step {
+			bad := slices.Clone(sections)
+			bad[i].Data = s.Data[:cut]
+			if _, err := openSections(t, len(x.memories), bad); !errors.Is(err, snapshot.ErrCorrupt) {
+				t.Fatalf("%s cut to %d of %d bytes: %v", s.Name, cut, len(s.Data), err)
+			}
+		}
+		if s.Name == sectionSequences {
+			continue // absent when no memory has a place
+		}
+		without := slices.Delete(slices.Clone(sections), i, i+1)
+		if _, err := openSections(t, len(x.memories), without); !errors.Is(err, snapshot.ErrCorrupt) {
+			t.Fatalf("without %s: %v", s.Name, err)
+		}
+	}
+	if _, err := openSections(t, len(x.memories)+1, sections); !errors.Is(err, snapshot.ErrCorrupt) {
+		t.Fatalf("tagged with another count: %v", err)
+	}
+}
