@@ -183,8 +183,8 @@ func (s *Serving) confirm() error {
 	}
 	for _, m := range marks {
 		m.gate.Lock() // waits for the writes holding it
-		m.gate.Unlock()
 		acks[m.tenant] = m.move
+		m.gate.Unlock()
 	}
 	if err := s.reg.write(acks); err != nil {
 		return err

@@ -483,7 +483,6 @@ func (t *Tenant) writeNotes(ctx context.Context, recs []knowmind.Record, idx []i
 		}
 		var nodes []map[string]any
 		var keys []string
-		var keyed []*bulkEntry
 		for n, b := range todo {
 			rec := recs[b.index]
 			if m, ok := stored[b.id]; ok {
@@ -531,7 +530,6 @@ func (t *Tenant) writeNotes(ctx context.Context, recs []knowmind.Record, idx []i
 				key := titleKey(nf.Class, nf.Owner, puid, nf.Path, b.title)
 				node["Note.title_key"] = key
 				keys = append(keys, key)
-				keyed = append(keyed, b)
 			}
 			results[b.index] = knowmind.ItemResult{Status: knowmind.ItemIndexed, ID: b.id, Title: b.title, ChunksWritten: len(b.chunks)}
 			nodes = append(nodes, node)

@@ -165,14 +165,6 @@ func (d *Dec) take(n int) []byte {
 	return out
 }
 
-func (d *Dec) fixed32() uint32 {
-	b := d.take(4)
-	if b == nil {
-		return 0
-	}
-	return binary.LittleEndian.Uint32(b)
-}
-
 // String reads a String.
 func (d *Dec) String() string {
 	return string(d.take(d.Int(len(d.b))))
