@@ -23,21 +23,9 @@ import (
 // tenant from the target cell — what was stored before is found there, what is stored after
 // lands there and not in home.
 func TestCellServeRoutesByDirectory(t *testing.T) {
-	home := sharedDgraph(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	other, err := dgraphtest.Start(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Stop()
-	envVars := childEnv(t, home)
-	dataDir := ""
-	for _, v := range envVars {
-		if d, ok := strings.CutPrefix(v, "KNOWMIND_DATA_DIR="); ok {
-			dataDir = d
-		}
-	}
+	home, other, envVars, dataDir := twoCells(t, ctx)
 	dirFile := filepath.Join(dataDir, cells.DirectoryFileName)
 	run := func(args ...string) string {
 		t.Helper()
@@ -49,10 +37,7 @@ func TestCellServeRoutesByDirectory(t *testing.T) {
 		}
 		return string(out)
 	}
-	secrets := t.TempDir()
-	passwordFile, secretFile := filepath.Join(secrets, "password"), filepath.Join(secrets, "secret")
-	os.WriteFile(passwordFile, []byte(other.Password+"\n"), 0o600)
-	os.WriteFile(secretFile, other.Secret, 0o600)
+	passwordFile, secretFile := cellSecretFiles(t, other)
 	run("cell", "add", "b", "--alphas", strings.Join(other.Alphas, ","), "--alphas-http", strings.Join(other.HTTP, ","),
 		"--guardian-password-file", passwordFile, "--cell-secret-file", secretFile)
 

@@ -20,21 +20,9 @@ import (
 // says where it is after each step; a move left half-done (the read-only mark of a crashed
 // move) is taken over and finished by the next.
 func TestCellCommands(t *testing.T) {
-	home := sharedDgraph(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	other, err := dgraphtest.Start(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Stop()
-	envVars := childEnv(t, home)
-	dataDir := ""
-	for _, v := range envVars {
-		if d, ok := strings.CutPrefix(v, "KNOWMIND_DATA_DIR="); ok {
-			dataDir = d
-		}
-	}
+	home, other, envVars, dataDir := twoCells(t, ctx)
 	knowmindCmd := func(args ...string) (stdout, stderr string, err error) {
 		t.Helper()
 		cmd := exec.Command(os.Args[0], args...)
@@ -73,10 +61,7 @@ func TestCellCommands(t *testing.T) {
 		}
 	}
 
-	secrets := t.TempDir()
-	passwordFile, secretFile := filepath.Join(secrets, "password"), filepath.Join(secrets, "secret")
-	os.WriteFile(passwordFile, []byte(other.Password+"\n"), 0o600)
-	os.WriteFile(secretFile, other.Secret, 0o600)
+	passwordFile, secretFile := cellSecretFiles(t, other)
 	if _, _, err := knowmindCmd("cell", "add", "b", "--alphas", strings.Join(other.Alphas, ","),
 		"--guardian-password-file", secretFile, "--cell-secret-file", secretFile); err == nil {
 		t.Fatal("a cell whose guardian password is wrong was added")
@@ -139,4 +124,39 @@ func TestCellCommands(t *testing.T) {
 	if out, _ := run("cell", "list"); strings.Contains(out, tenant) {
 		t.Fatalf("cell list after the move home:\n%s", out)
 	}
+}
+
+// twoCells starts a second Dgraph cluster beside serve's shared one and returns both, the
+// environment of a knowmind child process on the home cell and its data dir (where
+// cells.json lives).
+func twoCells(t *testing.T, ctx context.Context) (home, other *dgraphtest.Env, envVars []string, dataDir string) {
+	t.Helper()
+	home = sharedDgraph(t)
+	other, err := dgraphtest.Start(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(other.Stop)
+	envVars = childEnv(t, home)
+	for _, v := range envVars {
+		if d, ok := strings.CutPrefix(v, "KNOWMIND_DATA_DIR="); ok {
+			dataDir = d
+		}
+	}
+	return home, other, envVars, dataDir
+}
+
+// cellSecretFiles writes the cluster's guardian password and secret to private files, as an
+// operator hands them to `knowmind cell add`.
+func cellSecretFiles(t *testing.T, c *dgraphtest.Env) (passwordFile, secretFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	passwordFile, secretFile = filepath.Join(dir, "password"), filepath.Join(dir, "secret")
+	if err := os.WriteFile(passwordFile, []byte(c.Password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secretFile, c.Secret, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return passwordFile, secretFile
 }
