@@ -325,8 +325,13 @@ func (r *Router) Move(ctx context.Context, tenant, to, dir string) (MoveReport, 
 			tenant, len(again), len(exported), len(missing), first(missing))
 	}
 	rep.Verify = time.Since(t)
-	// Tokens move with the tenant: its agents keep their credentials.
-	if rep.Tokens, err = target.CopyTokens(ctx, r.cells[p.Cell], tenant); err != nil {
+	// Tokens move with the tenant: its agents keep their credentials, and from the switch on the
+	// target's rows are the ones that count (tokens.go).
+	prefix := ""
+	if p.Cell != r.home {
+		prefix = p.Cell + ":"
+	}
+	if rep.Tokens, err = target.CopyTokens(ctx, r.cells[p.Cell], tenant, prefix); err != nil {
 		return rep, fmt.Errorf("move %q: tokens into %s: %w", tenant, to, err)
 	}
 

@@ -40,6 +40,8 @@ type Serving struct {
 	opening   map[string]*sync.Mutex // one open per cell at a time
 	gates     map[string]*sync.RWMutex
 	acks      map[string]string // tenant → the move id whose mark this process confirmed
+	// tokenCells remembers the cell whose row verified a token (by hash), asked first next time.
+	tokenCells map[string]string
 }
 
 var (
@@ -83,7 +85,8 @@ func OpenServing(home *graph.Client, path string, open func(ctx context.Context,
 		return nil, err
 	}
 	s := &Serving{home: home, path: path, open: open, log: log, reg: reg, clients: map[string]*graph.Client{},
-		opening: map[string]*sync.Mutex{}, gates: map[string]*sync.RWMutex{}, acks: map[string]string{}, done: make(chan struct{})}
+		opening: map[string]*sync.Mutex{}, gates: map[string]*sync.RWMutex{}, acks: map[string]string{}, tokenCells: map[string]string{},
+		done: make(chan struct{})}
 	// Registered before the first read: a mark written before it is seen now, one written after
 	// by the next read, and a mover that listed the serves before this one registered wrote its
 	// mark before this read.

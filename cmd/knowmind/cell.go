@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -236,4 +237,76 @@ func moveTenant(ctx context.Context, cfg Config, path, tenant, to, exportDir str
 		rep.Verify.Round(time.Millisecond), rep.ReadOnly.Round(time.Millisecond))
 	fmt.Fprintf(os.Stderr, "the source namespace in %s is kept; every serve of this data dir serves the tenant from %s at its next call\n", rep.From, rep.To)
 	return nil
+}
+
+// openServing is the cells' view a serving process (serve, stdio) reads tenants and verifies
+// tokens through: home is b's cluster, every other cell is opened from the directory on first use.
+func openServing(cfg Config, b *backend, log *slog.Logger) (*cells.Serving, error) {
+	s, err := cells.OpenServing(b.client, filepath.Join(cfg.DataDir, cells.DirectoryFileName),
+		func(ctx context.Context, name string, c cells.Cell) (*graph.Client, error) {
+			log.Info("opening cell", "cell", name, "alphas", c.Dgraph)
+			return openCell(ctx, cfg, c, b.shapes, b.embedder, true)
+		}, log)
+	if err != nil {
+		return nil, fmt.Errorf("cell directory: %w", err)
+	}
+	return s, nil
+}
+
+// cellClient is the client of the named cell for a command: home's is b's (close does nothing),
+// another is opened from the directory and closed by close.
+func cellClient(ctx context.Context, cfg Config, b *backend, d cells.Directory, name string) (c *graph.Client, close func(), err error) {
+	if name == homeCell {
+		return b.client, func() {}, nil
+	}
+	entry, ok := d.Cells[name]
+	if !ok {
+		return nil, nil, fmt.Errorf("no cell %q in the cell directory (knowmind cell list)", name)
+	}
+	c, err = openCell(ctx, cfg, entry, b.shapes, nil, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cell %s: %w", name, err)
+	}
+	return c, c.Close, nil
+}
+
+// placementOf is where the directory places tenant (home when it does not list it).
+func placementOf(d cells.Directory, tenant string) cells.Placement {
+	if p, ok := d.Tenants[tenant]; ok && p.Cell != "" {
+		return p
+	}
+	return cells.Placement{Cell: homeCell}
+}
+
+// openTenant opens tenant in the cell the directory places it in, for a command (import,
+// export, project, trash, purge): a command never reads or writes the copy a move left in
+// another cell. A command that writes is refused while the tenant is being moved. close
+// closes the cell's client when it is not home's.
+func openTenant(ctx context.Context, cfg Config, b *backend, tenant string, create, writes bool) (*graph.Tenant, func(), error) {
+	d, err := cells.ReadDirectory(filepath.Join(cfg.DataDir, cells.DirectoryFileName))
+	if err != nil {
+		return nil, nil, err
+	}
+	p := placementOf(d, tenant)
+	if writes && p.ReadOnly {
+		return nil, nil, errMoving(tenant)
+	}
+	c := b.client
+	closeCell := func() {}
+	if p.Cell != homeCell {
+		entry, ok := d.Cells[p.Cell]
+		if !ok {
+			return nil, nil, fmt.Errorf("tenant %q is in cell %s, which the directory does not name", tenant, p.Cell)
+		}
+		if c, err = openCell(ctx, cfg, entry, b.shapes, b.embedder, false); err != nil {
+			return nil, nil, fmt.Errorf("cell %s: %w", p.Cell, err)
+		}
+		closeCell = c.Close
+	}
+	t, err := c.Tenant(ctx, tenant, create)
+	if err != nil {
+		closeCell()
+		return nil, nil, err
+	}
+	return t, closeCell, nil
 }

@@ -84,11 +84,12 @@ func runPurge(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(w, "TENANT\t%s: VERSIONS\tREVISIONS\tTRASHED NOTES\tENDED BEFORE\n", verb)
 	for _, name := range tenants {
-		t, err := b.client.Tenant(ctx, name, false)
+		t, closeCell, err := openTenant(ctx, cfg, b, name, false, !*dry)
 		if err != nil {
 			return err
 		}
 		res, err := t.Purge(ctx, cut, *dry)
+		closeCell()
 		if err != nil {
 			return fmt.Errorf("purge %s: %w", name, err)
 		}
