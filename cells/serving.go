@@ -153,9 +153,45 @@ func (s *Serving) reload() error {
 		return err
 	}
 	s.mu.Lock()
+	old := s.dir
 	s.dir, s.stamp = d, stamp
+	clients := []*graph.Client{s.home}
+	for _, c := range s.clients {
+		clients = append(clients, c)
+	}
 	s.mu.Unlock()
+	// A tenant the directory moved is forgotten by every cell's client: its session and indexes
+	// are of the namespace it left, and a tenant moved back lives in a new namespace.
+	if old.Tenants != nil {
+		for _, tenant := range movedTenants(old, d) {
+			for _, c := range clients {
+				c.Forget(tenant)
+			}
+		}
+	}
 	return nil
+}
+
+// movedTenants are the tenants whose cell differs between two reads of the directory.
+func movedTenants(old, now Directory) []string {
+	cell := func(d Directory, tenant string) string {
+		if p, ok := d.Tenants[tenant]; ok && p.Cell != "" {
+			return p.Cell
+		}
+		return HomeCell
+	}
+	var out []string
+	for tenant := range old.Tenants {
+		if cell(old, tenant) != cell(now, tenant) {
+			out = append(out, tenant)
+		}
+	}
+	for tenant := range now.Tenants {
+		if _, listed := old.Tenants[tenant]; !listed && cell(now, tenant) != HomeCell {
+			out = append(out, tenant)
+		}
+	}
+	return out
 }
 
 // confirm acknowledges the read-only marks of the directory this process has not confirmed yet,
