@@ -90,6 +90,11 @@ func TestMoveBackAndForth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	agentInB, err := b.VerifyToken(ctx, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	principalInB := agentInB.Principal().TokenID
 	leaverInB, err := b.VerifyToken(ctx, leaver)
 	if err != nil {
 		t.Fatal(err)
@@ -137,10 +142,11 @@ func TestMoveBackAndForth(t *testing.T) {
 	if foerderband != 1 {
 		t.Errorf("recall in a finds %d current versions of the updated fact, want 1: %+v", foerderband, res.Hits)
 	}
-	// Tokens: the agent's works with the principal it had, the one revoked in b stays revoked.
+	// Tokens: the agent's works with the principal it had in b (its id where it was created,
+	// qualified by that cell as the service names it), the one revoked in b stays revoked.
 	tok, err := a.VerifyToken(ctx, agent)
-	if err != nil || tok.Principal().TokenID != "tok:"+agentTok.ID {
-		t.Errorf("the agent's token in a after the move back: %+v (principal %q), %v; want principal tok:%s", tok, tok.Principal().TokenID, err, agentTok.ID)
+	if want := "tok:cell-a:" + agentTok.ID; err != nil || tok.Principal().TokenID != want || principalInB != want {
+		t.Errorf("the agent's principal: %q in b, %q in a after the move back (%v); want %q in both", principalInB, tok.Principal().TokenID, err, want)
 	}
 	if _, err := a.VerifyToken(ctx, leaver); err == nil {
 		t.Error("the token revoked in b works in a after the move back")

@@ -155,7 +155,10 @@ func (s *Serving) reload() error {
 	s.mu.Lock()
 	old := s.dir
 	s.dir, s.stamp = d, stamp
-	clients := []*graph.Client{s.home}
+	var clients []*graph.Client
+	if s.home != nil {
+		clients = append(clients, s.home)
+	}
 	for _, c := range s.clients {
 		clients = append(clients, c)
 	}

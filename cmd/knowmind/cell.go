@@ -23,7 +23,7 @@ import (
 )
 
 func init() {
-	register("cell", "cell add NAME --alphas HOST:9080 --guardian-password-file F --cell-secret-file F | cell list | cell move --tenant T --to CELL (tenants across Dgraph clusters)", runCell)
+	register("cell", "cell add NAME --alphas HOST:9080 --guardian-password-file F --cell-secret-file F | cell list | cell move --tenant T --to CELL [--drop-source] | cell drop --tenant T --from CELL (tenants across Dgraph clusters)", runCell)
 }
 
 // homeCell is the name of the cell serve's own flags reach (the managed Dgraph of --data-dir or
