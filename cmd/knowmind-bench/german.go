@@ -25,6 +25,7 @@ func runBenchGerman(ctx context.Context, args []string) error {
 	only := fs.String("only", "", "run only the rankings whose name matches this regular expression")
 	sequences := fs.Bool("sequences", true, "store each memory in its sequence (the corpus' seq: a document's sections, one meeting's minutes, one person's notes) at its place in corpus order (the tenant gets the suffix -nosequence without)")
 	showOffTopic := fs.Bool("show-off-topic", false, "also print the default ranking's hits (with scores, no floor) for each off-topic question, a diagnosis")
+	dumpFile := fs.String("dump", "", "also write the default ranking's first 25 hits of every question and off-topic question, without a floor and with the evidence behind each hit, to this file as JSON lines")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -180,6 +181,26 @@ func runBenchGerman(ctx context.Context, args []string) error {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w)
+	}
+	if *dumpFile != "" {
+		f, err := os.Create(*dumpFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		for _, q := range corpus.Questions {
+			if err := dumpRecall(ctx, f, ten.Tenant, q.Text, 2, full.options(), dumpQuestion{Set: "german", Cat: q.Kind, Answers: q.IDs}); err != nil {
+				return err
+			}
+		}
+		for _, q := range corpus.OffTopic {
+			if err := dumpRecall(ctx, f, ten.Tenant, q, 2, full.options(), dumpQuestion{Set: "german", OffTopic: true}); err != nil {
+				return err
+			}
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(w, "## Summary")
 	fmt.Fprintln(w)
