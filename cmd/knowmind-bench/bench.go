@@ -498,6 +498,9 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) second stage: term proximity 0.25", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Proximity: 0.25}})},
 		{"text+vector+graph (hops=2) second stage: term proximity 0.5", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Proximity: 0.5}})},
 		{"text+vector+graph (hops=2) second stage: IDF coverage 0.25, term proximity 0.25", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25, Proximity: 0.25}})},
+		{"text+vector+graph (hops=2) second stage on word hits: IDF coverage 0.25", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25, WordHits: true}})},
+		{"text+vector+graph (hops=2) second stage on word hits: term proximity 0.1", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Proximity: 0.1, WordHits: true}})},
+		{"text+vector+graph (hops=2) second stage on word hits: IDF coverage 0.25, term proximity 0.25", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25, Proximity: 0.25, WordHits: true}})},
 		{"text+vector+graph (hops=2) min_score 0 (no floor)", ranker(2, ablation{NoRerank: true, MinScore: -1})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, ablation{NoRerank: true})},
 	}
