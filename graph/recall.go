@@ -90,6 +90,15 @@ type RecallTrace struct {
 	// Details: the second request (the chosen hits' details) with its parsing.
 	Prepare, Query, Decode, Fuse, Details time.Duration
 	Requests                              []RecallRequest // DQL and Vars of each request sent
+	// Explain asks for the evidence behind the hits (the benchmark's per-question dump): the
+	// fused entry and the second stage's evidence of each hit returned, the question's word
+	// coverage (search.Known) and its text sides' terms with their statistics.
+	Explain  bool
+	From     []rank.Hit
+	Evidence []search.HitEvidence
+	Known    float64
+	KnownOK  bool
+	Sides    [2]search.TextSide
 }
 
 // RecallTraced is RecallWith recording into tr (nil: nothing recorded).
@@ -216,6 +225,14 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 		hits, from = append(hits, h...), append(from, hf...)
 	}
 	phase(&tr.Details)
+	if tr.Explain {
+		tr.From = from
+		tr.Evidence = search.Explain(hits, in.Text, func(lang, text string) ([]string, int) {
+			return t.c.cfg.Analysis.AnalyzeDoc(lang, text, nil)
+		})
+		tr.Known, tr.KnownOK = search.Known(&t.text.ix, t.Name, q.Query, t.c.cfg.Analysis, in.Text)
+		tr.Sides = in.Text
+	}
 	if stage {
 		hits, from = search.Stage2(hits, from, in.Text, w.Stage2, func(lang, text string) ([]string, int) {
 			return t.c.cfg.Analysis.AnalyzeDoc(lang, text, nil)

@@ -300,6 +300,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	only := fs.String("only", "", "run only the rankings whose name matches this regular expression (the summary compares those)")
 	scoreReport := fs.Bool("scores", false, "also print where the default ranking's scores lie without a floor: the first evidence turn's and the off-topic questions' best (a diagnosis of the floor)")
 	depthReport := fs.Bool("evidence-depth", false, "also print where the default ranking puts each category's evidence turns (top 10, 11-25, beyond), a diagnosis")
+	dumpFile := fs.String("dump", "", "also write the default ranking's first 25 hits of every question and off-topic question, without a floor and with the evidence behind each hit, to this file as JSON lines (for simulating rules over the scores)")
 	convRange := fs.String("convs", "", "only these conversations of the file, 1-based, e.g. 1-2 or 3-5 (a split to choose a constant on and one to confirm it on)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -497,6 +498,9 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) second stage: term proximity 0.25", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Proximity: 0.25}})},
 		{"text+vector+graph (hops=2) second stage: term proximity 0.5", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Proximity: 0.5}})},
 		{"text+vector+graph (hops=2) second stage: IDF coverage 0.25, term proximity 0.25", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25, Proximity: 0.25}})},
+		{"text+vector+graph (hops=2) second stage on word hits: IDF coverage 0.25", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25, WordHits: true}})},
+		{"text+vector+graph (hops=2) second stage on word hits: term proximity 0.1", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Proximity: 0.1, WordHits: true}})},
+		{"text+vector+graph (hops=2) second stage on word hits: IDF coverage 0.25, term proximity 0.25", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25, Proximity: 0.25, WordHits: true}})},
 		{"text+vector+graph (hops=2) min_score 0 (no floor)", ranker(2, ablation{NoRerank: true, MinScore: -1})},
 		{"text+vector+graph (hops=2, the tool's default)", ranker(2, ablation{NoRerank: true})},
 	}
@@ -555,6 +559,35 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 			}
 			return out, nil
 		}); err != nil {
+			return err
+		}
+	}
+	if *dumpFile != "" {
+		f, err := os.Create(*dumpFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		o := ablation{NoRerank: true}.options()
+		for ci := range convs {
+			conv := &convs[ci]
+			ten := tenants[conv.SampleID].ten.Tenant
+			for _, q := range conv.Questions {
+				if q.Category < 1 || q.Category > 4 || len(q.Evidence) == 0 {
+					continue
+				}
+				d := dumpQuestion{Set: "locomo", Conv: conv.SampleID, Cat: strconv.Itoa(q.Category), Answers: q.Evidence}
+				if err := dumpRecall(ctx, f, ten, q.Text, 2, o, d); err != nil {
+					return err
+				}
+			}
+			for _, q := range locomo.OffTopic {
+				if err := dumpRecall(ctx, f, ten, q, 2, o, dumpQuestion{Set: "locomo", Conv: conv.SampleID, OffTopic: true}); err != nil {
+					return err
+				}
+			}
+		}
+		if err := f.Close(); err != nil {
 			return err
 		}
 	}
