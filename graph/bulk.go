@@ -768,6 +768,9 @@ func (t *Tenant) StoreMemories(ctx context.Context, ins []knowmind.StoreMemoryIn
 			MemoryType: in.MemoryType, Tags: in.Tags, Source: in.Source, ValidFrom: in.OccurredAt,
 			Sequence: in.Sequence, Position: in.Position}
 	}
+	if err := t.implicitSequences(ctx, ins, recs, time.Now()); err != nil {
+		return nil, err
+	}
 	return t.WriteEntries(ctx, recs, knowmind.BatchCursor{})
 }
 

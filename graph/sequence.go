@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/knowmind/knowmind"
@@ -175,8 +176,7 @@ func (t *Tenant) implicitSequence(ctx context.Context, q querier, e *entry, writ
 	if at.IsZero() {
 		at = now
 	}
-	sum := sha256.Sum256([]byte(writer))
-	prefix := implicitPrefix + hex.EncodeToString(sum[:6]) + " "
+	prefix := implicitWriter(writer)
 	vars := map[string]string{"$lo": prefix + now.Add(-knowmind.ImplicitSequenceLookback).Format(implicitStamp), "$hi": prefix + "~"}
 	resp, err := q.QueryWithVars(ctx, latestImplicitQuery, vars)
 	if err != nil {
@@ -212,8 +212,19 @@ func (t *Tenant) implicitSequence(ctx context.Context, q querier, e *entry, writ
 			return nil
 		}
 	}
-	e.sequence, e.position, e.positioned = prefix+now.Format(implicitStamp), 0, true
+	e.sequence, e.position, e.positioned = implicitKey(writer, now), 0, true
 	return nil
+}
+
+// implicitWriter is the start of the keys of writer's implicit sequences.
+func implicitWriter(writer string) string {
+	sum := sha256.Sum256([]byte(writer))
+	return implicitPrefix + hex.EncodeToString(sum[:6]) + " "
+}
+
+// implicitKey is the key of writer's implicit sequence begun at began.
+func implicitKey(writer string, began time.Time) string {
+	return implicitWriter(writer) + began.UTC().Format(implicitStamp)
 }
 
 func absDuration(d time.Duration) time.Duration {
@@ -221,4 +232,46 @@ func absDuration(d time.Duration) time.Duration {
 		return -d
 	}
 	return d
+}
+
+// implicitSequences places the records of a store_memories batch whose inputs name a writer and
+// no sequence in the writer's implicit sequence, in the batch's order: the first as a single
+// store would be placed (implicitSequence), each next one after it when its time lies within the
+// gap of the one before, else at the start of a new one. Their positions are then appended by
+// placeInSequences.
+func (t *Tenant) implicitSequences(ctx context.Context, ins []knowmind.StoreMemoryInput, recs []knowmind.Record, now time.Time) error {
+	type chain struct {
+		key  string
+		last time.Time
+	}
+	chains := map[string]*chain{}
+	fresh := 0 // keys begun in this batch, one nanosecond apart
+	for i, in := range ins {
+		if in.Writer == "" || strings.TrimSpace(in.Sequence) != "" || in.Position != nil {
+			continue
+		}
+		at := now.UTC()
+		if in.OccurredAt != nil {
+			at = *in.OccurredAt
+		}
+		c := chains[in.Writer]
+		switch {
+		case c == nil:
+			e := &entry{at: at}
+			if err := t.implicitSequence(ctx, t.dg.NewReadOnlyTxn(), e, in.Writer, now); err != nil {
+				return err
+			}
+			c = &chain{key: e.sequence}
+			chains[in.Writer] = c
+			recs[i].Position = &e.position
+			fresh++
+		case absDuration(at.Sub(c.last)) > knowmind.ImplicitSequenceGap:
+			c.key = implicitKey(in.Writer, now.Add(time.Duration(fresh)))
+			recs[i].Position = new(0)
+			fresh++
+		}
+		c.last = at
+		recs[i].Sequence = c.key
+	}
+	return nil
 }

@@ -256,3 +256,51 @@ func TestSequenceImplicit(t *testing.T) {
 		t.Fatalf("context over the implicit sequence: %v, want the question %s then the reply %s", on, turns[2].ID, turns[3].ID)
 	}
 }
+
+// A store_memories batch continues its writer's implicit sequence item by item, in order, and
+// begins a new one after a pause longer than the gap.
+func TestSequenceImplicitBatch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ten := dgraphtest.NewTenant(t)
+	said := time.Date(2023, 5, 8, 13, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { x := said.Add(d); return &x }
+	first, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Content: "Opening turn.", Writer: "token-c", OccurredAt: at(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := ten.StoreMemories(ctx, []knowmind.StoreMemoryInput{
+		{Content: "Second turn.", Writer: "token-c", OccurredAt: at(time.Minute)},
+		{Content: "Third turn.", Writer: "token-c", OccurredAt: at(2 * time.Minute)},
+		{Content: "Explicit.", Writer: "token-c", Sequence: "doc", OccurredAt: at(3 * time.Minute)},
+		{Content: "Next morning.", Writer: "token-c", OccurredAt: at(20 * time.Hour)},
+		{Content: "Next morning, more.", Writer: "token-c", OccurredAt: at(20*time.Hour + time.Minute)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{first.MemoryID}
+	for _, it := range items {
+		ids = append(ids, it.ID)
+	}
+	var got []knowmind.Memory
+	for _, id := range ids {
+		m, err := ten.GetMemory(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, m)
+	}
+	key, next := got[0].Sequence, got[4].Sequence
+	if !strings.HasPrefix(key, "implicit ") || !strings.HasPrefix(next, "implicit ") || key == next || got[3].Sequence != "doc" {
+		t.Fatalf("sequences %q %q %q %q %q %q", got[0].Sequence, got[1].Sequence, got[2].Sequence, got[3].Sequence, got[4].Sequence, got[5].Sequence)
+	}
+	for i, want := range []struct {
+		seq string
+		pos int
+	}{{key, 0}, {key, 1}, {key, 2}, {"doc", 0}, {next, 0}, {next, 1}} {
+		if got[i].Sequence != want.seq || got[i].Position == nil || *got[i].Position != want.pos {
+			t.Errorf("memory %d %q: %q %v, want %q %d", i, got[i].Content, got[i].Sequence, got[i].Position, want.seq, want.pos)
+		}
+	}
+}
