@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,18 @@ func TestCellCommands(t *testing.T) {
 	}
 	if out, _ := run("cell", "list"); !strings.Contains(out, "tenant "+tenant+": b\n") {
 		t.Fatalf("cell list after the move:\n%s", out)
+	}
+	// The tenant commands act where it lives: listed once (not home's kept copy), and its
+	// credentials are of its namespace in b.
+	if out, _ := run("tenant", "list"); strings.Count(out, tenant+"\n") != 1 {
+		t.Fatalf("tenant list after the move lists the tenant %d times:\n%s", strings.Count(out, tenant+"\n"), out)
+	}
+	inB, err := other.Client.NamespaceCredentials(ctx, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := run("tenant", "credentials", "--tenant", tenant); !strings.Contains(out, fmt.Sprintf("namespace: %d\n", inB.Namespace)) {
+		t.Fatalf("tenant credentials after the move, want namespace %d of cell b:\n%s", inB.Namespace, out)
 	}
 	there, err := other.Client.Tenant(ctx, tenant, false)
 	if err != nil {
