@@ -46,7 +46,7 @@ type Analysis struct {
 	// NoWordList checks words against the tenant's vocabulary only, as on a machine without a
 	// German word list installed.
 	NoWordList bool
-	// KeepQuestionWords keeps German question words in a query's terms (search.QueryTerms
+	// KeepQuestionWords keeps question words (German, English) in a query's terms (search.QueryTerms
 	// leaves them out); documents are analysed the same either way.
 	KeepQuestionWords bool
 }

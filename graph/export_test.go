@@ -352,3 +352,11 @@ func (x *textIndex) syncNow(ctx context.Context, t *Tenant, full bool) (textSync
 		return x.runSync(ctx, t, run)
 	}
 }
+
+// SetSnapshotOpenHook has hook called when a snapshot is read and checked, before it is
+// installed and caught up (snapshotOpenTestHook), until restore is called.
+func SetSnapshotOpenHook(hook func(tenant string)) (restore func()) {
+	old := snapshotOpenTestHook
+	snapshotOpenTestHook = hook
+	return func() { snapshotOpenTestHook = old }
+}

@@ -27,6 +27,7 @@ var unknownWordCorpus = [][2]string{
 	{"Wartung", "Die Druckmaschine wird jeden ersten Dienstag im Monat gewartet."},
 	{"Support hours", "Customer support answers tickets on weekdays from eight to six."},
 	{"Lager", "Das Lager in Gütersloh nimmt Paletten nur mit Lieferschein an."},
+	{"Feedback", "Many pilot customers asked for a longer trial."},
 }
 
 // unknownWords: everyday dictionary words, German and English, that no memory or note above holds.
@@ -40,7 +41,8 @@ var unknownWords = []string{
 }
 
 // TestRankedToolsAnswerEmptyForUnknownWords: a one-word question about something the workspace
-// never mentions gets an empty answer from every ranked tool. The offline embedder's cosine for
+// never mentions gets an empty answer from every ranked tool, and so does "How many …?" about
+// it though a memory says "many" (a question word, not what is asked about). The offline embedder's cosine for
 // a word it shares nothing with is noise (its character n-grams meet some of any text's), and
 // alone it must not make a hit.
 func TestRankedToolsAnswerEmptyForUnknownWords(t *testing.T) {
@@ -84,6 +86,14 @@ func TestRankedToolsAnswerEmptyForUnknownWords(t *testing.T) {
 		for tool, n := range rankedCounts(t, c.url, c.read, w) {
 			if n != 0 {
 				t.Errorf("%q: %s answered %d hits, want none", w, tool, n)
+			}
+		}
+		if w == strings.ToLower(w) { // English: asked as "how many", whose "many" a memory holds
+			q := "How many " + w + "s are there?"
+			for tool, n := range rankedCounts(t, c.url, c.read, q) {
+				if n != 0 {
+					t.Errorf("%q: %s answered %d hits, want none", q, tool, n)
+				}
 			}
 		}
 		var recall knowmind.RecallResult

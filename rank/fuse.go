@@ -177,10 +177,20 @@ func Fuse(s Signals) []Hit {
 	}
 
 	textRank, vecRank := indexOf(textMems), indexOf(vecMems)
+	contextScore := map[string]float64{}
+	for _, c := range s.Context {
+		if c.Memory != "" {
+			contextScore[c.Memory] = max(contextScore[c.Memory], c.Score)
+		}
+	}
 	for i, h := range hits {
 		if h.Via != "" {
 			continue
 		}
+		if r, ok := textRank[h.ID]; ok {
+			hits[i].Text = textList.Scores[r]
+		}
+		hits[i].Context = contextScore[h.ID]
 		tr, tok := textRank[h.ID]
 		vr, vok := vecRank[h.ID]
 		switch {

@@ -53,6 +53,27 @@ func TestFuse(t *testing.T) {
 	}
 }
 
+// A direct hit carries the text and context scores it was found with (what tells a hit the
+// question's words found from one other evidence found); a neighbour carries none.
+func TestFuseKeepsTheWordEvidence(t *testing.T) {
+	hits := Fuse(Signals{
+		Text:          []Chunk{{"a1", "A", 0.3}, {"a2", "A", 0.6}, {"b1", "B", 0.2}},
+		Context:       []Chunk{{"b1", "B", 0.5}, {"c1", "C", 0.4}},
+		ContextWeight: 0.5, ContextAdded: true,
+		Adjacent: map[string][]string{"A": {"N"}},
+		Hops:     1,
+	})
+	want := map[string][2]float64{"A": {0.6, 0}, "B": {0.2, 0.5}, "C": {0, 0.4}, "N": {0, 0}}
+	if len(hits) != len(want) {
+		t.Fatalf("hits = %+v", hits)
+	}
+	for _, h := range hits {
+		if w := want[h.ID]; h.Text != w[0] || h.Context != w[1] {
+			t.Errorf("%s: text %v context %v, want %v", h.ID, h.Text, h.Context, w)
+		}
+	}
+}
+
 // A direct hit that scores higher through the graph is shown as a neighbour: it loses its chunk.
 func TestFuseGraphOverridesWeakDirectHit(t *testing.T) {
 	hits := Fuse(Signals{

@@ -31,6 +31,10 @@ type Hit struct {
 	// Chunk is the chunk that represents a direct hit (its best chunk in the signal that
 	// ranks it higher; see Fuse), "" for a memory reached through the graph.
 	Chunk string
+	// Text and Context are a direct hit's text and context signal scores as Fuse received
+	// them (0: the signal did not find it; 0 for a memory reached through the graph): what
+	// tells a hit found by the question's words from one found by other evidence.
+	Text, Context float64
 }
 
 // Fold turns a ranking of chunks (best first) into a ranking of the memories they belong to:

@@ -29,8 +29,8 @@ func WordCoverage(ix *bm25.Index, tenant, lang, query string, a bm25.Analysis) (
 	}
 	german := bm25.AnalysisLang(lang) == "de"
 	var stop map[string]bool
-	if german && !a.KeepQuestionWords {
-		stop = questionTerms()
+	if !a.KeepQuestionWords {
+		stop = questionTerms(lang)
 	}
 	type word struct {
 		text  string

@@ -112,6 +112,14 @@ func TestQueryTermsLeaveOutQuestionWords(t *testing.T) {
 	if !slices.Contains(got, "bein") {
 		t.Fatalf("query terms %v lost the content word", got)
 	}
+	// English: the stop list takes "how", the question words list "many" and "much".
+	got = search.QueryTerms(&ix, "t", "", "How many moons, and how much water?", bm25.Analysis{})
+	if want := []string{"moon", "water"}; !slices.Equal(got, want) {
+		t.Fatalf("English query terms %v, want %v", got, want)
+	}
+	if kept := search.QueryTerms(&ix, "t", "", "How many moons?", bm25.Analysis{KeepQuestionWords: true}); !slices.Contains(kept, "mani") {
+		t.Fatalf("KeepQuestionWords: %v lost the question word", kept)
+	}
 }
 
 // A conversation: the question turn (chunk 1) holds the words, the reply (chunk 2) only the

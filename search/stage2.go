@@ -84,10 +84,69 @@ type StageWeights struct {
 	// Proximity raises a hit by the share of the query's neighbouring term pairs its text holds
 	// close together: + Proximity × near × (1 − score), so the score stays within 0..1.
 	Proximity float64
+	// WordHits re-scores only the hits whose evidence is the question's words (WordHit); the
+	// others (found by the context, the graph, the semantic or vector signals) keep their
+	// fused score and take their place among the re-scored.
+	WordHits bool
 }
 
 // On tells whether the stage does anything.
 func (w StageWeights) On() bool { return w.Coverage > 0 || w.Proximity > 0 }
+
+// WordHit tells whether a fused hit's evidence is the question's words: a direct hit the text
+// signal found at least as strongly as the memory before it in its sequence (the context
+// signal). A memory reached through the graph, or found by the semantic, vector or context
+// signals alone, is not.
+func WordHit(h rank.Hit) bool { return h.Via == "" && h.Text > 0 && h.Text >= h.Context }
+
+// HitEvidence is what the second stage reads of one hit's text (Evidence on the text side that
+// gives the most), with the hit's fused entry.
+type HitEvidence struct {
+	Cov, Near float64
+	// Found: some text side had terms to compare (else Cov and Near are 0 and mean nothing).
+	Found bool
+	// Holds are the query terms the text holds, on any side (Explain only).
+	Holds []string
+}
+
+// Explain returns the second stage's evidence of each hit (from[i] its fused entry); analyze
+// as for Stage2. The benchmark's per-question dump reads it.
+func Explain(hits []knowmind.RecallHit, sides [2]TextSide, analyze func(lang, text string) ([]string, int)) []HitEvidence {
+	out := make([]HitEvidence, len(hits))
+	for i, h := range hits {
+		out[i] = hitEvidence(h, sides, analyze)
+		text := bounded(strings.TrimSpace(h.Title+"\n"+h.Content), StageText)
+		for _, side := range sides {
+			if len(side.Terms) == 0 || side.Stats.Docs == 0 {
+				continue
+			}
+			tokens, _ := analyze(side.Lang, text)
+			for _, t := range side.Terms {
+				if slices.Contains(tokens, t) && !slices.Contains(out[i].Holds, t) {
+					out[i].Holds = append(out[i].Holds, t)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// hitEvidence is Evidence of h's title and content (at most StageText bytes), the best over
+// the text sides that have terms.
+func hitEvidence(h knowmind.RecallHit, sides [2]TextSide, analyze func(lang, text string) ([]string, int)) HitEvidence {
+	text := bounded(strings.TrimSpace(h.Title+"\n"+h.Content), StageText)
+	var e HitEvidence
+	for _, side := range sides {
+		if len(side.Terms) == 0 || side.Stats.Docs == 0 {
+			continue // a language the tenant holds no text in tells nothing of a hit's words
+		}
+		tokens, length := analyze(side.Lang, text)
+		length = min(length, len(tokens))
+		c, p := Evidence(side.Terms, side.Stats, tokens[:length], tokens[length:])
+		e.Cov, e.Near, e.Found = max(e.Cov, c), max(e.Near, p), true
+	}
+	return e
+}
 
 // Stage2 re-scores the first StagePool hits (from[i] the fused entry of hits[i]) by their
 // Evidence on the text sides that have terms (the best side's) and returns them ordered again
@@ -107,28 +166,14 @@ func Stage2(hits []knowmind.RecallHit, from []rank.Hit, sides [2]TextSide, w Sta
 	}
 	pool := make([]scored, n)
 	for i := range n {
-		text := bounded(strings.TrimSpace(hits[i].Title+"\n"+hits[i].Content), StageText)
-		var cov, near float64
-		found := false
-		for _, side := range sides {
-			if len(side.Terms) == 0 {
-				continue
-			}
-			tokens, length := analyze(side.Lang, text)
-			length = min(length, len(tokens))
-			c, p := Evidence(side.Terms, side.Stats, tokens[:length], tokens[length:])
-			cov, near, found = max(cov, c), max(near, p), true
-		}
-		restate := func(s float64) float64 {
-			if !found {
-				return s
-			}
-			s *= 1 - w.Coverage*(1-cov)
-			return min(s+w.Proximity*near*(1-s), 1)
-		}
 		h, fr := hits[i], from[i]
-		fr.Score = restate(fr.Score)
-		h.Score = RoundScore(fr.Score)
+		if !w.WordHits || WordHit(fr) {
+			if e := hitEvidence(h, sides, analyze); e.Found {
+				s := fr.Score * (1 - w.Coverage*(1-e.Cov))
+				fr.Score = min(s+w.Proximity*e.Near*(1-s), 1)
+				h.Score = RoundScore(fr.Score)
+			}
+		}
 		pool[i] = scored{h, fr}
 	}
 	slices.SortStableFunc(pool, func(a, b scored) int {

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,5 +99,84 @@ func TestStage2PoolBounded(t *testing.T) {
 	}
 	if read > StagePool*StageText {
 		t.Errorf("read %d bytes, want at most %d", read, StagePool*StageText)
+	}
+}
+
+// With WordHits only the hits the question's words found are re-scored: a graph neighbour and
+// a hit found by the memory before it keep their fused score, however few of the words they
+// hold, and the re-scored hits take their places among them.
+func TestStage2WordHitsLeavesOtherEvidenceAlone(t *testing.T) {
+	sides := [2]TextSide{{Lang: "", Terms: []string{"pottery", "class"}, Stats: stageStats()}}
+	analyze := func(lang, text string) ([]string, int) {
+		f := strings.Fields(strings.ToLower(text))
+		return f, len(f)
+	}
+	hits := []knowmind.RecallHit{
+		{Title: "word", Content: "weekend class", Score: 0.6},
+		{Title: "neighbour", Content: "three years now", Score: 0.5},
+		{Title: "reply", Content: "since college", Score: 0.4},
+		{Title: "both", Content: "pottery class", Score: 0.3},
+	}
+	from := []rank.Hit{
+		{ID: "w", Score: 0.6, Text: 0.6},
+		{ID: "n", Score: 0.5, Via: "w", Hops: 1},
+		{ID: "r", Score: 0.4, Text: 0.1, Context: 0.5},
+		{ID: "b", Score: 0.3, Text: 0.3},
+	}
+	w := StageWeights{Coverage: 0.5, WordHits: true}
+	got, gotFrom := Stage2(hits, from, sides, w, analyze)
+	var order []string
+	for i, h := range got {
+		order = append(order, h.Title)
+		if h.Score != RoundScore(gotFrom[i].Score) {
+			t.Errorf("%s: hit score %v, fused %v", h.Title, h.Score, gotFrom[i].Score)
+		}
+	}
+	// "word" holds the common word only: 0.6 × (1 − 0.5 × (1 − cov)), cov about a quarter,
+	// drops it below the two hits that kept their score.
+	if want := []string{"neighbour", "reply", "word", "both"}; !slices.Equal(order, want) {
+		t.Fatalf("order %v, want %v", order, want)
+	}
+	for i, title := range []string{"neighbour", "reply"} {
+		idx := slices.Index(order, title)
+		if want := []float64{0.5, 0.4}[i]; got[idx].Score != want {
+			t.Errorf("%s scores %v, want its fused %v", title, got[idx].Score, want)
+		}
+	}
+	// Without WordHits every hit is re-scored: the neighbour holds none of the words.
+	all, _ := Stage2(hits, from, sides, StageWeights{Coverage: 0.5}, analyze)
+	if i := slices.IndexFunc(all, func(h knowmind.RecallHit) bool { return h.Title == "neighbour" }); all[i].Score != 0.25 {
+		t.Errorf("every hit re-scored: neighbour %v, want 0.25", all[i].Score)
+	}
+}
+
+func TestWordHit(t *testing.T) {
+	for _, c := range []struct {
+		h    rank.Hit
+		want bool
+	}{
+		{rank.Hit{Text: 0.3}, true},
+		{rank.Hit{Text: 0.3, Context: 0.3}, true},
+		{rank.Hit{Text: 0.2, Context: 0.3}, false},
+		{rank.Hit{Text: 0.3, Via: "x", Hops: 1}, false},
+		{rank.Hit{}, false},
+	} {
+		if got := WordHit(c.h); got != c.want {
+			t.Errorf("WordHit(%+v) = %v, want %v", c.h, got, c.want)
+		}
+	}
+}
+
+// A language the tenant holds no text in (no documents on that side) gives a hit no coverage:
+// its analysis of the hit's text would match the question's words by accident.
+func TestStage2IgnoresEmptySides(t *testing.T) {
+	hits, from := stageHits()
+	analyze := func(lang, text string) ([]string, int) {
+		f := strings.Fields(strings.ToLower(strings.ReplaceAll(text, ",", "")))
+		return f, len(f)
+	}
+	sides := [2]TextSide{{Lang: "de", Terms: []string{"pottery", "class"}, Stats: bm25.Stats{}}}
+	if got, _ := Stage2(hits, from, sides, StageWeights{Coverage: 0.5}, analyze); got[0].Score != 0.6 || got[2].Score != 0.4 {
+		t.Errorf("a side without documents re-scored the hits: %v", got)
 	}
 }

@@ -32,16 +32,17 @@ func (s TextSide) On() bool { return s.Match != "" || len(s.Scores) > 0 }
 // documents (a: bm25.Analysis, the zero value in the service), splitting German compounds
 // against the index's own terms too.
 //
-// A question's own words are left out: German question words and the inflected forms of
-// stop words (questionTerms), which Dgraph's German stop list does not hold (it stops "viel"
-// and "wie", not "viele" and "wer"), so "Wie viele Beine hat eine Spinne?" does not find every
-// memory that says "viele".
+// A question's own words are left out: question words and the inflected forms of stop words
+// (questionTerms) that Dgraph's stop lists do not hold (the German one stops "viel" and "wie",
+// not "viele" and "wer"; the English one stops "how", not "many"), so "Wie viele Beine hat eine
+// Spinne?" does not find every memory that says "viele", nor "How many moons …" every turn
+// that says "many".
 func QueryTerms(ix *bm25.Index, tenant, lang, query string, a bm25.Analysis) []string {
 	terms := a.Analyze(lang, query, func(term string) bool { return ix.Has(tenant, lang, term) })
-	if bm25.AnalysisLang(lang) != "de" || a.KeepQuestionWords {
+	if a.KeepQuestionWords {
 		return terms
 	}
-	stop := questionTerms()
+	stop := questionTerms(lang)
 	return slices.DeleteFunc(terms, func(t string) bool { return stop[t] })
 }
 
@@ -54,15 +55,37 @@ var germanQuestionWords = []string{
 	"wenigen", "weniger",
 }
 
-var questionTerms = sync.OnceValue(func() map[string]bool {
+// englishQuestionWords are the English words that ask rather than tell which the English stop
+// list leaves in ("how many", "how much").
+var englishQuestionWords = []string{"many", "much"}
+
+// questionTerms are the analysed question words of a language side (nil for a language
+// without a list).
+func questionTerms(lang string) map[string]bool {
+	switch bm25.AnalysisLang(lang) {
+	case "de":
+		return germanQuestionTerms()
+	case "en":
+		return englishQuestionTerms()
+	}
+	return nil
+}
+
+var (
+	germanQuestionTerms  = sync.OnceValue(func() map[string]bool { return analysedSet("de", germanQuestionWords) })
+	englishQuestionTerms = sync.OnceValue(func() map[string]bool { return analysedSet("en", englishQuestionWords) })
+)
+
+// analysedSet is the set of the terms words analyse to in lang.
+func analysedSet(lang string, words []string) map[string]bool {
 	m := map[string]bool{}
-	for _, w := range germanQuestionWords {
-		for _, t := range bm25.Analyze("de", w) {
+	for _, w := range words {
+		for _, t := range bm25.Analyze(lang, w) {
 			m[t] = true
 		}
 	}
 	return m
-})
+}
 
 // NewTextSide analyses the query for one language of a tenant's text index (QueryTerms) and
 // finds its text candidates: with served, the best TextCandidates of the index and as seeds up
@@ -141,11 +164,8 @@ func MatchTerms(lang, query string, st bm25.Stats, budget int64) string {
 // RarestTerms are the query's terms taken rarest first while their summed document frequency
 // stays within budget (the rarest always): MatchTerms' choice, as analysed terms.
 func RarestTerms(lang, query string, st bm25.Stats, budget int64) []string {
-	terms := bm25.Terms(lang, query)
-	if bm25.AnalysisLang(lang) == "de" {
-		stop := questionTerms()
-		terms = slices.DeleteFunc(terms, func(t string) bool { return stop[t] })
-	}
+	stop := questionTerms(lang)
+	terms := slices.DeleteFunc(bm25.Terms(lang, query), func(t string) bool { return stop[t] })
 	slices.SortStableFunc(terms, func(a, b string) int { return int(st.DF[a] - st.DF[b]) })
 	var sum int64
 	for i, term := range terms {

@@ -25,6 +25,8 @@ benchmarks:
   speed [--n N]        recall latency/throughput at N synthetic memories, vs the same DQL sent directly
   tenants [--tenants T --per N --big B --big-n N --index-memory-mb MB]
                        many tenants in one service under the index memory budget (hot p95, cold first recall, RSS)
+  rules --locomo FILE --german FILE
+                       simulate rules over the scores on the locomo and german benches' --dump files (no Dgraph)
   import --n N --tenant NAME [--batch N] [--out FILE] [serve flags]
                        write N synthetic memories as JSONL and import them with knowmind import (the import rate)
 
@@ -49,6 +51,8 @@ func main() {
 		err = runBenchTenants(ctx, os.Args[2:])
 	case "import":
 		err = runBenchImport(ctx, os.Args[2:])
+	case "rules":
+		err = runRules(os.Args[2:])
 	default:
 		if a := os.Args[1]; a != "-h" && a != "--help" && a != "help" {
 			fmt.Fprintf(os.Stderr, "unknown benchmark %q\n\n", a)
