@@ -117,6 +117,14 @@ func (t *Tenant) TextStatsLoads() uint64 {
 	return t.text.gen
 }
 
+// SetSemLinksPage sets how many linked memories one page of the semantic model's link read
+// holds, until restore is called.
+func SetSemLinksPage(n int) (restore func()) {
+	old := semLinksPage
+	semLinksPage = n
+	return func() { semLinksPage = old }
+}
+
 // SetTextScanPage sets how many memories one scan query of a load reads, until restore is called.
 func SetTextScanPage(n int) (restore func()) {
 	old := scanPage
