@@ -1,6 +1,9 @@
 package knowmind
 
-import "time"
+import (
+	"time"
+	"unicode/utf8"
+)
 
 // The bulk path: knowmind import / export (one JSONL schema, below) and
 // knowmind_store_memories. The file format is documented in docs/bulk.md;
@@ -22,6 +25,11 @@ const (
 	RecordRevision = "revision" // in Revision
 	RecordForward  = "forward"  // in Forward
 	RecordVisit    = "visit"    // in Visit
+	// What the memory engine keeps besides facts and drafts: an entity with its name and former
+	// names, the review counts of one calibration bucket, the tenant's capture thresholds.
+	RecordEntity          = "entity"           // in Entity
+	RecordCalibration     = "calibration"      // in Calibration
+	RecordCaptureSettings = "capture_settings" // in CaptureSettings
 )
 
 // AfterEntries says whether records of type typ are imported after every memory, document,
@@ -29,7 +37,8 @@ const (
 // visits.
 func AfterEntries(typ string) bool {
 	switch typ {
-	case RecordRelation, RecordGoal, RecordDraft, RecordRevision, RecordForward, RecordVisit:
+	case RecordRelation, RecordGoal, RecordDraft, RecordRevision, RecordForward, RecordVisit,
+		RecordEntity, RecordCalibration, RecordCaptureSettings:
 		return true
 	}
 	return false
@@ -100,6 +109,11 @@ type Record struct {
 	Revision *RevisionRecord `json:"revision,omitempty"`
 	Forward  *ForwardRecord  `json:"forward,omitempty"`
 	Visit    *VisitRecord    `json:"visit,omitempty"`
+
+	// entity, calibration, capture_settings
+	Entity          *EntityRecord          `json:"entity,omitempty"`
+	Calibration     *CalibrationRecord     `json:"calibration,omitempty"`
+	CaptureSettings *CaptureSettingsRecord `json:"capture_settings,omitempty"`
 
 	// both: when the record was written and the interval it is valid in
 	// (valid_to absent = current).
@@ -190,6 +204,63 @@ type ForwardRecord struct {
 	Project string `json:"project"`
 	Title   string `json:"title"`
 	Rel     string `json:"rel"`
+}
+
+// EntityRecord is an entity as stored: its name, its former names and when it was created.
+type EntityRecord struct {
+	Type      string    `json:"type"`
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Aliases   []string  `json:"aliases,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// MaxEntityAliases bounds an entity's former names in an imported record.
+const MaxEntityAliases = 100
+
+// Validate checks an imported entity by the bounds capture applies to a new one.
+func (e EntityRecord) Validate() error {
+	if EntitySlug(e.ID) != e.ID || e.ID == "" || len(e.ID) > MaxIDChars || e.Type == "" || len(e.Type) > 64 {
+		return InvalidParam("entity", "%q/%q is no entity reference", e.Type, e.ID)
+	}
+	if len(e.Aliases) > MaxEntityAliases {
+		return InvalidParam("entity", "an entity holds at most %d former names", MaxEntityAliases)
+	}
+	for _, n := range append([]string{e.Name}, e.Aliases...) {
+		if len(n) > 4*MaxEntityNameChars || utf8.RuneCountInString(n) > MaxEntityNameChars {
+			return InvalidParam("entity", "an entity's name or former name exceeds %d characters", MaxEntityNameChars)
+		}
+	}
+	return nil
+}
+
+// CalibrationRecord is the review record of one confidence bucket of an extractor
+// (bucket b holds confidences [b × CalibrationBucketWidth, (b+1) × CalibrationBucketWidth)).
+type CalibrationRecord struct {
+	Extractor  string `json:"extractor"`
+	Bucket     int    `json:"bucket"`
+	Accepted   int    `json:"accepted"`
+	Rejected   int    `json:"rejected"`
+	Superseded int    `json:"superseded"`
+}
+
+// Validate checks an imported calibration bucket.
+func (c CalibrationRecord) Validate() error {
+	switch {
+	case c.Extractor == "" || len(c.Extractor) > MaxExtractorChars:
+		return InvalidParam("calibration", "extractor must be 1-%d bytes", MaxExtractorChars)
+	case c.Bucket < 0 || c.Bucket > Bucket(1):
+		return InvalidParam("calibration", "bucket must lie in 0..%d", Bucket(1))
+	case c.Accepted < 0 || c.Rejected < 0 || c.Superseded < 0:
+		return InvalidParam("calibration", "counts must not be negative")
+	}
+	return nil
+}
+
+// CaptureSettingsRecord is the tenant's base capture thresholds.
+type CaptureSettingsRecord struct {
+	StoreThreshold float64 `json:"store_threshold"`
+	DraftThreshold float64 `json:"draft_threshold"`
 }
 
 // VisitRecord is a principal's last knowmind_start_session with a project.

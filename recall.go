@@ -33,9 +33,25 @@ type RecallQuery struct {
 	K     int // 1..RecallMaxK; handlers apply the default
 	Hops  int // 0..RecallMaxHops; handlers apply the default (0 is a valid value)
 	AsOf  *time.Time
+	// AskedAt is when the question is asked: the times it names relative to that ("last
+	// week", "gestern", "vor zwei Wochen") are resolved against it, on its zone's calendar.
+	// Zero: AsOf when set (recall_at_time asks as of then), else the time of the call. The
+	// tools leave it zero; a caller replaying a conversation sets the conversation's time.
+	AskedAt time.Time
 	// MinScore leaves out hits scoring below it (0..1; 0 keeps every hit). The tools pass
 	// RecallMinScore unless the caller asks for another.
 	MinScore float64
+}
+
+// Asked is the time q is asked at (AskedAt), now when neither AskedAt nor AsOf is set.
+func (q RecallQuery) Asked(now time.Time) time.Time {
+	switch {
+	case !q.AskedAt.IsZero():
+		return q.AskedAt
+	case q.AsOf != nil:
+		return *q.AsOf
+	}
+	return now
 }
 
 // Validate checks a recall's parameters, naming the one at fault (EINVALID, -32602).

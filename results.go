@@ -25,6 +25,16 @@ const (
 	MaxSequencePosition = 1_000_000_000
 )
 
+// A memory stored without a sequence by a writer (StoreMemoryInput.Writer) joins that writer's
+// implicit sequence when its time lies within ImplicitSequenceGap of the sequence's last
+// memory, and the sequence began at most ImplicitSequenceLookback ago; otherwise it begins a new
+// one. Turns captured one by one thus read as a conversation (the context signal), and an
+// agent's notes of one sitting as one sequence.
+const (
+	ImplicitSequenceGap      = 30 * time.Minute
+	ImplicitSequenceLookback = 24 * time.Hour
+)
+
 // Bounds on what one memory or document may make of its content, so the work
 // and storage of a call grow linearly with its input (spec: too_large beyond
 // them). MaxChunks bounds the sections one call embeds and writes;
@@ -55,6 +65,10 @@ type StoreMemoryInput struct {
 	// caller's key, Position the place in it (nil: after the last one stored in it).
 	Sequence string `json:"sequence,omitempty"`
 	Position *int   `json:"position,omitempty"`
+	// Writer is who stores the memory (the token's id; the tools set it, never the caller's
+	// input). A memory with a writer and without a Sequence is placed in the writer's implicit
+	// sequence (ImplicitSequenceGap); empty: in none.
+	Writer string `json:"-"`
 	// Entities the memory is about (memory engine); ID defaults to EntitySlug(Name).
 	Entities []CandidateEntity `json:"entities,omitempty"`
 	// EntityTypes allowed for Entities; nil = the graph's shapes (see CaptureInput).

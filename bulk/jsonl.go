@@ -147,11 +147,14 @@ func parseRecord(raw []byte) (knowmind.Record, error) {
 	case knowmind.RecordHeader, knowmind.RecordMemory, knowmind.RecordDocument, knowmind.RecordRelation:
 		return r, nil
 	case knowmind.RecordGoal, knowmind.RecordDraft, knowmind.RecordProject, knowmind.RecordNote,
-		knowmind.RecordRevision, knowmind.RecordForward, knowmind.RecordVisit:
+		knowmind.RecordRevision, knowmind.RecordForward, knowmind.RecordVisit,
+		knowmind.RecordEntity, knowmind.RecordCalibration, knowmind.RecordCaptureSettings:
 		// Each of these holds its object in the field of its type's name (a note its note fields).
 		objects := map[string]bool{knowmind.RecordGoal: r.Goal != nil, knowmind.RecordDraft: r.Draft != nil,
 			knowmind.RecordProject: r.Project != nil, knowmind.RecordNote: r.Note != nil, knowmind.RecordRevision: r.Revision != nil,
-			knowmind.RecordForward: r.Forward != nil, knowmind.RecordVisit: r.Visit != nil}
+			knowmind.RecordForward: r.Forward != nil, knowmind.RecordVisit: r.Visit != nil,
+			knowmind.RecordEntity: r.Entity != nil, knowmind.RecordCalibration: r.Calibration != nil,
+			knowmind.RecordCaptureSettings: r.CaptureSettings != nil}
 		for typ, set := range objects {
 			if set != (typ == r.Type) {
 				return r, knowmind.InvalidParam(r.Type, "a %s record holds its object in %q, and no other", r.Type, r.Type)
@@ -159,5 +162,5 @@ func parseRecord(raw []byte) (knowmind.Record, error) {
 		}
 		return r, nil
 	}
-	return r, knowmind.InvalidParam("type", "type must be memory, document, note, project, relation, revision, forward, visit, goal, draft or header, not %q", r.Type)
+	return r, knowmind.InvalidParam("type", "type must be memory, document, note, project, relation, revision, forward, visit, goal, draft, entity, calibration, capture_settings or header, not %q", r.Type)
 }

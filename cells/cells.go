@@ -224,7 +224,9 @@ func (r *Router) Write(ctx context.Context, tenant string, fn func(*graph.Tenant
 
 // MoveReport is what a move did and how long each step took.
 type MoveReport struct {
+	Tenant   string
 	From, To string
+	Move     string        // the move's id (its read-only mark's)
 	Records  int           // records exported, and found again in the target's export
 	Tokens   int           // tokens copied to the target cell's default namespace
 	Confirm  time.Duration // step 1: until every serve process confirmed the read-only mark
@@ -240,10 +242,10 @@ type MoveReport struct {
 // tenant's tokens (revoked ones included) to the target cell, (4) switches the
 // directory to the target and lifts the read-only mark. Reads go on throughout. On any error
 // the tenant stays where it was and writable; what the import wrote to the target is left for
-// the operator (a retry resumes it). The source namespace is not dropped: that is step 5, after
-// a retention period.
+// the operator (the next try drops it and imports again). The source namespace is kept: DropSource
+// drops it (step 5).
 func (r *Router) Move(ctx context.Context, tenant, to, dir string) (MoveReport, error) {
-	rep := MoveReport{To: to}
+	rep := MoveReport{Tenant: tenant, To: to}
 	target, ok := r.cells[to]
 	if !ok {
 		return rep, knowmind.InvalidParam("cell", "no cell %q", to)
@@ -265,6 +267,7 @@ func (r *Router) Move(ctx context.Context, tenant, to, dir string) (MoveReport, 
 	if err != nil {
 		return rep, err
 	}
+	rep.Move = move
 	switched := false
 	defer func() {
 		r.mu.Lock()
@@ -299,6 +302,12 @@ func (r *Router) Move(ctx context.Context, tenant, to, dir string) (MoveReport, 
 
 	// 3. Import into the target, then verify.
 	t = time.Now()
+	// What the target holds of the tenant is older than the source: the copy a move away from
+	// it kept, or part of an earlier try's import. It is dropped and the import starts from
+	// nothing, so a move back never imports over stale records.
+	if err := target.DropTenant(ctx, tenant); err != nil {
+		return rep, fmt.Errorf("move %q: drop the older copy in %s: %w", tenant, to, err)
+	}
 	moved, err := target.Tenant(ctx, tenant, true)
 	if err != nil {
 		return rep, fmt.Errorf("move %q: create in %s: %w", tenant, to, err)
@@ -325,8 +334,13 @@ func (r *Router) Move(ctx context.Context, tenant, to, dir string) (MoveReport, 
 			tenant, len(again), len(exported), len(missing), first(missing))
 	}
 	rep.Verify = time.Since(t)
-	// Tokens move with the tenant: its agents keep their credentials.
-	if rep.Tokens, err = target.CopyTokens(ctx, r.cells[p.Cell], tenant); err != nil {
+	// Tokens move with the tenant: its agents keep their credentials, and from the switch on the
+	// target's rows are the ones that count (tokens.go).
+	prefix := ""
+	if p.Cell != r.home {
+		prefix = p.Cell + ":"
+	}
+	if rep.Tokens, err = target.CopyTokens(ctx, r.cells[p.Cell], tenant, prefix); err != nil {
 		return rep, fmt.Errorf("move %q: tokens into %s: %w", tenant, to, err)
 	}
 
@@ -340,6 +354,32 @@ func (r *Router) Move(ctx context.Context, tenant, to, dir string) (MoveReport, 
 	}
 	rep.ReadOnly = time.Since(start)
 	return rep, nil
+}
+
+// DropCopy drops the namespace a move left in cell, the cell the tenant left (step 5): only
+// while the directory places the tenant in another cell with no move under way, and once every
+// serve process has seen it there (a serve that still routed the tenant to cell would read an
+// empty namespace). Never before: the source is the tenant until the target is verified and
+// switched to. A read a serve began on the copy before it saw the switch and still runs when the
+// namespace goes ends with an error; the agent's retry reaches the tenant's cell.
+func (r *Router) DropCopy(ctx context.Context, tenant, cell string) error {
+	c, ok := r.cells[cell]
+	if !ok {
+		return knowmind.InvalidParam("cell", "no cell %q", cell)
+	}
+	r.mu.Lock()
+	p, ok := r.placementLocked(tenant)
+	moving := r.moving[tenant]
+	r.mu.Unlock()
+	if !ok || p.Cell == cell || p.ReadOnly || moving {
+		return knowmind.Errorf(knowmind.ECONFLICT, "tenant %q lives in cell %s (read-only %v): its namespace in %s is not a copy to drop", tenant, p.Cell, p.ReadOnly || moving, cell)
+	}
+	if r.file != "" {
+		if err := awaitSwitch(ctx, r.file, tenant); err != nil {
+			return fmt.Errorf("drop the copy of %q in %s: %w", tenant, cell, err)
+		}
+	}
+	return c.DropTenant(ctx, tenant)
 }
 
 // startMove marks the tenant read-only for a move if it is still in cell and no move of this

@@ -124,9 +124,40 @@ func awaitServes(ctx context.Context, path, tenant, move string) error {
 	}
 }
 
+// awaitSwitch waits until every serve process registered for the directory file at path has
+// seen the directory without a read-only mark of tenant (it holds no acknowledgement of one), or
+// AckTimeout passes.
+func awaitSwitch(ctx context.Context, path, tenant string) error {
+	dir := servesDir(path)
+	deadline := time.Now().Add(AckTimeout)
+	for {
+		pending, err := liveServes(dir, func(acks map[string]string) bool { return acks[tenant] != "" })
+		if err != nil {
+			return err
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("serve processes %s have not seen tenant %q switched within %s", strings.Join(pending, ", "), tenant, AckTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // unacknowledged lists the live serves in dir that have not acknowledged tenant's mark move,
 // removing the files of dead ones.
 func unacknowledged(dir, tenant, move string) ([]string, error) {
+	return liveServes(dir, func(acks map[string]string) bool { return acks[tenant] != move })
+}
+
+// liveServes lists the live serves in dir whose acknowledgements (nil when unreadable) pending
+// holds for, removing the files of dead ones.
+func liveServes(dir string, pending func(acks map[string]string) bool) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -134,7 +165,7 @@ func unacknowledged(dir, tenant, move string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var pending []string
+	var out []string
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".lock")
 		if !ok {
@@ -161,10 +192,13 @@ func unacknowledged(dir, tenant, move string) ([]string, error) {
 		if err == nil {
 			err = json.Unmarshal(data, &acks)
 		}
-		if err != nil || acks[tenant] != move {
-			pending = append(pending, id)
+		if err != nil {
+			acks = nil
+		}
+		if pending(acks) {
+			out = append(out, id)
 		}
 	}
-	slices.Sort(pending)
-	return pending, nil
+	slices.Sort(out)
+	return out, nil
 }

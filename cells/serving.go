@@ -40,6 +40,8 @@ type Serving struct {
 	opening   map[string]*sync.Mutex // one open per cell at a time
 	gates     map[string]*sync.RWMutex
 	acks      map[string]string // tenant → the move id whose mark this process confirmed
+	// tokenCells remembers the cell whose row verified a token (by hash), asked first next time.
+	tokenCells map[string]string
 }
 
 var (
@@ -83,7 +85,8 @@ func OpenServing(home *graph.Client, path string, open func(ctx context.Context,
 		return nil, err
 	}
 	s := &Serving{home: home, path: path, open: open, log: log, reg: reg, clients: map[string]*graph.Client{},
-		opening: map[string]*sync.Mutex{}, gates: map[string]*sync.RWMutex{}, acks: map[string]string{}, done: make(chan struct{})}
+		opening: map[string]*sync.Mutex{}, gates: map[string]*sync.RWMutex{}, acks: map[string]string{}, tokenCells: map[string]string{},
+		done: make(chan struct{})}
 	// Registered before the first read: a mark written before it is seen now, one written after
 	// by the next read, and a mover that listed the serves before this one registered wrote its
 	// mark before this read.
@@ -150,9 +153,48 @@ func (s *Serving) reload() error {
 		return err
 	}
 	s.mu.Lock()
+	old := s.dir
 	s.dir, s.stamp = d, stamp
+	var clients []*graph.Client
+	if s.home != nil {
+		clients = append(clients, s.home)
+	}
+	for _, c := range s.clients {
+		clients = append(clients, c)
+	}
 	s.mu.Unlock()
+	// A tenant the directory moved is forgotten by every cell's client: its session and indexes
+	// are of the namespace it left, and a tenant moved back lives in a new namespace.
+	if old.Tenants != nil {
+		for _, tenant := range movedTenants(old, d) {
+			for _, c := range clients {
+				c.Forget(tenant)
+			}
+		}
+	}
 	return nil
+}
+
+// movedTenants are the tenants whose cell differs between two reads of the directory.
+func movedTenants(old, now Directory) []string {
+	cell := func(d Directory, tenant string) string {
+		if p, ok := d.Tenants[tenant]; ok && p.Cell != "" {
+			return p.Cell
+		}
+		return HomeCell
+	}
+	var out []string
+	for tenant := range old.Tenants {
+		if cell(old, tenant) != cell(now, tenant) {
+			out = append(out, tenant)
+		}
+	}
+	for tenant := range now.Tenants {
+		if _, listed := old.Tenants[tenant]; !listed && cell(now, tenant) != HomeCell {
+			out = append(out, tenant)
+		}
+	}
+	return out
 }
 
 // confirm acknowledges the read-only marks of the directory this process has not confirmed yet,

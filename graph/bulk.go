@@ -564,6 +564,7 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 	now := time.Now().UTC()
 	var engineRecs []int // goals and drafts (engineimport.go)
 	var noteRecs []int   // revisions, forward links and visits (noteexport.go)
+	var stateRecs []int  // entities, calibration, capture settings (enginestate.go)
 	for i, r := range recs {
 		fail := func(err error) { results[i] = knowmind.ItemResult{Status: knowmind.ItemFailed, Err: err} }
 		switch r.Type {
@@ -572,6 +573,9 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 			continue
 		case knowmind.RecordRevision, knowmind.RecordForward, knowmind.RecordVisit:
 			noteRecs = append(noteRecs, i)
+			continue
+		case knowmind.RecordEntity, knowmind.RecordCalibration, knowmind.RecordCaptureSettings:
+			stateRecs = append(stateRecs, i)
 			continue
 		}
 		if r.Type != knowmind.RecordRelation {
@@ -618,6 +622,9 @@ func (t *Tenant) WriteRelations(ctx context.Context, recs []knowmind.Record, cur
 	}
 	if err := t.writeNoteHistory(ctx, recs, noteRecs, results); err != nil {
 		return nil, fmt.Errorf("import note history: %w", err)
+	}
+	if err := t.writeEngineState(ctx, recs, stateRecs, results); err != nil {
+		return nil, fmt.Errorf("import engine state: %w", err)
 	}
 	if len(links) == 0 {
 		return results, t.commitCursorOnly(ctx, cur)
@@ -760,6 +767,9 @@ func (t *Tenant) StoreMemories(ctx context.Context, ins []knowmind.StoreMemoryIn
 		recs[i] = knowmind.Record{Type: knowmind.RecordMemory, Title: in.Title, Content: in.Content,
 			MemoryType: in.MemoryType, Tags: in.Tags, Source: in.Source, ValidFrom: in.OccurredAt,
 			Sequence: in.Sequence, Position: in.Position}
+	}
+	if err := t.implicitSequences(ctx, ins, recs, time.Now()); err != nil {
+		return nil, err
 	}
 	return t.WriteEntries(ctx, recs, knowmind.BatchCursor{})
 }

@@ -136,7 +136,10 @@ func (t *Tenant) Export(ctx context.Context, emit func(knowmind.Record) error) e
 	if err := t.exportNoteHistory(ctx, projects, emit); err != nil {
 		return err
 	}
-	return t.exportGoalsAndDrafts(ctx, emit)
+	if err := t.exportGoalsAndDrafts(ctx, emit); err != nil {
+		return err
+	}
+	return t.exportEngineState(ctx, emit)
 }
 
 // pageMemories runs q (a block m with $after and $n) page by page and calls each with every node.

@@ -117,6 +117,14 @@ func (t *Tenant) TextStatsLoads() uint64 {
 	return t.text.gen
 }
 
+// SetSemLinksPage sets how many linked memories one page of the semantic model's link read
+// holds, until restore is called.
+func SetSemLinksPage(n int) (restore func()) {
+	old := semLinksPage
+	semLinksPage = n
+	return func() { semLinksPage = old }
+}
+
 // SetTextScanPage sets how many memories one scan query of a load reads, until restore is called.
 func SetTextScanPage(n int) (restore func()) {
 	old := scanPage
@@ -351,4 +359,12 @@ func (x *textIndex) syncNow(ctx context.Context, t *Tenant, full bool) (textSync
 		x.mu.Unlock()
 		return x.runSync(ctx, t, run)
 	}
+}
+
+// SetSnapshotOpenHook has hook called when a snapshot is read and checked, before it is
+// installed and caught up (snapshotOpenTestHook), until restore is called.
+func SetSnapshotOpenHook(hook func(tenant string)) (restore func()) {
+	old := snapshotOpenTestHook
+	snapshotOpenTestHook = hook
+	return func() { snapshotOpenTestHook = old }
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/dgraph-io/dgo/v240"
 	"github.com/dgraph-io/dgo/v240/protos/api"
@@ -93,6 +94,9 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 	}
 
 	if err := e.split(); err != nil {
+		return knowmind.StoreResult{}, err
+	}
+	if err := t.implicitSequence(ctx, t.dg.NewReadOnlyTxn(), e, in.Writer, time.Now()); err != nil {
 		return knowmind.StoreResult{}, err
 	}
 	if err := t.placeInSequences(ctx, t.dg.NewReadOnlyTxn(), []*entry{e}); err != nil {

@@ -128,6 +128,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 	if q.AsOf != nil {
 		f.keep = currentAt(*q.AsOf, f.keep) // a note edited since reads as its revision of then
 	}
+	q.AskedAt = q.Asked(start) // one time of asking for the plan and the time signals
 	req, err := t.PrepareRecall(ctx, q, o)
 	if err != nil {
 		return knowmind.RecallResult{}, nil, err
@@ -185,7 +186,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 	for i, m := range cands {
 		times[i] = search.MemoryTime{Memory: m.UID, ValidFrom: m.ValidFrom, Dates: m.Dates}
 	}
-	search.TimeSignals(q.Query, times, w, &in.Signals)
+	search.TimeSignals(q.Query, q.AskedAt, times, w, &in.Signals)
 	in.Ahead = <-early // scored while the request was in flight
 	fused := search.Fuse(out.candidates(), in)
 	rr := t.c.cfg.Reranker
@@ -194,7 +195,7 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 	}
 	floor := q.MinScore
 	if w.CoverageFloor && rr == nil && t.lexicalEvidence() {
-		c, ok := search.Known(&t.text.ix, t.Name, q.Query, t.c.cfg.Analysis, in.Text)
+		c, ok := search.Known(&t.text.ix, t.Name, search.WithoutTime(q.Query, q.AskedAt, w), t.c.cfg.Analysis, in.Text)
 		floor = search.Floor(q.MinScore, c, ok)
 	}
 	depth := q.K
@@ -454,7 +455,7 @@ func (t *Tenant) PrepareRecall(ctx context.Context, q knowmind.RecallQuery, o se
 			return req, err
 		}
 	}
-	validFrom, dates := search.TimeReads(query, w)
+	validFrom, dates := search.TimeReads(query, q.Asked(time.Now()), w)
 	dql, err := buildRecallQuery(recallPlan{
 		vector: p.Vector,
 		textDE: req.text[0].Match != "", textEN: req.text[1].Match != "",

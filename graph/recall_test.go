@@ -707,3 +707,48 @@ func TestRecallTitleNeighbours(t *testing.T) {
 		t.Fatalf("factor on neighbours too: ask %v, reply %v, aside %v; want the reply by Melanie above the aside, below the question", on[ask], on[reply], on[aside])
 	}
 }
+
+// A relative time in the question ("gestern", "vor einem Monat", "letzte Woche") is resolved
+// against the time of asking — RecallQuery.AskedAt, else as_of, else now — and ranks the
+// memory of that time first, as a written date does.
+func TestRecallRelativeTimeInQuestion(t *testing.T) {
+	f := newRecallFixture(t)
+	march, january := time.Date(2026, 3, 10, 10, 0, 0, 0, time.UTC), time.Date(2026, 1, 20, 10, 0, 0, 0, time.UTC)
+	store := func(content string, at time.Time) string {
+		res, err := f.ten.StoreMemory(f.ctx, knowmind.StoreMemoryInput{Title: "Teammeeting", Content: content, OccurredAt: &at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.MemoryID
+	}
+	recent := store("Im Teammeeting wurde das Budget für den Relaunch besprochen.", march)
+	older := store("Im Teammeeting wurde das Budget für den Relaunch erneut besprochen.", january)
+	asOf := time.Date(2026, 3, 20, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		q    knowmind.RecallQuery
+		want string
+	}{
+		{knowmind.RecallQuery{Query: "Was wurde gestern im Teammeeting zum Budget besprochen?", AskedAt: march.Add(24 * time.Hour)}, recent},
+		{knowmind.RecallQuery{Query: "Was wurde vor einem Monat im Teammeeting zum Budget besprochen?", AskedAt: time.Date(2026, 2, 22, 9, 0, 0, 0, time.UTC)}, older},
+		{knowmind.RecallQuery{Query: "What was discussed about the budget in the Teammeeting two months ago?", AsOf: &asOf}, older},
+		{knowmind.RecallQuery{Query: "Budget im Teammeeting letzte Woche", AsOf: &asOf}, recent},
+	} {
+		c.q.K = 2
+		res := f.recall(c.q)
+		if ids := hitIDs(res); len(ids) != 2 || ids[0] != c.want {
+			t.Errorf("%q asked %v as of %v: %v, want %s first", c.q.Query, c.q.AskedAt, c.q.AsOf, scoresOf(res), c.want)
+		}
+		off := with(func(_ *search.Plan, w *search.Weights) { w.RelativeDates = false })
+		plain := f.recallWith(c.q, off)
+		if c.want == older && hitIDs(plain)[0] == older {
+			t.Errorf("%q: %v ranks the older first without the relative time too; the test shows nothing", c.q.Query, scoresOf(plain))
+		}
+	}
+	// Asked now (the tools): "gestern" is the day before today.
+	yesterday := time.Now().Add(-24 * time.Hour)
+	now := store("Das Budget für den Relaunch wurde im Teammeeting vertagt.", yesterday)
+	res := f.recall(knowmind.RecallQuery{Query: "Was wurde gestern im Teammeeting zum Budget besprochen?", K: 3})
+	if ids := hitIDs(res); len(ids) == 0 || ids[0] != now {
+		t.Errorf("asked now: %v, want %s first", scoresOf(res), now)
+	}
+}

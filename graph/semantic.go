@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -49,8 +48,14 @@ var semOptions = semvec.Options{Vocab: 2048, Dims: 64, MinDF: 1, ContextWeight: 
 // the title field in TestRecallTitleField).
 const semMinDocs = 20
 
-// semEdgesTimeout bounds the query that reads the links for a build.
+// semEdgesTimeout bounds each page of the link read for a build; semLinksPage is how many
+// linked memories one page reads (each with up to edgeFanout neighbours per relation), so an
+// answer stays small whatever the tenant's size, and the read's time grows with its pages
+// instead of one query passing a fixed deadline (a single query over 300k linked memories took
+// longer than two minutes on a busy machine: docs/scale.md).
 const semEdgesTimeout = 2 * time.Minute
+
+var semLinksPage = 10_000
 
 // semBuild builds a model from the tenant's text index as it is now (and, with semContext, its
 // links as they are now).
@@ -65,9 +70,7 @@ func (t *Tenant) semBuild(links bool) (*semvec.Model, uint64, uint64) {
 		return semvec.Build(nil, semOptions), gen, chg
 	}
 	if links {
-		ctx, cancel := context.WithTimeout(context.Background(), semEdgesTimeout)
-		linked, err := t.semLinks(ctx)
-		cancel()
+		linked, err := t.semLinks(context.Background())
 		if err != nil {
 			t.c.log.Warn("semantic model: links not read; built without them", "tenant", t.Name, "err", err)
 		}
@@ -93,51 +96,73 @@ func (t *Tenant) semBuild(links bool) (*semvec.Model, uint64, uint64) {
 
 // semLinks reads, for every chunk of a memory with open relation edges, the chunks of the
 // memories those edges lead to (outgoing; writers materialise each link's inverse), at most
-// edgeFanout per relation and memory.
+// edgeFanout per relation and memory: per relation, in pages of semLinksPage memories by uid,
+// each page in one read-only transaction under its own semEdgesTimeout.
 func (t *Tenant) semLinks(ctx context.Context) (map[uint64][]uint64, error) {
 	rels, err := t.linkedRelations(ctx)
 	if err != nil || len(rels) == 0 {
 		return nil, err
 	}
-	var q strings.Builder
-	q.WriteString("{\n")
-	for i, r := range rels {
-		fmt.Fprintf(&q, "  r%d(func: has(<%s>)) { c: Memory.chunks { uid } n: <%s> @facets(%s) (first: %d) { c: Memory.chunks { uid } } }\n",
-			i, r, r, edgeOpenFilter, edgeFanout)
-	}
-	q.WriteString("}")
-	resp, err := t.dg.NewReadOnlyTxn().Query(ctx, q.String())
-	if err != nil {
-		return nil, fmt.Errorf("semantic model links: %w", err)
-	}
-	var blocks map[string][]struct {
-		C []dgUID `json:"c"`
-		N []struct {
-			C []dgUID `json:"c"`
-		} `json:"n"`
-	}
-	if err := json.Unmarshal(resp.Json, &blocks); err != nil {
-		return nil, fmt.Errorf("decode semantic model links: %w", err)
-	}
 	out := map[uint64][]uint64{}
-	for _, block := range blocks {
-		for _, m := range block {
-			var to []uint64
-			for _, n := range m.N {
-				for _, c := range n.C {
-					if u, err := strconv.ParseUint(c.UID, 0, 64); err == nil {
-						to = append(to, u)
-					}
-				}
+	for _, r := range rels {
+		after := ""
+		for {
+			last, n, err := t.semLinksPageRead(ctx, r, after, out)
+			if err != nil {
+				return nil, err
 			}
-			for _, c := range m.C {
-				if u, err := strconv.ParseUint(c.UID, 0, 64); err == nil {
-					out[u] = append(out[u], to...)
-				}
+			if n < semLinksPage {
+				break
 			}
+			after = last
 		}
 	}
 	return out, nil
+}
+
+// semLinksPageRead reads one page of relation r's linked memories after uid after into out; it
+// returns the page's last memory uid and how many memories it held.
+func (t *Tenant) semLinksPageRead(ctx context.Context, r, after string, out map[uint64][]uint64) (string, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, semEdgesTimeout)
+	defer cancel()
+	q := fmt.Sprintf("{ r(func: has(<%s>), first: %d%s) { uid c: Memory.chunks { uid } n: <%s> @facets(%s) (first: %d) { c: Memory.chunks { uid } } } }",
+		r, semLinksPage, afterClause(after), r, edgeOpenFilter, edgeFanout)
+	resp, err := t.dg.NewReadOnlyTxn().Query(ctx, q)
+	if err != nil {
+		return "", 0, fmt.Errorf("semantic model links: %w", err)
+	}
+	var page struct {
+		R []struct {
+			UID string  `json:"uid"`
+			C   []dgUID `json:"c"`
+			N   []struct {
+				C []dgUID `json:"c"`
+			} `json:"n"`
+		} `json:"r"`
+	}
+	if err := json.Unmarshal(resp.Json, &page); err != nil {
+		return "", 0, fmt.Errorf("decode semantic model links: %w", err)
+	}
+	for _, m := range page.R {
+		var to []uint64
+		for _, n := range m.N {
+			for _, c := range n.C {
+				if u, err := strconv.ParseUint(c.UID, 0, 64); err == nil {
+					to = append(to, u)
+				}
+			}
+		}
+		for _, c := range m.C {
+			if u, err := strconv.ParseUint(c.UID, 0, 64); err == nil {
+				out[u] = append(out[u], to...)
+			}
+		}
+	}
+	last := ""
+	if len(page.R) > 0 {
+		last = page.R[len(page.R)-1].UID
+	}
+	return last, len(page.R), nil
 }
 
 // semModel returns the tenant's semantic model: built now when there is none (the text index

@@ -92,6 +92,42 @@ func TestSemanticLinksAreContext(t *testing.T) {
 	}
 }
 
+// The link read pages through each relation's linked memories: read one memory a page, it
+// finds every chunk's context that one page of all finds.
+func TestSemanticLinksPaged(t *testing.T) {
+	f := newRecallFixture(t)
+	var ids []string
+	for _, w := range []string{"alpha", "beta", "gamma", "delta", "epsilon"} {
+		ids = append(ids, f.store(w, "The "+w+" memory talks about "+w+" things."))
+	}
+	f.link(ids[0], ids[1], "RELATES_TO")
+	f.link(ids[2], ids[3], "RELATES_TO")
+	f.link(ids[0], ids[3], "RELATES_TO")
+	f.recall(knowmind.RecallQuery{Query: "alpha", K: 5}) // loads the text index
+	whole, err := f.ten.SemanticLinks(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := graph.SetSemLinksPage(1)
+	defer restore()
+	paged, err := f.ten.SemanticLinks(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole) != 4 {
+		t.Fatalf("%d chunks with context, want the four linked memories' chunks: %v", len(whole), whole)
+	}
+	if len(paged) != len(whole) {
+		t.Fatalf("paged read: %d chunks with context, want %d: %v against %v", len(paged), len(whole), paged, whole)
+	}
+	for c, to := range whole {
+		got := slices.Sorted(slices.Values(paged[c]))
+		if want := slices.Sorted(slices.Values(to)); !slices.Equal(got, want) {
+			t.Fatalf("chunk %d: paged context %v, want %v", c, got, want)
+		}
+	}
+}
+
 // A memory that shares no word with the query, but whose words the tenant uses alongside the
 // query's, reaches the hits through the semantic pool (the default) — above every memory of an
 // unrelated topic — and without it scores nothing.

@@ -9,9 +9,13 @@ package graph
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/search"
@@ -137,4 +141,137 @@ func (t *Tenant) followers(sides [2]search.TextSide, have []uint64, n int) []uin
 		}
 	}
 	return out
+}
+
+// An implicit sequence is one the service derived for a writer's memories stored without a
+// sequence (knowmind.ImplicitSequenceGap). Its key is implicitPrefix, the writer's hash and the
+// time it began, so the writer's latest one is its greatest key, found through the exact index
+// on Memory.sequence within the lookback (a bounded range of keys).
+const implicitPrefix = "implicit "
+
+// implicitStamp writes the time an implicit sequence began: fixed width, so keys sort by time.
+const implicitStamp = "20060102T150405.000000000Z"
+
+// latestImplicitQuery reads the writer's latest implicit sequence begun within the lookback and
+// its last member's place and time.
+const latestImplicitQuery = `query q($lo: string, $hi: string) {
+  s as var(func: between(Memory.sequence, $lo, $hi), orderdesc: Memory.sequence, first: 1)
+  seq(func: uid(s)) { Memory.sequence }
+}`
+
+const lastMemberQuery = `query q($seq: string) {
+  last(func: eq(Memory.sequence, $seq), orderdesc: Memory.position, first: 1) { Memory.position Memory.valid_from }
+}`
+
+// implicitSequence places e, stored by writer without a sequence, in the writer's implicit
+// sequence: after its last memory when e's time (occurred_at, else now) lies within the gap of
+// that memory's, else at the start of a new one. Two stores of one writer at the same moment can
+// take the same place, as in placeInSequences.
+func (t *Tenant) implicitSequence(ctx context.Context, q querier, e *entry, writer string, now time.Time) error {
+	if e.sequence != "" || writer == "" {
+		return nil
+	}
+	now = now.UTC()
+	at := e.at
+	if at.IsZero() {
+		at = now
+	}
+	prefix := implicitWriter(writer)
+	vars := map[string]string{"$lo": prefix + now.Add(-knowmind.ImplicitSequenceLookback).Format(implicitStamp), "$hi": prefix + "~"}
+	resp, err := q.QueryWithVars(ctx, latestImplicitQuery, vars)
+	if err != nil {
+		return fmt.Errorf("read the writer's implicit sequence: %w", err)
+	}
+	var latest struct {
+		Seq []struct {
+			Sequence string `json:"Memory.sequence"`
+		} `json:"seq"`
+	}
+	if err := json.Unmarshal(resp.Json, &latest); err != nil {
+		return fmt.Errorf("read the writer's implicit sequence: %w", err)
+	}
+	if len(latest.Seq) > 0 {
+		key := latest.Seq[0].Sequence
+		resp, err := q.QueryWithVars(ctx, lastMemberQuery, map[string]string{"$seq": key})
+		if err != nil {
+			return fmt.Errorf("read the last memory of sequence %q: %w", key, err)
+		}
+		var last struct {
+			Last []struct {
+				Position  *int       `json:"Memory.position"`
+				ValidFrom *time.Time `json:"Memory.valid_from"`
+			} `json:"last"`
+		}
+		if err := json.Unmarshal(resp.Json, &last); err != nil {
+			return fmt.Errorf("read the last memory of sequence %q: %w", key, err)
+		}
+		if len(last.Last) > 0 && last.Last[0].Position != nil && last.Last[0].ValidFrom != nil &&
+			*last.Last[0].Position < knowmind.MaxSequencePosition &&
+			absDuration(at.Sub(*last.Last[0].ValidFrom)) <= knowmind.ImplicitSequenceGap {
+			e.sequence, e.position, e.positioned = key, *last.Last[0].Position+1, true
+			return nil
+		}
+	}
+	e.sequence, e.position, e.positioned = implicitKey(writer, now), 0, true
+	return nil
+}
+
+// implicitWriter is the start of the keys of writer's implicit sequences.
+func implicitWriter(writer string) string {
+	sum := sha256.Sum256([]byte(writer))
+	return implicitPrefix + hex.EncodeToString(sum[:6]) + " "
+}
+
+// implicitKey is the key of writer's implicit sequence begun at began.
+func implicitKey(writer string, began time.Time) string {
+	return implicitWriter(writer) + began.UTC().Format(implicitStamp)
+}
+
+func absDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// implicitSequences places the records of a store_memories batch whose inputs name a writer and
+// no sequence in the writer's implicit sequence, in the batch's order: the first as a single
+// store would be placed (implicitSequence), each next one after it when its time lies within the
+// gap of the one before, else at the start of a new one. Their positions are then appended by
+// placeInSequences.
+func (t *Tenant) implicitSequences(ctx context.Context, ins []knowmind.StoreMemoryInput, recs []knowmind.Record, now time.Time) error {
+	type chain struct {
+		key  string
+		last time.Time
+	}
+	chains := map[string]*chain{}
+	fresh := 0 // keys begun in this batch, one nanosecond apart
+	for i, in := range ins {
+		if in.Writer == "" || strings.TrimSpace(in.Sequence) != "" || in.Position != nil {
+			continue
+		}
+		at := now.UTC()
+		if in.OccurredAt != nil {
+			at = *in.OccurredAt
+		}
+		c := chains[in.Writer]
+		switch {
+		case c == nil:
+			e := &entry{at: at}
+			if err := t.implicitSequence(ctx, t.dg.NewReadOnlyTxn(), e, in.Writer, now); err != nil {
+				return err
+			}
+			c = &chain{key: e.sequence}
+			chains[in.Writer] = c
+			recs[i].Position = &e.position
+			fresh++
+		case absDuration(at.Sub(c.last)) > knowmind.ImplicitSequenceGap:
+			c.key = implicitKey(in.Writer, now.Add(time.Duration(fresh)))
+			recs[i].Position = new(0)
+			fresh++
+		}
+		c.last = at
+		recs[i].Sequence = c.key
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,6 +194,113 @@ func TestSequenceSchemaOnAnOldStore(t *testing.T) {
 		}
 		if m, err := reopened.GetMemory(ctx, res.MemoryID); err != nil || m.Position == nil || *m.Position != i {
 			t.Fatalf("turn %d: place %v, %v", i, m.Position, err)
+		}
+	}
+}
+
+// A writer's memories stored without a sequence, each within the gap of the one before, form
+// one implicit sequence (shown by get), so the context signal finds the reply; a pause longer
+// than the gap, another writer, an explicit sequence or no writer leave it.
+func TestSequenceImplicit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ten := dgraphtest.NewTenant(t)
+	said := time.Date(2023, 5, 8, 13, 0, 0, 0, time.UTC)
+	store := func(in knowmind.StoreMemoryInput, at time.Time) knowmind.Memory {
+		t.Helper()
+		in.OccurredAt = &at
+		res, err := ten.StoreMemory(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ten.GetMemory(ctx, res.MemoryID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	var turns []knowmind.Memory
+	for i, turn := range chatTurns {
+		turns = append(turns, store(knowmind.StoreMemoryInput{Title: turn.speaker, Content: turn.text, Writer: "token-a"},
+			said.Add(time.Duration(i)*time.Minute)))
+	}
+	key := turns[0].Sequence
+	if !strings.HasPrefix(key, "implicit ") {
+		t.Fatalf("first turn's sequence %q, want an implicit one", key)
+	}
+	for i, m := range turns {
+		if m.Sequence != key || m.Position == nil || *m.Position != i {
+			t.Errorf("turn %d: %q %v, want %q %d", i, m.Sequence, m.Position, key, i)
+		}
+	}
+	later := store(knowmind.StoreMemoryInput{Content: "Back after lunch.", Writer: "token-a"}, said.Add(5*time.Minute+knowmind.ImplicitSequenceGap+time.Second))
+	other := store(knowmind.StoreMemoryInput{Content: "Another agent's note.", Writer: "token-b"}, said.Add(6*time.Minute))
+	explicit := store(knowmind.StoreMemoryInput{Content: "A document's part.", Sequence: "doc", Writer: "token-a"}, said.Add(6*time.Minute))
+	none := store(knowmind.StoreMemoryInput{Content: "Imported without a writer."}, said.Add(6*time.Minute))
+	next := store(knowmind.StoreMemoryInput{Content: "Right after lunch, more.", Writer: "token-a"}, said.Add(10*time.Minute+knowmind.ImplicitSequenceGap))
+	if later.Sequence == key || !strings.HasPrefix(later.Sequence, "implicit ") || *later.Position != 0 {
+		t.Errorf("after a pause: %q %v, want a new implicit sequence", later.Sequence, later.Position)
+	}
+	if next.Sequence != later.Sequence || *next.Position != 1 {
+		t.Errorf("within the gap of the new one: %q %v, want %q 1", next.Sequence, next.Position, later.Sequence)
+	}
+	if other.Sequence == key || other.Sequence == later.Sequence || !strings.HasPrefix(other.Sequence, "implicit ") {
+		t.Errorf("another writer: %q", other.Sequence)
+	}
+	if explicit.Sequence != "doc" || none.Sequence != "" {
+		t.Errorf("explicit %q, without a writer %q", explicit.Sequence, none.Sequence)
+	}
+	f := &recallFixture{t: t, ctx: ctx, ten: ten}
+	on := hitIDs(f.recall(knowmind.RecallQuery{Query: chatQuestion, K: 5, MinScore: knowmind.RecallMinScore}))
+	if len(on) < 2 || on[0] != turns[2].ID || on[1] != turns[3].ID {
+		t.Fatalf("context over the implicit sequence: %v, want the question %s then the reply %s", on, turns[2].ID, turns[3].ID)
+	}
+}
+
+// A store_memories batch continues its writer's implicit sequence item by item, in order, and
+// begins a new one after a pause longer than the gap.
+func TestSequenceImplicitBatch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ten := dgraphtest.NewTenant(t)
+	said := time.Date(2023, 5, 8, 13, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { x := said.Add(d); return &x }
+	first, err := ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Content: "Opening turn.", Writer: "token-c", OccurredAt: at(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := ten.StoreMemories(ctx, []knowmind.StoreMemoryInput{
+		{Content: "Second turn.", Writer: "token-c", OccurredAt: at(time.Minute)},
+		{Content: "Third turn.", Writer: "token-c", OccurredAt: at(2 * time.Minute)},
+		{Content: "Explicit.", Writer: "token-c", Sequence: "doc", OccurredAt: at(3 * time.Minute)},
+		{Content: "Next morning.", Writer: "token-c", OccurredAt: at(20 * time.Hour)},
+		{Content: "Next morning, more.", Writer: "token-c", OccurredAt: at(20*time.Hour + time.Minute)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{first.MemoryID}
+	for _, it := range items {
+		ids = append(ids, it.ID)
+	}
+	var got []knowmind.Memory
+	for _, id := range ids {
+		m, err := ten.GetMemory(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, m)
+	}
+	key, next := got[0].Sequence, got[4].Sequence
+	if !strings.HasPrefix(key, "implicit ") || !strings.HasPrefix(next, "implicit ") || key == next || got[3].Sequence != "doc" {
+		t.Fatalf("sequences %q %q %q %q %q %q", got[0].Sequence, got[1].Sequence, got[2].Sequence, got[3].Sequence, got[4].Sequence, got[5].Sequence)
+	}
+	for i, want := range []struct {
+		seq string
+		pos int
+	}{{key, 0}, {key, 1}, {key, 2}, {"doc", 0}, {next, 0}, {next, 1}} {
+		if got[i].Sequence != want.seq || got[i].Position == nil || *got[i].Position != want.pos {
+			t.Errorf("memory %d %q: %q %v, want %q %d", i, got[i].Content, got[i].Sequence, got[i].Position, want.seq, want.pos)
 		}
 	}
 }

@@ -62,7 +62,7 @@ func BenchmarkSnapshotOpen(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := decodeSnapshot(r); err != nil {
+		if _, err := decodeSnapshot(r, nil); err != nil {
 			b.Fatal(err)
 		}
 		r.Close()

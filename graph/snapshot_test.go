@@ -354,3 +354,104 @@ func TestIndexSnapshotOfAnotherTenantIsRefused(t *testing.T) {
 		t.Fatalf("after the rebuild: %+v, %v; want a snapshot of %s", tag, err, mine)
 	}
 }
+
+// Opening a snapshot reads the store while the file is decoded (the sample, the catch-up's
+// counts and windows). Those reads count as the catch-up's only when nothing was written
+// meanwhile: a write through this service during the open is queued, installed and found by
+// the first recall; a write elsewhere during the open is found once the watermark is read
+// again, like any other replica's write. The catch-up read the watermark, so the first recall
+// after an open does not read it again.
+func TestSnapshotOpenWithWritesDuringTheDecode(t *testing.T) {
+	env := dgraphtest.Shared(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	defer graph.SetWatermarkInterval(time.Minute)()
+	name := dgraphtest.TenantName(t)
+	first := openIndexClient(t, dir, bm25.Analysis{})
+	ten, err := first.Tenant(ctx, name, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &recallFixture{t: t, ctx: ctx, ten: ten}
+	for i := range 22 {
+		f.store(fmt.Sprintf("Lager %d", i), fmt.Sprintf("Das Lager %d liegt in Halle %d; die Regale wartet Team %d.", i, i%4, i%3))
+	}
+	q := knowmind.RecallQuery{Query: "Wer wartet die Regale in Halle 2?", K: 5, Hops: 1}
+	want := hitList(f.recall(q))
+	first.Close()
+
+	// Nothing written during the open: the same hits, and no watermark read by the recall.
+	c := openIndexClient(t, dir, bm25.Analysis{})
+	ten, err = c.Tenant(ctx, name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hitList((&recallFixture{t: t, ctx: ctx, ten: ten}).recall(q)); got != want || want == "" {
+		t.Fatalf("from the snapshot: %s, want %s", got, want)
+	}
+	if checks, waits := ten.WatermarkChecks(); checks != 0 || waits != 0 {
+		t.Fatalf("the first recall after the open read the watermark: %d checks, %d waits", checks, waits)
+	}
+	c.Close()
+
+	// Written during the open: through this service (queued) and through another client.
+	c = openIndexClient(t, dir, bm25.Analysis{})
+	defer c.Close()
+	ten, err = c.Tenant(ctx, name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := env.Client.Tenant(ctx, name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var here, elsewhere knowmind.StoreResult
+	var hookErr error
+	stored := make(chan error, 1)
+	defer graph.SetSnapshotOpenHook(func(tenant string) {
+		if tenant != name || hookErr != nil || elsewhere.MemoryID != "" {
+			return
+		}
+		if elsewhere, hookErr = other.StoreMemory(ctx, knowmind.StoreMemoryInput{Title: "Lieferung",
+			Content: "Die Lieferung der Ersatzteile kommt am Montag an Tor 4.", Source: "test"}); hookErr != nil {
+			return
+		}
+		// Through the service: its index hook queues the write; the store's own conflict check
+		// then waits for the open, so it goes on in the background.
+		go func() {
+			var err error
+			here, err = ten.StoreMemory(ctx, knowmind.StoreMemoryInput{Title: "Brandschutz",
+				Content: "Die Brandschutzübung in Halle 2 findet am Freitag statt.", Source: "test"})
+			stored <- err
+		}()
+		for ten.TextPendingOps() == 0 {
+			select {
+			case err := <-stored: // failed before it was queued
+				stored <- err
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	})()
+	f = &recallFixture{t: t, ctx: ctx, ten: ten}
+	got := f.recall(knowmind.RecallQuery{Query: "Brandschutzübung Freitag", K: 3})
+	if hookErr != nil {
+		t.Fatal(hookErr)
+	}
+	if err := <-stored; err != nil {
+		t.Fatal(err)
+	}
+	if here.MemoryID == "" || len(got.Hits) == 0 || got.Hits[0].MemoryID != here.MemoryID {
+		t.Fatalf("written through the service during the open: hits %s, want %s first", hitList(got), here.MemoryID)
+	}
+	if loads := c.SnapshotLoads(); loads[graph.SnapshotLoaded] != 1 || len(loads) != 1 {
+		t.Fatalf("snapshot loads %v, want one loaded", loads)
+	}
+	graph.SetWatermarkInterval(10 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	got = f.recall(knowmind.RecallQuery{Query: "Lieferung Ersatzteile Tor 4", K: 3})
+	if len(got.Hits) == 0 || got.Hits[0].MemoryID != elsewhere.MemoryID {
+		t.Fatalf("written elsewhere during the open: hits %s, want %s first", hitList(got), elsewhere.MemoryID)
+	}
+}

@@ -24,7 +24,7 @@ func openSections(t *testing.T, memories int, sections []snapshot.Section) (*res
 		return nil, err
 	}
 	defer r.Close()
-	return decodeSnapshot(r)
+	return decodeSnapshot(r, nil)
 }
 
 // TestSnapshotSectionsRoundTrip: a tenant's caches written as writeSnapshot writes them and read

@@ -33,6 +33,9 @@ type restored struct {
 	seqs         *textdoc.Sequences
 	sem          *semvec.Model
 	semCurrent   bool
+	ahead        *syncAhead    // the catch-up's first reads, done during the decode
+	decoded      time.Duration // reading and decoding the file
+	waited       time.Duration // after it, for the store's answers
 }
 
 // errSnapshotStale and errSnapshotUnreconciled sort a snapshot's rejection into its result.
@@ -42,7 +45,10 @@ var (
 )
 
 // readSnapshot reads, checks and decodes the tenant's snapshot, and compares a sample of it
-// with the store. The error's kind is its result (snapshotResult).
+// with the store. The error's kind is its result (snapshotResult). What it asks the store needs
+// none of the decoded caches but the memories' ids, so it runs while the file is read and
+// decoded: the sample's query as soon as the memories are in, the catch-up's first reads
+// (readAhead, in res.ahead) from the start.
 func (t *Tenant) readSnapshot(ctx context.Context) (*restored, error) {
 	r, err := snapshot.Open(t.snapshotPath(), t.c.snapshotKey())
 	if err != nil {
@@ -52,13 +58,24 @@ func (t *Tenant) readSnapshot(ctx context.Context) (*restored, error) {
 	if err := r.Tag().Matches(t.snapshotTag()); err != nil {
 		return nil, fmt.Errorf("%w: %v", errSnapshotStale, err)
 	}
-	res, err := decodeSnapshot(r)
+	storeCtx, cancel := context.WithCancel(ctx)
+	defer cancel() // a query still running when the file is refused
+	started := time.Now()
+	ahead := make(chan *syncAhead, 1)
+	go func() { ahead <- t.readAhead(storeCtx, started, r.Tag().Watermark.Add(-textSyncSlack), false) }()
+	sampled := make(chan sampleAnswer, 1)
+	res, err := decodeSnapshot(r, func(memories map[string][]string, shas map[string]string) {
+		go func() { sampled <- t.querySample(storeCtx, memories, shas) }()
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := t.sampleSnapshot(ctx, res); err != nil {
+	decoded := time.Now()
+	if err := res.checkSample(<-sampled); err != nil {
 		return nil, err
 	}
+	res.ahead = <-ahead
+	res.decoded, res.waited = decoded.Sub(started), time.Since(decoded)
 	return res, nil
 }
 
@@ -78,7 +95,10 @@ const (
 // decodeSnapshot reads r's sections in order and decodes each on a goroutine of its own as soon
 // as its bytes are in, while the next ones are read; the vectors are read straight into their
 // blocks. Opening is bound by reading the file or by the largest decode, whichever is longer.
-func decodeSnapshot(r *snapshot.Reader) (*restored, error) {
+// memoriesIn, when not nil, is called with the memories and their content shas as soon as they
+// are decoded (the store's sample check asks for some of them meanwhile); it is called whenever
+// decodeSnapshot succeeds.
+func decodeSnapshot(r *snapshot.Reader, memoriesIn func(memories map[string][]string, shas map[string]string)) (*restored, error) {
 	have := map[string]bool{}
 	for _, s := range r.Sections() {
 		have[s.Name] = true
@@ -128,7 +148,12 @@ func decodeSnapshot(r *snapshot.Reader) (*restored, error) {
 		}
 		switch s.Name {
 		case sectionMemories:
-			decode(func() (err error) { res.memories, res.shas, err = decodeMemories(b); return })
+			decode(func() (err error) {
+				if res.memories, res.shas, err = decodeMemories(b); err == nil && memoriesIn != nil {
+					memoriesIn(res.memories, res.shas)
+				}
+				return
+			})
 		case sectionText:
 			decode(func() (err error) { res.text, err = decodeIndex(b); return })
 		case sectionTitles:
@@ -175,18 +200,28 @@ const sampleSnapshotQuery = `{ m(func: eq(Memory.id, [%s])) @filter(eq(Memory.st
   Memory.id  Memory.content_sha  Memory.chunks { uid }
 } }`
 
-// sampleSnapshot compares up to snapshotSample of the snapshot's memories, spread over its ids,
-// with the store: one the store holds at the same content sha must have the chunks the snapshot
-// holds for it (the same uids). Memories deleted or changed since are the catch-up's business.
-func (t *Tenant) sampleSnapshot(ctx context.Context, r *restored) error {
-	ids := make([]string, 0, len(r.memories))
-	for id := range r.memories {
-		if r.shas[id] != "" {
+// sampleAnswer is the store's answer for a sample of a snapshot's memories (querySample).
+type sampleAnswer struct {
+	M []struct {
+		ID     string  `json:"Memory.id"`
+		SHA    string  `json:"Memory.content_sha"`
+		Chunks []dgUID `json:"Memory.chunks"`
+	} `json:"m"`
+	err error
+}
+
+// querySample reads from the store up to snapshotSample of the snapshot's memories, spread over
+// their ids (checkSample compares them).
+func (t *Tenant) querySample(ctx context.Context, memories map[string][]string, shas map[string]string) sampleAnswer {
+	var res sampleAnswer
+	ids := make([]string, 0, len(memories))
+	for id := range memories {
+		if shas[id] != "" {
 			ids = append(ids, id)
 		}
 	}
 	if len(ids) == 0 {
-		return nil
+		return res
 	}
 	slices.Sort(ids)
 	var sample []string
@@ -194,17 +229,20 @@ func (t *Tenant) sampleSnapshot(ctx context.Context, r *restored) error {
 	for i := 0; i < len(ids) && len(sample) < snapshotSample; i += step {
 		sample = append(sample, ids[i])
 	}
-	var res struct {
-		M []struct {
-			ID     string  `json:"Memory.id"`
-			SHA    string  `json:"Memory.content_sha"`
-			Chunks []dgUID `json:"Memory.chunks"`
-		} `json:"m"`
-	}
 	if err := t.queryVars(ctx, fmt.Sprintf(sampleSnapshotQuery, quoteAll(sample)), nil, &res); err != nil {
-		return fmt.Errorf("%w: sample: %v", errSnapshotUnreconciled, err)
+		res.err = fmt.Errorf("%w: sample: %v", errSnapshotUnreconciled, err)
 	}
-	for _, m := range res.M {
+	return res
+}
+
+// checkSample compares the store's answer for the sample with the snapshot: a memory the store
+// holds at the same content sha must have the chunks the snapshot holds for it (the same uids).
+// Memories deleted or changed since are the catch-up's business.
+func (r *restored) checkSample(ans sampleAnswer) error {
+	if ans.err != nil {
+		return ans.err
+	}
+	for _, m := range ans.M {
 		if m.SHA == "" || m.SHA != r.shas[m.ID] {
 			continue
 		}
@@ -226,6 +264,10 @@ func (t *Tenant) sampleSnapshot(ctx context.Context, r *restored) error {
 	}
 	return nil
 }
+
+// snapshotOpenTestHook, when set by a test, is called once a snapshot is read, checked and the
+// catch-up's first reads are done, before it is installed (the hooks' writes are still queued).
+var snapshotOpenTestHook func(tenant string)
 
 // openSnapshot installs the tenant's snapshot into x (whose state is textLoading: the hooks'
 // calls are queued meanwhile) and catches it up with the store. It returns false, with x back
@@ -252,6 +294,9 @@ func (x *textIndex) openSnapshot(ctx context.Context, t *Tenant) bool {
 		return false
 	}
 	read := time.Since(started)
+	if snapshotOpenTestHook != nil {
+		snapshotOpenTestHook(t.Name)
+	}
 
 	// Swap in as a load does, but stay "opening" until caught up.
 	opening := make(chan struct{})
@@ -266,11 +311,20 @@ func (x *textIndex) openSnapshot(ctx context.Context, t *Tenant) bool {
 	x.gen++
 	x.syncedFrom, x.syncTried, x.countOffset = r.tag.Watermark, started, 0
 	x.snap.opening = opening
+	// The reads done during the decode are this catch-up's when nothing was written meanwhile;
+	// writes the hooks queued make it read again, after them.
+	quiet := len(x.pending) == 0
 	for _, op := range x.pending {
 		x.applyLocked(t.Name, op)
 	}
 	x.pending = nil
 	run := x.beginSyncLocked(false)
+	if a := r.ahead; quiet && a.err == nil && a.since.Equal(run.since) {
+		run.started, run.ahead = a.started, a
+		x.syncTried = a.started
+	} else {
+		r.ahead.txn.Discard(ctx)
+	}
 	x.mu.Unlock()
 	if r.sem != nil {
 		s := &x.sem
@@ -283,6 +337,7 @@ func (x *textIndex) openSnapshot(ctx context.Context, t *Tenant) bool {
 		s.mu.Unlock()
 	}
 
+	caughtUp := time.Now()
 	res, err := x.runSync(ctx, t, run)
 	x.mu.Lock()
 	x.snap.opening = nil
@@ -301,11 +356,17 @@ func (x *textIndex) openSnapshot(ctx context.Context, t *Tenant) bool {
 	}
 	gen, chg := x.ix.Version(t.Name)
 	x.snap.gen, x.snap.chg, x.snap.from, x.snap.written = gen, chg, r.tag.Watermark, time.Now()
+	// The catch-up read the change watermark in a transaction begun after run.started: it is a
+	// check from then, so the first recall does not read the watermark again (fresh).
+	if run.started.After(x.watch.covered) {
+		x.watch.checked, x.watch.covered = run.started, run.started
+	}
 	x.mu.Unlock()
 	t.c.countSnapshotLoad(SnapshotLoaded)
 	t.c.log.Info("index snapshot loaded", "tenant", t.Name, "memories", len(r.memories), "vectors", r.vecs.len(),
 		"added", res.added, "changed", res.changed, "removed", res.removed,
-		"read", read.Round(time.Millisecond), "took", time.Since(started).Round(time.Millisecond))
+		"decoded", r.decoded.Round(time.Millisecond), "store", r.waited.Round(time.Millisecond), "read", read.Round(time.Millisecond),
+		"catchup", time.Since(caughtUp).Round(time.Millisecond), "ahead", run.ahead != nil, "took", time.Since(started).Round(time.Millisecond))
 	if res.added+res.changed+res.removed > 0 {
 		t.snapshotSoon()
 	}

@@ -98,6 +98,40 @@ type syncRun struct {
 	since   time.Time // start of the additions window
 	full    bool      // diff all ids even if the counts agree (tests, benchmarks)
 	done    chan struct{}
+	ahead   *syncAhead // its first reads, done before it began (nil: it reads them itself)
+}
+
+// syncAhead is a sync's first reads — the counts and, when they are listed, the windows — in the
+// read-only transaction the sync goes on in. They depend on nothing held, only on the window's
+// start, so a snapshot being opened has them read while its file is decoded (snapshotopen.go).
+// A sync may take them over only when the hooks applied nothing between the reads and the
+// sync's start (they are then a sync that began at started, the reads' own start).
+type syncAhead struct {
+	txn             *dgo.Txn
+	started, since  time.Time
+	counts          syncCounted
+	mark            watermark
+	windowed        bool
+	window, updated map[string]listedMemory
+	err             error
+}
+
+// readAhead does a sync's first reads for a window from since, started at started (which the
+// sync that takes them over records as its own start).
+func (t *Tenant) readAhead(ctx context.Context, started, since time.Time, full bool) *syncAhead {
+	a := &syncAhead{txn: t.dg.NewReadOnlyTxn(), started: started, since: since}
+	a.counts, a.mark, a.err = syncCounts(ctx, a.txn, since, started.Add(-textSyncSlack))
+	if a.err != nil {
+		return a
+	}
+	// Windows that are much of the tenant (a bulk import, here or by another replica) are not
+	// listed: the listing of every indexed memory serves all three steps at about the same
+	// cost, in pages.
+	a.windowed = !full && a.counts.created+a.counts.updated <= syncWindowLimit(a.counts.stored)
+	if a.windowed && a.counts.created+a.counts.updated > 0 {
+		a.window, a.updated, a.err = syncWindows(ctx, a.txn, since, a.counts)
+	}
+	return a
 }
 
 func (x *textIndex) beginSyncLocked(full bool) syncRun {
@@ -207,27 +241,19 @@ func afterClause(uid string) string {
 func (x *textIndex) sync(ctx context.Context, t *Tenant, run syncRun) (textSyncResult, error) {
 	var res textSyncResult
 	// One read-only transaction: every query below reads the same snapshot.
-	txn := t.dg.NewReadOnlyTxn()
+	a := run.ahead
+	if a == nil {
+		a = t.readAhead(ctx, run.started, run.since, run.full)
+	}
+	txn := a.txn
 	defer txn.Discard(ctx)
-
+	if a.err != nil {
+		return res, a.err
+	}
 	// res.mark is what the next check compares with: the next window's watermark, in this
 	// snapshot.
-	counts, mark, err := syncCounts(ctx, txn, run.since, nextWindow(run))
-	if err != nil {
-		return res, err
-	}
-	res.mark = mark
-	res.window = counts.created
-	// Windows that are much of the tenant (a bulk import, here or by another replica) are not
-	// listed: the listing of every indexed memory below serves all three steps at about the
-	// same cost, in pages.
-	windowed := !run.full && counts.created+counts.updated <= syncWindowLimit(counts.stored)
-	var window, updated map[string]listedMemory
-	if windowed && counts.created+counts.updated > 0 {
-		if window, updated, err = syncWindows(ctx, txn, run.since, counts); err != nil {
-			return res, err
-		}
-	}
+	counts, windowed, window, updated := a.counts, a.windowed, a.window, a.updated
+	res.mark, res.window = a.mark, counts.created
 	if textSyncTestHook != nil {
 		textSyncTestHook("window")
 	}

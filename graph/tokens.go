@@ -47,11 +47,18 @@ type Token struct {
 	LastUsedAt *time.Time       `json:"last_used_at,omitempty"`
 	ExpiresAt  *time.Time       `json:"expires_at,omitempty"`
 	RevokedAt  *time.Time       `json:"revoked_at,omitempty"`
+	// Origin is the id the token was created with, in the cell it was created in, when this
+	// row is a copy a move wrote (tokenmove.go); "" for the original.
+	Origin string `json:"origin,omitempty"`
 }
 
 // Principal is what a verified token authorises.
 func (t Token) Principal() knowmind.Principal {
-	return knowmind.Principal{Tenant: t.Tenant, Scopes: slices.Clone(t.Scopes), TokenID: "tok:" + t.ID,
+	id := t.ID
+	if t.Origin != "" {
+		id = t.Origin // the same principal in every cell: its private notes and visits stay its own
+	}
+	return knowmind.Principal{Tenant: t.Tenant, Scopes: slices.Clone(t.Scopes), TokenID: "tok:" + id,
 		Projects: slices.Clone(t.Projects), Toolsets: slices.Clone(t.Toolsets)}
 }
 
@@ -68,11 +75,12 @@ type tokenNode struct {
 	LastUsedAt *time.Time `json:"Token.last_used_at"`
 	ExpiresAt  *time.Time `json:"Token.expires_at"`
 	RevokedAt  *time.Time `json:"Token.revoked_at"`
+	Origin     string     `json:"Token.origin"`
 }
 
 func (n tokenNode) token() Token {
 	t := Token{ID: n.UID, Tenant: n.Tenant, Name: n.Name, Projects: n.Projects, Toolsets: n.Toolsets, CreatedAt: n.CreatedAt,
-		LastUsedAt: n.LastUsedAt, ExpiresAt: n.ExpiresAt, RevokedAt: n.RevokedAt}
+		LastUsedAt: n.LastUsedAt, ExpiresAt: n.ExpiresAt, RevokedAt: n.RevokedAt, Origin: n.Origin}
 	for _, s := range n.Scopes {
 		if sc, ok := knowmind.ParseScope(s); ok {
 			t.Scopes = append(t.Scopes, sc)
@@ -82,7 +90,7 @@ func (n tokenNode) token() Token {
 	return t
 }
 
-const tokenFields = `uid Token.hash Token.tenant Token.name Token.scopes Token.projects Token.toolsets Token.created_at Token.last_used_at Token.expires_at Token.revoked_at`
+const tokenFields = `uid Token.hash Token.tenant Token.name Token.scopes Token.projects Token.toolsets Token.created_at Token.last_used_at Token.expires_at Token.revoked_at Token.origin`
 
 // HashToken is the stored form of a token: hex SHA-256 of the whole string.
 // A fast hash is right here: the token carries 256 random bits, so there is
@@ -267,33 +275,52 @@ func (c *Client) RevokeToken(ctx context.Context, id string) error {
 // revocation takes effect on the very next request. Failures are
 // EUNAUTHORIZED with a message safe to show.
 func (c *Client) VerifyToken(ctx context.Context, plaintext string) (Token, error) {
+	tok, found, err := c.LookupToken(ctx, plaintext)
+	if err != nil {
+		return Token{}, err
+	}
+	if !found {
+		return Token{}, knowmind.Errorf(knowmind.EUNAUTHORIZED, "invalid token")
+	}
+	return tok, tok.Check(time.Now())
+}
+
+// LookupToken finds the row of an opaque token in this cluster, revoked and expired ones
+// included (found false: no row has its hash). Callers decide with Token.Check, after
+// deciding whether this cluster's row is the one that counts (package cells: the row in the
+// cell of the token's tenant).
+func (c *Client) LookupToken(ctx context.Context, plaintext string) (Token, bool, error) {
 	if !tokenShape.MatchString(plaintext) {
-		return Token{}, knowmind.Errorf(knowmind.EUNAUTHORIZED, "malformed token")
+		return Token{}, false, knowmind.Errorf(knowmind.EUNAUTHORIZED, "malformed token")
 	}
 	hash := HashToken(plaintext)
 	resp, err := c.galaxy.NewReadOnlyTxn().QueryWithVars(ctx,
 		`query q($h: string) { t(func: eq(Token.hash, $h), first: 2) { `+tokenFields+` } }`,
 		map[string]string{"$h": hash})
 	if err != nil {
-		return Token{}, fmt.Errorf("verify token: %w", err)
+		return Token{}, false, fmt.Errorf("verify token: %w", err)
 	}
 	var out struct{ T []tokenNode }
 	if err := json.Unmarshal(resp.Json, &out); err != nil {
-		return Token{}, fmt.Errorf("verify token: %w", err)
+		return Token{}, false, fmt.Errorf("verify token: %w", err)
 	}
 	// The index lookup already matched; comparing the stored hash again in
 	// constant time keeps the decision itself free of timing differences.
 	if len(out.T) != 1 || subtle.ConstantTimeCompare([]byte(out.T[0].Hash), []byte(hash)) != 1 {
-		return Token{}, knowmind.Errorf(knowmind.EUNAUTHORIZED, "invalid token")
+		return Token{}, false, nil
 	}
-	n := out.T[0]
-	if n.RevokedAt != nil {
-		return Token{}, knowmind.Errorf(knowmind.EUNAUTHORIZED, "invalid token")
+	return out.T[0].token(), true, nil
+}
+
+// Check is the verdict on a token row at now: nil, or EUNAUTHORIZED (revoked, expired).
+func (t Token) Check(now time.Time) error {
+	if t.RevokedAt != nil {
+		return knowmind.Errorf(knowmind.EUNAUTHORIZED, "invalid token")
 	}
-	if n.ExpiresAt != nil && !time.Now().Before(*n.ExpiresAt) {
-		return Token{}, knowmind.Errorf(knowmind.EUNAUTHORIZED, "token expired")
+	if t.ExpiresAt != nil && !now.Before(*t.ExpiresAt) {
+		return knowmind.Errorf(knowmind.EUNAUTHORIZED, "token expired")
 	}
-	return n.token(), nil
+	return nil
 }
 
 // TouchToken records a token's last use. Callers throttle it: it is
@@ -307,4 +334,25 @@ func (c *Client) TouchToken(ctx context.Context, id string, at time.Time) error 
 			id, at.UTC().Format(time.RFC3339Nano)))})
 		return err
 	})
+}
+
+// TokenByID is the token row with this id (a uid of this cluster), revoked and expired ones
+// included.
+func (c *Client) TokenByID(ctx context.Context, id string) (Token, error) {
+	if !uidShape.MatchString(id) {
+		return Token{}, knowmind.Errorf(knowmind.ENOTFOUND, "token %q not found", id)
+	}
+	// The id is a checked hex uid, so it can sit in the query text.
+	resp, err := c.galaxy.NewReadOnlyTxn().Query(ctx, `{ t(func: uid(`+id+`)) @filter(has(Token.hash)) { `+tokenFields+` } }`)
+	if err != nil {
+		return Token{}, fmt.Errorf("read token: %w", err)
+	}
+	var out struct{ T []tokenNode }
+	if err := json.Unmarshal(resp.Json, &out); err != nil {
+		return Token{}, err
+	}
+	if len(out.T) == 0 {
+		return Token{}, knowmind.Errorf(knowmind.ENOTFOUND, "token %q not found", id)
+	}
+	return out.T[0].token(), nil
 }

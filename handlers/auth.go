@@ -126,14 +126,14 @@ func ParsePublicKeys(data []byte) ([]crypto.PublicKey, error) {
 	return keys, nil
 }
 
-// tokenStore is what authentication needs from package graph.
-type tokenStore interface {
+// TokenStore is what authentication needs: a graph.Client, or the cells' directory.
+type TokenStore interface {
 	VerifyToken(ctx context.Context, plaintext string) (graph.Token, error)
 	TouchToken(ctx context.Context, id string, at time.Time) error
 }
 
 type authenticator struct {
-	tokens    tokenStore
+	tokens    TokenStore
 	oauth     *oauth.Verifier // nil = no OAuth issuer
 	jwt       JWTConfig
 	jwtParser *jwt.Parser
@@ -156,7 +156,7 @@ type verifiedToken struct {
 // maxVerified bounds the remembered token hashes (64 bytes each).
 const maxVerified = 100_000
 
-func newAuthenticator(tokens tokenStore, cfg JWTConfig, log *slog.Logger) *authenticator {
+func newAuthenticator(tokens TokenStore, cfg JWTConfig, log *slog.Logger) *authenticator {
 	a := &authenticator{tokens: tokens, jwt: cfg, log: log}
 	if cfg.enabled() {
 		var methods []string

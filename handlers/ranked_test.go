@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph/dgraphtest"
@@ -174,4 +175,37 @@ func recallIDsOf(hits []knowmind.RecallHit) []string {
 		ids[i] = h.MemoryID
 	}
 	return ids
+}
+
+// TestRankedToolsResolveRelativeTimes: a question's "gestern" is the day before the time of
+// asking — now for knowmind_recall, as_of for knowmind_recall_at_time — and ranks the memory
+// that happened then (store_memory's occurred_at) above the same words said at other times.
+func TestRankedToolsResolveRelativeTimes(t *testing.T) {
+	c := newRecallClient(t)
+	now := time.Now().UTC()
+	store := func(content string, at time.Time) string {
+		var res knowmind.StoreResult
+		structured(t, callTool(t, c.url, c.write, "knowmind_store_memory", map[string]any{"title": "Teammeeting",
+			"content": content, "occurred_at": at.Format(time.RFC3339)}), &res)
+		return res.MemoryID
+	}
+	yesterday := store("Im Teammeeting wurde das Budget für den Relaunch noch einmal besprochen.", now.Add(-24*time.Hour))
+	earlier := store("Im Teammeeting wurde das Budget für den Relaunch besprochen.", now.AddDate(0, 0, -20))
+	earliest := store("Im Teammeeting wurde das Budget für den Relaunch erneut besprochen.", now.AddDate(0, 0, -41))
+	asOf := now.AddDate(0, 0, -19).Format(time.RFC3339)
+	for _, c2 := range []struct {
+		tool, query, asOf, want string
+	}{
+		{"knowmind_recall", "Was wurde gestern im Teammeeting zum Budget besprochen?", "", yesterday},
+		{"knowmind_recall_at_time", "Was wurde gestern im Teammeeting zum Budget besprochen?", asOf, earlier},
+		{"knowmind_recall_at_time", "Was wurde vor drei Wochen im Teammeeting zum Budget besprochen?", asOf, earliest},
+	} {
+		args := map[string]any{"query": c2.query}
+		if c2.asOf != "" {
+			args["as_of"] = c2.asOf
+		}
+		if ids := c.recall(c2.tool, args); len(ids) == 0 || ids[0] != c2.want {
+			t.Errorf("%s %q as of %q: %+v, want %s first", c2.tool, c2.query, c2.asOf, c.lastRecalled.Hits, c2.want)
+		}
+	}
 }

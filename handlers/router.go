@@ -30,7 +30,10 @@ type Deps struct {
 	// Workspaces serve the tools the tenants' data; nil = Graph. Over stdio, Workspaces
 	// alone is enough (tests hand it a fake).
 	Workspaces knowmind.Workspaces
-	Logger     *slog.Logger
+	// Tokens verify kmt_ tokens; nil = Graph. Serve hands it the cells' (cells.Serving), so a
+	// token is checked in its tenant's cell.
+	Tokens TokenStore
+	Logger *slog.Logger
 	// AllowedOrigins may call the MCP endpoint from a browser ("*" = any);
 	// the same origin as the request's host (or PublicURL) always may.
 	AllowedOrigins []string
@@ -145,7 +148,11 @@ func mountMCP(r *gin.Engine, d Deps) *endpoint {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := newService(d, log)
-	a := newAuthenticator(d.Graph, d.JWT, log)
+	var tokens TokenStore = d.Graph
+	if d.Tokens != nil {
+		tokens = d.Tokens
+	}
+	a := newAuthenticator(tokens, d.JWT, log)
 	a.oauth = d.OAuth
 	e := newEndpoint(newMCPServer(s), a, d, log)
 	e.metrics = d.Metrics

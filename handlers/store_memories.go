@@ -85,9 +85,10 @@ func (s *service) storeMemories(ctx context.Context, p StoreMemoriesParams) (Sto
 	items := make([]knowmind.ItemResult, len(p.Memories))
 	var ins []knowmind.StoreMemoryInput
 	var at []int // the index in p.Memories of each of ins
+	ci, _ := ctx.Value(callKey{}).(callInfo)
 	for i, m := range p.Memories {
 		in := knowmind.StoreMemoryInput{Title: m.Title, Content: m.Content, MemoryType: m.MemoryType, Tags: m.Tags, Source: m.Source,
-			Sequence: m.Sequence, Position: m.Position}
+			Sequence: m.Sequence, Position: m.Position, Writer: ci.principal.TokenID}
 		if m.OccurredAt != "" {
 			when, err := time.Parse(time.RFC3339, m.OccurredAt)
 			if err != nil {

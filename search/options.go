@@ -33,6 +33,10 @@ type Weights struct {
 	// TextDates: the time a question names is matched against the days the memory's text
 	// names (Memory.dates) too, not only against its own time.
 	TextDates bool
+	// RelativeDates: a relative time the question names ("last week", "letzte Woche",
+	// "gestern") is resolved against the time of asking (knowmind.RecallQuery.AskedAt) and
+	// matched as a written date is (QuestionTime).
+	RelativeDates bool
 	// AsksWhen: a question that asks for a time without naming one ("When did …?") raises
 	// the memories whose text names a day by this factor (TimeSignals, rank.Signals.Dated).
 	AsksWhen float64
@@ -117,6 +121,7 @@ func Default() Options {
 			Support:         graphSupport,
 			Time:            timeWeight,
 			TextDates:       true,
+			RelativeDates:   true,
 			AsksWhen:        asksWhenWeight,
 			Coverage:        true,
 			VectorCoverage:  true,

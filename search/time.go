@@ -16,11 +16,33 @@ type MemoryTime struct {
 	Dates     []time.Time
 }
 
-// TimeReads tells what TimeSignals reads of the candidate memories for query under w: their
-// own time (validFrom) and the days their text names (dates). A question that names no time
-// and does not ask for one reads neither, so recall does not ask Dgraph for them.
-func TimeReads(query string, w Weights) (validFrom, dates bool) {
-	switch _, named := timeq.Parse(query); {
+// QuestionTime is the time query names: a written date, or with Weights.RelativeDates a
+// relative one ("last week", "gestern") resolved against asked, the time of asking
+// (timeq.LocateAt).
+func QuestionTime(query string, asked time.Time, w Weights) (timeq.Span, bool) {
+	if !w.RelativeDates {
+		asked = time.Time{}
+	}
+	return timeq.ParseAt(query, asked)
+}
+
+// WithoutTime is query without the time it names (QuestionTime): the time signal matches it,
+// not the memories' words (the floor's word coverage, Known, leaves it out).
+func WithoutTime(query string, asked time.Time, w Weights) string {
+	if !w.RelativeDates {
+		asked = time.Time{}
+	}
+	if _, start, end, named := timeq.LocateAt(query, asked); named {
+		return query[:start] + " " + query[end:]
+	}
+	return query
+}
+
+// TimeReads tells what TimeSignals reads of the candidate memories for query asked at asked
+// under w: their own time (validFrom) and the days their text names (dates). A question that
+// names no time and does not ask for one reads neither, so recall does not ask Dgraph for them.
+func TimeReads(query string, asked time.Time, w Weights) (validFrom, dates bool) {
+	switch _, named := QuestionTime(query, asked, w); {
 	case named && w.Time > 0:
 		return true, w.TextDates
 	case !named && w.AsksWhen > 0 && timeq.AsksWhen(query):
@@ -29,15 +51,15 @@ func TimeReads(query string, w Weights) (validFrom, dates bool) {
 	return false, false
 }
 
-// TimeSignals sets the time signals of one recall in sig:
-//   - a question that names a time (timeq.Parse): rank.Signals.Time, each memory's own time
+// TimeSignals sets the time signals of one recall of query, asked at asked, in sig:
+//   - a question that names a time (QuestionTime): rank.Signals.Time, each memory's own time
 //     and, with Weights.TextDates, the days its text names matched against it (the best
 //     match; timeq.Span.Match with TimeSlack), of weight Weights.Time;
 //   - a question that asks for a time and names none ("When did …", "Wann …"):
 //     rank.Signals.Dated, 1 for each memory whose text names a day (where such an answer
 //     stands), a factor of weight Weights.AsksWhen.
-func TimeSignals(query string, mems []MemoryTime, w Weights, sig *rank.Signals) {
-	span, named := timeq.Parse(query)
+func TimeSignals(query string, asked time.Time, mems []MemoryTime, w Weights, sig *rank.Signals) {
+	span, named := QuestionTime(query, asked, w)
 	switch {
 	case named && w.Time > 0:
 		out := make(map[string]float64, len(mems))

@@ -1,8 +1,10 @@
 // Package timeq finds the time a question asks about ("on 13 October, 2023", "in May 2023",
 // "im März 2026", "14.03.2026", "in 2023") and scores how well a memory's time matches it, and
 // resolves the times a stored text names ("yesterday", "letzten Freitag", "in two weeks")
-// against the text's own time (Dates). It is pure: no clock (a month without a year matches
-// that month in any year; relative times need the time they were said).
+// against the text's own time (Dates), and the times a question names relative to when it is
+// asked ("last week", "gestern") against the time of asking (LocateAt). It is pure: no clock (a
+// month without a year matches that month in any year; relative times need the time they were
+// said or asked, passed in).
 package timeq
 
 import (
@@ -54,12 +56,37 @@ func Parse(q string) (Span, bool) {
 
 // Locate is Parse, and where in q the time is written: q[start:end].
 func Locate(q string) (s Span, start, end int, ok bool) {
+	if s, start, end, ok := locate(q, exact); ok {
+		return s, start, end, true
+	}
+	return locate(q, vague)
+}
+
+// Which written forms locate reads: a day or a month of a year (exact), or a month in any
+// year and a bare year (vague). A relative time comes between them (LocateAt).
+const (
+	exact = iota
+	vague
+)
+
+// locate finds the first time of the forms asked for, most specific form first.
+func locate(q string, forms int) (s Span, start, end int, ok bool) {
 	group := func(m []int, i int) string { return q[m[2*i]:m[2*i+1]] }
 	num := func(m []int, i int) int {
 		n, _ := strconv.Atoi(group(m, i))
 		return n
 	}
 	month := func(m []int, i int) int { return int(months[strings.ToLower(group(m, i))]) }
+	if forms == vague {
+		if m := monthOnly.FindStringSubmatchIndex(q); m != nil {
+			return Span{Month: time.Month(month(m, 1))}, m[0], m[1], true
+		}
+		if m := year.FindStringSubmatchIndex(q); m != nil {
+			from := time.Date(num(m, 1), 1, 1, 0, 0, 0, 0, time.UTC)
+			return Span{From: from, To: from.AddDate(1, 0, 0)}, m[0], m[1], true
+		}
+		return Span{}, 0, 0, false
+	}
 	if m := dayMonthYear.FindStringSubmatchIndex(q); m != nil {
 		if s, ok := daySpan(num(m, 3), month(m, 2), num(m, 1)); ok {
 			return s, m[0], m[1], true
@@ -83,13 +110,6 @@ func Locate(q string) (s Span, start, end int, ok bool) {
 	if m := monthYear.FindStringSubmatchIndex(q); m != nil {
 		from := time.Date(num(m, 2), time.Month(month(m, 1)), 1, 0, 0, 0, 0, time.UTC)
 		return Span{From: from, To: from.AddDate(0, 1, 0)}, m[0], m[1], true
-	}
-	if m := monthOnly.FindStringSubmatchIndex(q); m != nil {
-		return Span{Month: time.Month(month(m, 1))}, m[0], m[1], true
-	}
-	if m := year.FindStringSubmatchIndex(q); m != nil {
-		from := time.Date(num(m, 1), 1, 1, 0, 0, 0, 0, time.UTC)
-		return Span{From: from, To: from.AddDate(1, 0, 0)}, m[0], m[1], true
 	}
 	return Span{}, 0, 0, false
 }

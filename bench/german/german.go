@@ -7,6 +7,7 @@
 package german
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -41,18 +42,33 @@ func (m Memory) Time() (time.Time, error) {
 
 // Question asks for the memories IDs (any of them answers it). Kind names what makes it hard,
 // joined by "+" (compound, verb, spelling, inflection, loanword, plain; date: the question names
-// or asks for a day its memory states relative to when it was written).
+// or asks for a day its memory states relative to when it was written; relative: the question
+// names a time relative to when it is asked, "letzte Woche", "gestern"). Asked is the day it is
+// asked (YYYY-MM-DD; empty: the corpus' Asked).
 type Question struct {
-	Text string   `json:"q"`
-	IDs  []string `json:"ids"`
-	Kind string   `json:"kind"`
+	Text  string   `json:"q"`
+	IDs   []string `json:"ids"`
+	Kind  string   `json:"kind"`
+	Asked string   `json:"asked,omitempty"`
 }
 
-// Corpus is the whole check.
+// Corpus is the whole check. Asked is the day its questions are asked unless one names its
+// own, after the newest memory.
 type Corpus struct {
+	Asked     string     `json:"asked"`
 	Memories  []Memory   `json:"memories"`
 	Questions []Question `json:"questions"`
 	OffTopic  []string   `json:"offtopic"`
+}
+
+// AskedAt is when q is asked (noon UTC of its day, or of the corpus' day).
+func (c Corpus) AskedAt(q Question) (time.Time, error) {
+	day := cmp.Or(q.Asked, c.Asked)
+	d, err := time.Parse("2006-01-02", day)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("asked %q: %w", day, err)
+	}
+	return d.Add(12 * time.Hour), nil
 }
 
 // Load returns the corpus.
@@ -84,8 +100,9 @@ type Report struct {
 	OffTopicTotal int // hits over all off-topic questions
 }
 
-// Ranker returns the ids of the memories that best answer q, best first, after the floor.
-type Ranker func(ctx context.Context, q string) ([]string, error)
+// Ranker returns the ids of the memories that best answer q asked at asked, best first, after
+// the floor.
+type Ranker func(ctx context.Context, q string, asked time.Time) ([]string, error)
 
 // Evaluate asks rank every question and every off-topic question.
 func Evaluate(ctx context.Context, c Corpus, rank Ranker) (Report, error) {
@@ -97,7 +114,11 @@ func Evaluate(ctx context.Context, c Corpus, rank Ranker) (Report, error) {
 	by := map[string]*sums{}
 	var all sums
 	for _, q := range c.Questions {
-		ranked, err := rank(ctx, q.Text)
+		asked, err := c.AskedAt(q)
+		if err != nil {
+			return Report{}, err
+		}
+		ranked, err := rank(ctx, q.Text, asked)
 		if err != nil {
 			return Report{}, fmt.Errorf("%q: %w", q.Text, err)
 		}
@@ -137,7 +158,11 @@ func Evaluate(ctx context.Context, c Corpus, rank Ranker) (Report, error) {
 		rep.ByKind[k] = finish(s)
 	}
 	for _, q := range c.OffTopic {
-		ranked, err := rank(ctx, q)
+		asked, err := c.AskedAt(Question{})
+		if err != nil {
+			return Report{}, err
+		}
+		ranked, err := rank(ctx, q, asked)
 		if err != nil {
 			return Report{}, fmt.Errorf("%q: %w", q, err)
 		}

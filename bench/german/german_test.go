@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCorpus: every question names memories that exist, every memory has a date, and the set
@@ -24,6 +25,9 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 	for _, q := range c.Questions {
+		if _, err := c.AskedAt(q); err != nil {
+			t.Errorf("%q: %v", q.Text, err)
+		}
 		if len(q.IDs) == 0 || q.Kind == "" {
 			t.Errorf("%q: ids %v, kind %q", q.Text, q.IDs, q.Kind)
 		}
@@ -50,7 +54,7 @@ func TestEvaluate(t *testing.T) {
 			answers[q.Text] = []string{"x", q.IDs[0]} // rank 2
 		}
 	}
-	rep, err := Evaluate(context.Background(), c, func(_ context.Context, q string) ([]string, error) {
+	rep, err := Evaluate(context.Background(), c, func(_ context.Context, q string, _ time.Time) ([]string, error) {
 		if strings.HasPrefix(q, "Wie hoch ist der Mount") {
 			return []string{"hb01"}, nil
 		}

@@ -17,7 +17,10 @@ type ablation struct {
 	WithFeedback   bool // pseudo-relevance feedback, off by default
 	NoTime         bool
 	NoTextDates    bool // the question's time against the memory's own time only
-	NoCoverage     bool // semantic signals not scaled by the query's coverage (search.Weights.Coverage)
+	// NoRelativeDates: a relative time in the question ("last week") is not resolved
+	// (Weights.RelativeDates)
+	NoRelativeDates bool
+	NoCoverage      bool // semantic signals not scaled by the query's coverage (search.Weights.Coverage)
 	// NoVectorCoverage: the hash embedder's vector signal not scaled by it (Weights.VectorCoverage)
 	NoVectorCoverage bool
 	AsksWhen         float64 // above 0 replaces the when-question signal's weight; below 0 turns it off
@@ -80,6 +83,9 @@ func (a ablation) options() search.Options {
 	}
 	if a.NoTextDates {
 		w.TextDates = false
+	}
+	if a.NoRelativeDates {
+		w.RelativeDates = false
 	}
 	w.AsksWhen = override(a.AsksWhen, w.AsksWhen)
 	w.Semantic = override(a.SemanticWeight, w.Semantic)

@@ -28,6 +28,7 @@ import (
 	"github.com/knowmind/knowmind/graph/localdgraph"
 	"github.com/knowmind/knowmind/search"
 	"github.com/knowmind/knowmind/shapes"
+	"github.com/knowmind/knowmind/timeq"
 )
 
 // benchFlags are the flags every benchmark shares: where Dgraph is and which embedder.
@@ -296,6 +297,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	captions := fs.Bool("captions", false, "store a turn's shared image as its BLIP caption after the text (\"[image: …]\"), as a capture of the message could; measured in docs/recall.md, not the default (the tenants get the suffix -captions, so a reused --dir never mixes the two)")
 	link := fs.Bool("link-turns", true, "link consecutive turns of a session with RELATES_TO (LoCoMo has no relations of its own)")
 	sequences := fs.Bool("sequences", true, "store each turn in its session's sequence at its turn number (store_memory's sequence and position), for the context signal (the tenants get the suffix -nosequence without, so a reused --dir never mixes the two)")
+	derive := fs.Bool("derive-sequences", true, "with --sequences=false: store the turns one by one in order as one writer (StoreMemoryInput.Writer), so the service derives their sequences (knowmind.ImplicitSequenceGap); the tenants get the suffix -derived instead of -nosequence")
 	sessionTimes := fs.Bool("session-times", true, "give each turn its session's date as its time (Memory.valid_from, what capture's occurred_at sets), for the time signal")
 	only := fs.String("only", "", "run only the rankings whose name matches this regular expression (the summary compares those)")
 	scoreReport := fs.Bool("scores", false, "also print where the default ranking's scores lie without a floor: the first evidence turn's and the off-topic questions' best (a diagnosis of the floor)")
@@ -340,7 +342,12 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		if *captions {
 			name += "-captions"
 		}
-		if !*sequences {
+		writer, workers := "", bf.workers
+		switch {
+		case !*sequences && *derive:
+			name += "-derived"
+			writer, workers = "locomo-bench", 1 // captured turn by turn
+		case !*sequences:
 			name += "-nosequence"
 		}
 		ten, err := b.tenant(ctx, name)
@@ -358,7 +365,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		}
 		ids := make([]string, len(c.Turns))
 		var mu sync.Mutex
-		err = parallel(ctx, len(c.Turns), bf.workers, func(ctx context.Context, i int) error {
+		err = parallel(ctx, len(c.Turns), workers, func(ctx context.Context, i int) error {
 			t := c.Turns[i]
 			content := t.Text
 			if *captions {
@@ -366,7 +373,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 			}
 			in := knowmind.StoreMemoryInput{
 				Title: t.Speaker, Content: content, MemoryType: knowmind.MemoryEpisodic,
-				Tags: []string{t.SessionDate}, Source: t.DiaID,
+				Tags: []string{t.SessionDate}, Source: t.DiaID, Writer: writer,
 			}
 			if *sequences {
 				in.Sequence, in.Position = fmt.Sprintf("session %d", t.Session), new(locomo.TurnNumber(t))
@@ -431,10 +438,32 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 			turns, len(convs), time.Since(loadStart).Seconds(), float64(turns)/time.Since(loadStart).Seconds(), dups, retried.Load())
 	}
 
+	// The questions are asked after the conversation: a relative time they name ("last
+	// weekend") resolves against its last session's date.
+	asked := map[string]time.Time{}
+	relative := 0
+	for ci := range convs {
+		c := &convs[ci]
+		for _, t := range c.Turns {
+			if at, err := sessionTime(t.SessionDate); err == nil && at.After(asked[c.SampleID]) {
+				asked[c.SampleID] = at
+			}
+		}
+		for _, q := range c.Questions {
+			if q.Category == 5 {
+				continue // not scored
+			}
+			if _, named := timeq.Parse(q.Text); !named {
+				if _, named := timeq.ParseAt(q.Text, asked[c.SampleID]); named {
+					relative++
+				}
+			}
+		}
+	}
 	ranker := func(hops int, sig ablation) locomo.Ranker {
 		return func(ctx context.Context, conv *locomo.Conversation, q locomo.Question) ([]string, error) {
 			ct := tenants[conv.SampleID]
-			res, err := ct.ten.RecallWith(ctx, knowmind.RecallQuery{Query: q.Text, K: 10, Hops: hops, MinScore: sig.floor()}, sig.options())
+			res, err := ct.ten.RecallWith(ctx, knowmind.RecallQuery{Query: q.Text, K: 10, Hops: hops, MinScore: sig.floor(), AskedAt: asked[conv.SampleID]}, sig.options())
 			if err != nil {
 				return nil, err
 			}
@@ -466,6 +495,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) without the days the text names (time against the memory's own time only)", ranker(2, ablation{NoRerank: true, NoTextDates: true, AsksWhen: -1})},
 		{"text+vector+graph (hops=2) semantic signals not scaled by the query's coverage", ranker(2, ablation{NoRerank: true, NoCoverage: true})},
 		{"text+vector+graph (hops=2) the hash embedder's vector signal not scaled by the query's coverage", ranker(2, ablation{NoRerank: true, NoVectorCoverage: true})},
+		{"text+vector+graph (hops=2) without relative times in questions (\"last week\" not resolved against the time of asking)", ranker(2, ablation{NoRerank: true, NoRelativeDates: true})},
 		{"text+vector+graph (hops=2) without the when-question signal", ranker(2, ablation{NoRerank: true, AsksWhen: -1})},
 		{"text+vector+graph (hops=2) when-question signal 0.25", ranker(2, ablation{NoRerank: true, AsksWhen: 0.25})},
 		{"text+vector+graph (hops=2) when-question signal 1", ranker(2, ablation{NoRerank: true, AsksWhen: 1})},
@@ -513,6 +543,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	var named []locomo.Named
 	w := os.Stdout
 	fmt.Fprintf(w, "# LoCoMo retrieval, %s, %d conversations, embedder %s\n\n", filepath.Base(*data), len(convs), b.embedder.ID())
+	fmt.Fprintf(w, "Questions naming a time only relative to the time of asking (asked at each conversation's last session): %d of the scored questions\n\n", relative)
 	for _, r := range runs {
 		if !onlyRe.MatchString(r.name) {
 			continue

@@ -24,6 +24,7 @@ func runBenchGerman(ctx context.Context, args []string) error {
 	bf.register(fs)
 	only := fs.String("only", "", "run only the rankings whose name matches this regular expression")
 	sequences := fs.Bool("sequences", true, "store each memory in its sequence (the corpus' seq: a document's sections, one meeting's minutes, one person's notes) at its place in corpus order (the tenant gets the suffix -nosequence without)")
+	derive := fs.Bool("derive-sequences", true, "with --sequences=false: store the memories in corpus order as one writer (StoreMemoryInput.Writer), so the service derives their sequences from their times (knowmind.ImplicitSequenceGap); the tenant gets the suffix -derived instead of -nosequence")
 	showOffTopic := fs.Bool("show-off-topic", false, "also print the default ranking's hits (with scores, no floor) for each off-topic question, a diagnosis")
 	dumpFile := fs.String("dump", "", "also write the default ranking's first 25 hits of every question and off-topic question, without a floor and with the evidence behind each hit, to this file as JSON lines")
 	if err := fs.Parse(args); err != nil {
@@ -42,8 +43,11 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	tenantName := "german-check"
-	if !*sequences {
+	tenantName, writer := "german-check", ""
+	switch {
+	case !*sequences && *derive:
+		tenantName, writer = tenantName+"-derived", "german-bench"
+	case !*sequences:
 		tenantName += "-nosequence"
 	}
 	ten, err := b.tenant(ctx, tenantName)
@@ -64,7 +68,7 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		places := map[string]int{}
 		for _, m := range corpus.Memories {
 			at := when[m.ID]
-			in := knowmind.StoreMemoryInput{Title: m.Title, Content: m.Text, MemoryType: knowmind.MemoryEpisodic, Source: m.ID, OccurredAt: &at}
+			in := knowmind.StoreMemoryInput{Title: m.Title, Content: m.Text, MemoryType: knowmind.MemoryEpisodic, Source: m.ID, OccurredAt: &at, Writer: writer}
 			if *sequences && m.Seq != "" {
 				in.Sequence, in.Position = m.Seq, new(places[m.Seq])
 				places[m.Seq]++
@@ -92,8 +96,8 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		return c.Tenant(ctx, tenantName, false)
 	}
 	ranker := func(tn *graph.Tenant, hops int, minScore float64, sig ablation) german.Ranker {
-		return func(ctx context.Context, q string) ([]string, error) {
-			res, err := tn.RecallWith(ctx, knowmind.RecallQuery{Query: q, K: 10, Hops: hops, MinScore: minScore}, sig.options())
+		return func(ctx context.Context, q string, asked time.Time) ([]string, error) {
+			res, err := tn.RecallWith(ctx, knowmind.RecallQuery{Query: q, K: 10, Hops: hops, MinScore: minScore, AskedAt: asked}, sig.options())
 			if err != nil {
 				return nil, err
 			}
@@ -134,6 +138,8 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		{"full fusion, the hash embedder's vector signal not scaled by the query's coverage", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoVectorCoverage: true}},
 		{"full fusion keeping question words (German, English) in the query", bm25.Analysis{KeepQuestionWords: true}, 2, knowmind.RecallMinScore, full},
 		{"full fusion keeping question words, semantic signals not scaled by coverage (neither of the rules that shape the floor's inputs)", bm25.Analysis{KeepQuestionWords: true}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true, NoVectorCoverage: true}},
+		{"full fusion without relative times in questions (\"letzte Woche\" not resolved against the time of asking)", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoRelativeDates: true}},
+		{"text only (BM25) without relative times in questions", bm25.Analysis{}, 0, knowmind.RecallMinScore, ablation{NoVector: true, NoRerank: true, NoSemantic: true, NoRelativeDates: true}},
 		{"full fusion without the when-question signal", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, AsksWhen: -1}},
 		{"full fusion without the context signal (the memory before in its sequence)", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: -1}},
 		{"full fusion, second stage: IDF coverage 0.25", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25}}},

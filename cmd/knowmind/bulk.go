@@ -65,10 +65,11 @@ func runImport(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	t, err := b.client.Tenant(ctx, *tenant, true)
+	t, closeCell, err := openTenant(ctx, cfg, b, *tenant, true, true)
 	if err != nil {
 		return err
 	}
+	defer closeCell()
 	fmt.Fprintf(os.Stderr, "importing %s into tenant %s: %d records, batches of %d, embedder %s, vector index %s\n", src.Name(), *tenant, src.Total(), *batch, b.embedder.ID(), *vectorIndex)
 	if *vectorIndex == "drop" {
 		if err := t.DropVectorIndex(ctx); err != nil {
@@ -194,10 +195,11 @@ func runExport(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	t, err := b.client.Tenant(ctx, tenant, false)
+	t, closeCell, err := openTenant(ctx, cfg, b, tenant, false, false)
 	if err != nil {
 		return err
 	}
+	defer closeCell()
 	f := os.Stdout
 	if out != "" {
 		// Written next to the target and renamed at the end: a failed export leaves no partial file.
@@ -248,10 +250,11 @@ func runVaultSync(ctx context.Context, cfg Config, dir, tenant, project string) 
 		return err
 	}
 	defer b.Close()
-	t, err := b.client.Tenant(ctx, tenant, true)
+	t, closeCell, err := openTenant(ctx, cfg, b, tenant, true, true)
 	if err != nil {
 		return err
 	}
+	defer closeCell()
 	start := time.Now()
 	sum, err := bulk.SyncVault(ctx, t, project, dir, cliActor("knowmind import"))
 	if err != nil && sum.Created+sum.Updated+sum.Unchanged+sum.Failed == 0 {
@@ -279,10 +282,11 @@ func runVaultExport(ctx context.Context, cfg Config, tenant, project, dir string
 		return err
 	}
 	defer b.Close()
-	t, err := b.client.Tenant(ctx, tenant, false)
+	t, closeCell, err := openTenant(ctx, cfg, b, tenant, false, false)
 	if err != nil {
 		return err
 	}
+	defer closeCell()
 	n, err := bulk.ExportVault(ctx, t, knowmind.NoteScope{}, project, dir)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ import (
 )
 
 func init() {
-	register("cell", "cell add NAME --alphas HOST:9080 --guardian-password-file F --cell-secret-file F | cell list | cell move --tenant T --to CELL (tenants across Dgraph clusters)", runCell)
+	register("cell", "cell add NAME --alphas HOST:9080 --guardian-password-file F --cell-secret-file F | cell list | cell move --tenant T --to CELL [--drop-source] | cell drop --tenant T --from CELL (tenants across Dgraph clusters)", runCell)
 }
 
 // homeCell is the name of the cell serve's own flags reach (the managed Dgraph of --data-dir or
@@ -38,7 +39,8 @@ var cellName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 func runCell(ctx context.Context, args []string) error {
 	const usage = "usage: knowmind cell add NAME --alphas HOST:9080[,...] --guardian-password-file FILE --cell-secret-file FILE [serve flags]\n" +
 		"       knowmind cell list [serve flags]\n" +
-		"       knowmind cell move --tenant NAME --to CELL [--export-dir DIR] [serve flags]"
+		"       knowmind cell move --tenant NAME --to CELL [--drop-source] [--export-dir DIR] [serve flags]\n" +
+		"       knowmind cell drop --tenant NAME --from CELL [serve flags]   (the copy a move left in CELL)"
 	if len(args) == 0 {
 		return errors.New(usage)
 	}
@@ -52,6 +54,8 @@ func runCell(ctx context.Context, args []string) error {
 	tenant := fs.String("tenant", "", "move: the tenant")
 	to := fs.String("to", "", "move: the cell to move it to ("+homeCell+": the cluster of serve's flags)")
 	exportDir := fs.String("export-dir", "", "move: folder of the move's export file (default data-dir/cell-moves)")
+	dropSource := fs.Bool("drop-source", false, "move: drop the tenant's namespace in the cell it left once the move is verified and every serve follows it")
+	from := fs.String("from", "", "drop: the cell whose copy of the tenant to drop (one the tenant has left)")
 	cfg, pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -68,7 +72,9 @@ func runCell(ctx context.Context, args []string) error {
 		if dir == "" {
 			dir = filepath.Join(cfg.DataDir, "cell-moves")
 		}
-		return moveTenant(ctx, cfg, path, *tenant, *to, dir)
+		return moveTenant(ctx, cfg, path, *tenant, *to, dir, *dropSource)
+	case sub == "drop" && len(pos) == 0 && *tenant != "" && *from != "":
+		return dropCopy(ctx, cfg, path, *tenant, *from)
 	}
 	return errors.New(usage)
 }
@@ -192,7 +198,7 @@ func readTrimmed(path string) (string, error) {
 	return s, nil
 }
 
-func moveTenant(ctx context.Context, cfg Config, path, tenant, to, exportDir string) error {
+func moveTenant(ctx context.Context, cfg Config, path, tenant, to, exportDir string, dropSource bool) error {
 	unlock, err := lockDirectory(path)
 	if err != nil {
 		return err
@@ -205,25 +211,11 @@ func moveTenant(ctx context.Context, cfg Config, path, tenant, to, exportDir str
 	if _, ok := d.Cells[to]; !ok && to != homeCell {
 		return fmt.Errorf("cell move: no cell %q (knowmind cell list)", to)
 	}
-	// An import re-embeds what it writes: the home cell's embedder serves every cell.
-	home, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{embedder: true, bulk: true, noExactVectors: true})
+	r, closeAll, err := openRouter(ctx, cfg, path, d)
 	if err != nil {
 		return err
 	}
-	defer home.Close()
-	clients := map[string]*graph.Client{homeCell: home.client}
-	for _, name := range d.CellNames() {
-		c, err := openCell(ctx, cfg, d.Cells[name], home.shapes, home.embedder, false)
-		if err != nil {
-			return fmt.Errorf("cell %s: %w", name, err)
-		}
-		defer c.Close()
-		clients[name] = c
-	}
-	r, err := cells.Open(clients, homeCell, path)
-	if err != nil {
-		return err
-	}
+	defer closeAll()
 	if err := os.MkdirAll(exportDir, 0o700); err != nil {
 		return err
 	}
@@ -234,6 +226,147 @@ func moveTenant(ctx context.Context, cfg Config, path, tenant, to, exportDir str
 	fmt.Fprintf(os.Stderr, "tenant %s moved from %s to %s: %d records, %d tokens; serves confirmed %s, export %s, import %s, verify %s, read-only %s\n",
 		tenant, rep.From, rep.To, rep.Records, rep.Tokens, rep.Confirm.Round(time.Millisecond), rep.Export.Round(time.Millisecond), rep.Import.Round(time.Millisecond),
 		rep.Verify.Round(time.Millisecond), rep.ReadOnly.Round(time.Millisecond))
-	fmt.Fprintf(os.Stderr, "the source namespace in %s is kept; every serve of this data dir serves the tenant from %s at its next call\n", rep.From, rep.To)
+	if !dropSource {
+		fmt.Fprintf(os.Stderr, "the source namespace in %s is kept (knowmind cell drop --tenant %s --from %s drops it); every serve of this data dir serves the tenant from %s at its next call\n",
+			rep.From, tenant, rep.From, rep.To)
+		return nil
+	}
+	if err := r.DropCopy(ctx, tenant, rep.From); err != nil {
+		return fmt.Errorf("the move is done, the source is kept: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "the source namespace in %s is dropped; every serve of this data dir serves the tenant from %s\n", rep.From, rep.To)
 	return nil
+}
+
+// dropCopy drops the namespace a move left in cell from.
+func dropCopy(ctx context.Context, cfg Config, path, tenant, from string) error {
+	unlock, err := lockDirectory(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	d, err := cells.ReadDirectory(path)
+	if err != nil {
+		return err
+	}
+	if _, ok := d.Cells[from]; !ok && from != homeCell {
+		return fmt.Errorf("cell drop: no cell %q (knowmind cell list)", from)
+	}
+	r, closeAll, err := openRouter(ctx, cfg, path, d)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	if err := r.DropCopy(ctx, tenant, from); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "the copy of tenant %s in cell %s is dropped\n", tenant, from)
+	return nil
+}
+
+// openRouter opens every cell of the directory (home with its embedder: an import re-embeds
+// what it writes, and home's embedder serves every cell) and a router over them.
+func openRouter(ctx context.Context, cfg Config, path string, d cells.Directory) (_ *cells.Router, closeAll func(), err error) {
+	var closers []func()
+	closeAll = func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	home, err := openBackend(ctx, cfg, newLogger(cfg.LogLevel), opening{embedder: true, bulk: true, noExactVectors: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, home.Close)
+	clients := map[string]*graph.Client{homeCell: home.client}
+	for _, name := range d.CellNames() {
+		c, err := openCell(ctx, cfg, d.Cells[name], home.shapes, home.embedder, false)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cell %s: %w", name, err)
+		}
+		closers = append(closers, c.Close)
+		clients[name] = c
+	}
+	r, err := cells.Open(clients, homeCell, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, closeAll, nil
+}
+
+// openServing is the cells' view a serving process (serve, stdio) reads tenants and verifies
+// tokens through: home is b's cluster, every other cell is opened from the directory on first use.
+func openServing(cfg Config, b *backend, log *slog.Logger) (*cells.Serving, error) {
+	s, err := cells.OpenServing(b.client, filepath.Join(cfg.DataDir, cells.DirectoryFileName),
+		func(ctx context.Context, name string, c cells.Cell) (*graph.Client, error) {
+			log.Info("opening cell", "cell", name, "alphas", c.Dgraph)
+			return openCell(ctx, cfg, c, b.shapes, b.embedder, true)
+		}, log)
+	if err != nil {
+		return nil, fmt.Errorf("cell directory: %w", err)
+	}
+	return s, nil
+}
+
+// cellClient is the client of the named cell for a command: home's is b's (close does nothing),
+// another is opened from the directory and closed by close.
+func cellClient(ctx context.Context, cfg Config, b *backend, d cells.Directory, name string) (c *graph.Client, close func(), err error) {
+	if name == homeCell {
+		return b.client, func() {}, nil
+	}
+	entry, ok := d.Cells[name]
+	if !ok {
+		return nil, nil, fmt.Errorf("no cell %q in the cell directory (knowmind cell list)", name)
+	}
+	c, err = openCell(ctx, cfg, entry, b.shapes, nil, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cell %s: %w", name, err)
+	}
+	return c, c.Close, nil
+}
+
+// placementOf is where the directory places tenant (home when it does not list it).
+func placementOf(d cells.Directory, tenant string) cells.Placement {
+	if p, ok := d.Tenants[tenant]; ok && p.Cell != "" {
+		return p
+	}
+	return cells.Placement{Cell: homeCell}
+}
+
+// openTenant opens tenant in the cell the directory places it in, for a command (import,
+// export, project, trash, purge): a command never reads or writes the copy a move left in
+// another cell. A command that writes is refused while the tenant is being moved. close
+// closes the cell's client when it is not home's.
+func openTenant(ctx context.Context, cfg Config, b *backend, tenant string, create, writes bool) (*graph.Tenant, func(), error) {
+	d, err := cells.ReadDirectory(filepath.Join(cfg.DataDir, cells.DirectoryFileName))
+	if err != nil {
+		return nil, nil, err
+	}
+	p := placementOf(d, tenant)
+	if writes && p.ReadOnly {
+		return nil, nil, errMoving(tenant)
+	}
+	c := b.client
+	closeCell := func() {}
+	if p.Cell != homeCell {
+		entry, ok := d.Cells[p.Cell]
+		if !ok {
+			return nil, nil, fmt.Errorf("tenant %q is in cell %s, which the directory does not name", tenant, p.Cell)
+		}
+		if c, err = openCell(ctx, cfg, entry, b.shapes, b.embedder, false); err != nil {
+			return nil, nil, fmt.Errorf("cell %s: %w", p.Cell, err)
+		}
+		closeCell = c.Close
+	}
+	t, err := c.Tenant(ctx, tenant, create)
+	if err != nil {
+		closeCell()
+		return nil, nil, err
+	}
+	return t, closeCell, nil
 }

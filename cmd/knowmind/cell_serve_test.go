@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/cells"
@@ -66,10 +69,15 @@ func TestCellServeRoutesByDirectory(t *testing.T) {
 		}
 	}()
 	waitReady(t, addr, true, time.Minute, exited)
-	call := func(name, args string) string {
+	callAs := func(token, name, args string) (int, string) {
 		t.Helper()
 		status, _, body := postMCP(t, "http://"+addr+"/api/mcp/v1", token,
 			fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, name, args))
+		return status, body
+	}
+	call := func(name, args string) string {
+		t.Helper()
+		status, body := callAs(token, name, args)
 		if status != http.StatusOK {
 			t.Fatalf("%s: HTTP %d %s", name, status, body)
 		}
@@ -146,5 +154,74 @@ func TestCellServeRoutesByDirectory(t *testing.T) {
 		if found != want {
 			t.Errorf("the store after the move found in cell %v: %v, want %v", cell == other, found, want)
 		}
+	}
+
+	// Tokens follow the tenant: one created after the move is written in cell b and works
+	// through the serve; a revocation there (of it, or of the copied token) is refused at once,
+	// although home still holds an unrevoked copy of the old one.
+	stdout := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = envVars
+		var errOut strings.Builder
+		cmd.Stderr = &errOut
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("knowmind %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+		}
+		return string(out)
+	}
+	fresh := strings.TrimSpace(stdout("token", "create", "--tenant", tenant, "--scopes", "read,write", "--name", "after-move"))
+	if toks, err := other.Client.ListTokens(ctx, tenant); err != nil || len(toks) != 2 {
+		t.Fatalf("cell b holds %d tokens of the tenant (%v), want the copied one and the new one", len(toks), err)
+	}
+	if status, body := callAs(fresh, "knowmind_recall", `{"query":"Kurbelgehaeuse gewechselt","k":3}`); status != http.StatusOK || !strings.Contains(body, "Kurbelgehaeuse") {
+		t.Fatalf("a token created after the move: HTTP %d %s", status, body)
+	}
+
+	// stdio serves the moved tenant from cell b like serve, with the new token.
+	cs := startStdioEnv(t, envVars, "--token", fresh)
+	var recalled knowmind.RecallResult
+	if err := callJSON(t, cs, "knowmind_recall", map[string]any{"query": "Zahnriemen gewechselt", "k": 3}, &recalled); err != nil ||
+		len(recalled.Hits) == 0 || !strings.Contains(recalled.Hits[0].Title, "Zahnriemen") {
+		t.Fatalf("stdio recall of the moved tenant: %+v %v", recalled.Hits, err)
+	}
+	var stored struct {
+		MemoryID string `json:"memory_id"`
+	}
+	if err := callJSON(t, cs, "knowmind_store_memory", map[string]any{"title": "Oelwanne", "content": "Die Oelwanne wurde im Werk Ost abgedichtet."}, &stored); err != nil || stored.MemoryID == "" {
+		t.Fatalf("stdio store: %+v %v", stored, err)
+	}
+	there, err := other.Client.Tenant(ctx, tenant, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := there.Recall(ctx, knowmind.RecallQuery{Query: "Oelwanne abgedichtet", K: 3}); err != nil || len(res.Hits) == 0 || res.Hits[0].MemoryID != stored.MemoryID {
+		t.Fatalf("the stdio store is not in cell b: %+v %v", res.Hits, err)
+	}
+
+	ids := map[string]string{}
+	for _, line := range strings.Split(stdout("token", "list", "--tenant", tenant), "\n") {
+		if f := strings.Fields(line); len(f) > 3 && strings.HasPrefix(f[0], "b:0x") {
+			ids[f[2]] = f[0]
+		}
+	}
+	if ids["cells"] == "" || ids["after-move"] == "" {
+		t.Fatalf("token list of the moved tenant: %v", ids)
+	}
+	stdout("token", "revoke", ids["cells"])
+	if status, body := callAs(token, "knowmind_recall", `{"query":"Zahnriemen","k":3}`); status != http.StatusUnauthorized {
+		t.Fatalf("the copied token revoked in cell b: HTTP %d %s", status, body)
+	}
+	if _, err := home.Client.VerifyToken(ctx, token); err != nil {
+		t.Fatalf("home's copy of the old token should be unrevoked (the test's premise): %v", err)
+	}
+	stdout("token", "revoke", ids["after-move"])
+	if status, body := callAs(fresh, "knowmind_recall", `{"query":"Zahnriemen","k":3}`); status != http.StatusUnauthorized {
+		t.Fatalf("the new token revoked in cell b: HTTP %d %s", status, body)
+	}
+	var werr *jsonrpc.Error
+	if err := callJSON(t, cs, "knowmind_stats", map[string]any{}, &struct{}{}); !errors.As(err, &werr) || werr.Code != 401 {
+		t.Fatalf("stdio after the revocation in cell b: %v, want JSON-RPC error 401", err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,6 +102,18 @@ func TestCellCommands(t *testing.T) {
 	if out, _ := run("cell", "list"); !strings.Contains(out, "tenant "+tenant+": b\n") {
 		t.Fatalf("cell list after the move:\n%s", out)
 	}
+	// The tenant commands act where it lives: listed once (not home's kept copy), and its
+	// credentials are of its namespace in b.
+	if out, _ := run("tenant", "list"); strings.Count(out, tenant+"\n") != 1 {
+		t.Fatalf("tenant list after the move lists the tenant %d times:\n%s", strings.Count(out, tenant+"\n"), out)
+	}
+	inB, err := other.Client.NamespaceCredentials(ctx, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := run("tenant", "credentials", "--tenant", tenant); !strings.Contains(out, fmt.Sprintf("namespace: %d\n", inB.Namespace)) {
+		t.Fatalf("tenant credentials after the move, want namespace %d of cell b:\n%s", inB.Namespace, out)
+	}
 	there, err := other.Client.Tenant(ctx, tenant, false)
 	if err != nil {
 		t.Fatal(err)
@@ -116,10 +129,34 @@ func TestCellCommands(t *testing.T) {
 		t.Fatalf("a move to no cell: %v\n%s", err, errOut)
 	}
 
-	// Back home: the directory lists it no more (home is where unlisted tenants are).
-	run("cell", "move", "--tenant", tenant, "--to", "home")
+	// Back home, dropping the copy in b: the directory lists it no more (home is where unlisted
+	// tenants are), home holds its three memories once (the copy the first move kept there is
+	// replaced, not imported over), and b holds it no more.
+	if _, errOut, err := knowmindCmd("cell", "drop", "--tenant", tenant, "--from", "b"); err == nil || !strings.Contains(errOut, "not a copy") {
+		t.Fatalf("cell drop of the cell the tenant lives in: %v\n%s", err, errOut)
+	}
+	_, back := run("cell", "move", "--tenant", tenant, "--to", "home", "--drop-source")
+	if !strings.Contains(back, "moved from b to home: 3 records") || !strings.Contains(back, "source namespace in b is dropped") {
+		t.Fatalf("cell move home --drop-source:\n%s", back)
+	}
 	if p, ok := placement(tenant); ok {
 		t.Fatalf("after the move home the directory still lists %+v", p)
+	}
+	for cell, want := range map[*dgraphtest.Env]int64{home: 3, other: -1} {
+		cell.Client.Forget(tenant) // this process's session is of the namespace before the moves
+		ten, err := cell.Client.Tenant(ctx, tenant, false)
+		if want < 0 {
+			if knowmind.ErrorCode(err) != knowmind.ENOTFOUND {
+				t.Errorf("the tenant in b after --drop-source: %v, want not found", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err := ten.Stats(ctx); err != nil || st.Memories != want {
+			t.Errorf("the tenant at home after a → b → a: %+v %v, want %d memories", st, err, want)
+		}
 	}
 	if out, _ := run("cell", "list"); strings.Contains(out, tenant) {
 		t.Fatalf("cell list after the move home:\n%s", out)

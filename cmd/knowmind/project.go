@@ -47,10 +47,11 @@ func runProject(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	t, err := b.client.Tenant(ctx, tenant, false)
+	t, closeCell, err := openTenant(ctx, cfg, b, tenant, false, sub == "create")
 	if err != nil {
 		return err
 	}
+	defer closeCell()
 	if sub == "create" {
 		p, err := t.CreateProject(ctx, handle, name)
 		if err != nil {

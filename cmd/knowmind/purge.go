@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/knowmind/knowmind/cells"
 )
 
 func init() {
@@ -73,8 +76,17 @@ func runPurge(ctx context.Context, args []string) error {
 	defer b.Close()
 	tenants := []string{*tenantFlag}
 	if *tenantFlag == "" {
-		if tenants, err = b.client.Tenants(ctx); err != nil {
+		dir, err := cells.ReadDirectory(filepath.Join(cfg.DataDir, cells.DirectoryFileName))
+		if err != nil {
 			return err
+		}
+		placed, err := allTenants(ctx, cfg, b, dir)
+		if err != nil {
+			return err
+		}
+		tenants = tenants[:0]
+		for _, p := range placed {
+			tenants = append(tenants, p.name)
 		}
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
@@ -84,11 +96,12 @@ func runPurge(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(w, "TENANT\t%s: VERSIONS\tREVISIONS\tTRASHED NOTES\tENDED BEFORE\n", verb)
 	for _, name := range tenants {
-		t, err := b.client.Tenant(ctx, name, false)
+		t, closeCell, err := openTenant(ctx, cfg, b, name, false, !*dry)
 		if err != nil {
 			return err
 		}
 		res, err := t.Purge(ctx, cut, *dry)
+		closeCell()
 		if err != nil {
 			return fmt.Errorf("purge %s: %w", name, err)
 		}

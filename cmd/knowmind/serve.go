@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/knowmind/knowmind"
-	"github.com/knowmind/knowmind/cells"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/handlers"
 )
@@ -82,19 +81,15 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	// Tenants are served in the cell the directory names (docs/scale.md, "cells"); tokens are
-	// verified by home, where every tenant's tokens are.
-	serving, err := cells.OpenServing(b.client, filepath.Join(cfg.DataDir, cells.DirectoryFileName),
-		func(ctx context.Context, name string, c cells.Cell) (*graph.Client, error) {
-			log.Info("opening cell", "cell", name, "alphas", c.Dgraph)
-			return openCell(ctx, cfg, c, b.shapes, b.embedder, true)
-		}, log)
+	// Tenants are served in the cell the directory names (docs/scale.md, "cells"), and a token
+	// is verified by its row in its tenant's cell.
+	serving, err := openServing(cfg, b, log)
 	if err != nil {
-		return fmt.Errorf("cell directory: %w", err)
+		return err
 	}
 	defer serving.Close()
 	router := handlers.NewRouter(handlers.Deps{
-		Ready: ready, Graph: b.client, Workspaces: serving, Logger: log,
+		Ready: ready, Graph: b.client, Workspaces: serving, Tokens: serving, Logger: log,
 		AllowedOrigins: cfg.AllowedOrigins, PublicURL: cfg.PublicURL, JWT: jwtCfg,
 		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, TenantRateLimit: cfg.TenantRateLimit, TenantRateBurst: cfg.TenantRateBurst,
 		TrustedProxies: cfg.TrustedProxies,

@@ -79,9 +79,16 @@ func runStdio(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
+	// Routed like serve: the tenant is served from the cell the directory places it in, its token
+	// is checked there, and a move's read-only mark holds this process's writes as a serve's.
+	serving, err := openServing(cfg, b, log)
+	if err != nil {
+		return err
+	}
+	defer serving.Close()
 	if token != "" {
 		verify := func(ctx context.Context) (knowmind.Principal, error) {
-			tok, err := b.client.VerifyToken(ctx, token)
+			tok, err := serving.VerifyToken(ctx, token)
 			if err != nil {
 				return knowmind.Principal{}, err
 			}
@@ -98,6 +105,6 @@ func runStdio(ctx context.Context, args []string) error {
 	} else {
 		log.Info("knowmind stdio", "tenant", caller.Principal.Tenant, "scopes", caller.Principal.Scopes)
 	}
-	return handlers.ServeStdio(ctx, handlers.Deps{Graph: b.client, Logger: log,
+	return handlers.ServeStdio(ctx, handlers.Deps{Graph: b.client, Workspaces: serving, Logger: log,
 		Extractors: extractors, Vocabulary: shapesVocabulary(cfg.ShapesDir)}, caller, &mcp.StdioTransport{})
 }

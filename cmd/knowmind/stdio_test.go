@@ -25,10 +25,16 @@ import (
 // MCP Go SDK's client to it over its stdin and stdout.
 func startStdio(t *testing.T, env *dgraphtest.Env, args ...string) *mcp.ClientSession {
 	t.Helper()
+	return startStdioEnv(t, childEnv(t, env), args...)
+}
+
+// startStdioEnv is startStdio with the child's environment given.
+func startStdioEnv(t *testing.T, envVars []string, args ...string) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	cmd := exec.Command(os.Args[0], append([]string{"stdio"}, args...)...)
-	cmd.Env = childEnv(t, env)
+	cmd.Env = envVars
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-test-client", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)

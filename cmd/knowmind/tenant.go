@@ -6,7 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/knowmind/knowmind/cells"
 	"github.com/knowmind/knowmind/graph"
 )
 
@@ -40,26 +44,36 @@ func runTenant(ctx context.Context, args []string) error {
 	}
 	defer b.Close()
 
+	dir, err := cells.ReadDirectory(filepath.Join(cfg.DataDir, cells.DirectoryFileName))
+	if err != nil {
+		return err
+	}
 	if sub == "list" {
-		names, err := b.client.Tenants(ctx)
+		placed, err := allTenants(ctx, cfg, b, dir)
 		if err != nil {
 			return err
 		}
-		for _, n := range names {
-			fmt.Println(n)
+		for _, p := range placed {
+			fmt.Println(p.name)
 		}
 		return nil
 	}
 	if tenant == "" {
 		return fmt.Errorf("tenant %s: --tenant is required", sub)
 	}
+	// The credentials of the namespace the tenant lives in, in its cell.
+	c, closeCell, err := cellClient(ctx, cfg, b, dir, placementOf(dir, tenant).Cell)
+	if err != nil {
+		return err
+	}
+	defer closeCell()
 	var cred graph.NamespaceCredentials
 	var note string
 	if sub == "analyst" {
-		cred, err = b.client.AnalystLogin(ctx, tenant)
+		cred, err = c.AnalystLogin(ctx, tenant)
 		note = "It reads every predicate of this tenant and can change nothing. Running this again sets a new password."
 	} else {
-		cred, err = b.client.NamespaceCredentials(ctx, tenant)
+		cred, err = c.NamespaceCredentials(ctx, tenant)
 		note = "This is the namespace's guardian: it can also write and change the schema. For analysts use `knowmind tenant analyst`."
 	}
 	if err != nil {
@@ -70,4 +84,31 @@ func runTenant(ctx context.Context, args []string) error {
 		"then Login with namespace %d, user %s and this password. The login sees tenant %q only.\n%s\nSee docs/analysts.md.\n",
 		cred.Namespace, cred.User, cred.Tenant, note)
 	return nil
+}
+
+// placedTenant is a tenant and the cell it lives in.
+type placedTenant struct{ name, cell string }
+
+// allTenants lists every tenant of every cell of the directory where it lives (a copy a move
+// left in another cell is not listed), sorted by name.
+func allTenants(ctx context.Context, cfg Config, b *backend, dir cells.Directory) ([]placedTenant, error) {
+	var out []placedTenant
+	for _, cell := range append([]string{homeCell}, dir.CellNames()...) {
+		c, closeCell, err := cellClient(ctx, cfg, b, dir, cell)
+		if err != nil {
+			return nil, err
+		}
+		names, err := c.Tenants(ctx)
+		closeCell()
+		if err != nil {
+			return nil, fmt.Errorf("cell %s: %w", cell, err)
+		}
+		for _, n := range names {
+			if placementOf(dir, n).Cell == cell {
+				out = append(out, placedTenant{n, cell})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b placedTenant) int { return strings.Compare(a.name, b.name) })
+	return out, nil
 }

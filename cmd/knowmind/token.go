@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/knowmind/knowmind"
+	"github.com/knowmind/knowmind/cells"
 	"github.com/knowmind/knowmind/graph"
 )
 
@@ -55,8 +57,8 @@ func runToken(ctx context.Context, args []string) error {
 	var id string
 	if sub == "revoke" {
 		// The id may stand before or after the serve flags.
-		if len(pos) != 1 || !strings.HasPrefix(pos[0], "0x") {
-			return errors.New("token revoke: the token ID (0x…, from `knowmind token list`) is required")
+		if len(pos) != 1 || !strings.HasPrefix(pos[0][strings.Index(pos[0], ":")+1:], "0x") {
+			return errors.New("token revoke: the token ID (0x… or CELL:0x…, from `knowmind token list`) is required")
 		}
 		id, pos = pos[0], nil
 	}
@@ -98,6 +100,12 @@ func runToken(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
+	// A token's row that counts is in its tenant's cell (docs/scale.md, "cells"): create and
+	// revoke write there, list reads there.
+	dir, err := cells.ReadDirectory(filepath.Join(cfg.DataDir, cells.DirectoryFileName))
+	if err != nil {
+		return err
+	}
 
 	switch sub {
 	case "create":
@@ -109,26 +117,77 @@ func runToken(ctx context.Context, args []string) error {
 		if toolsets != "all" {
 			toolsetList = splitList(toolsets)
 		}
-		secret, tok, err := b.client.CreateLimitedToken(ctx, tenant, scopeList, projectList, toolsetList, name, expiresAt)
+		p := placementOf(dir, tenant)
+		if p.ReadOnly {
+			return errMoving(tenant)
+		}
+		c, closeCell, err := cellClient(ctx, cfg, b, dir, p.Cell)
+		if err != nil {
+			return err
+		}
+		defer closeCell()
+		secret, tok, err := c.CreateLimitedToken(ctx, tenant, scopeList, projectList, toolsetList, name, expiresAt)
 		if err != nil {
 			return err
 		}
 		fmt.Println(secret)
 		fmt.Fprintf(os.Stderr, "token %s for tenant %q, scopes %s%s%s%s — shown once, store it now\n",
-			tok.ID, tok.Tenant, joinScopes(tok.Scopes), projectsNote(tok.Projects), toolsetsNote(tok.Toolsets), expiryNote(tok.ExpiresAt))
+			cells.QualifyTokenID(p.Cell, tok.ID), tok.Tenant, joinScopes(tok.Scopes), projectsNote(tok.Projects), toolsetsNote(tok.Toolsets), expiryNote(tok.ExpiresAt))
 	case "list":
-		toks, err := b.client.ListTokens(ctx, tenant)
-		if err != nil {
-			return err
+		names := []string{homeCell}
+		if tenant != "" {
+			names = []string{placementOf(dir, tenant).Cell}
+		} else {
+			names = append(names, dir.CellNames()...)
+		}
+		var toks []graph.Token
+		for _, cell := range names {
+			c, closeCell, err := cellClient(ctx, cfg, b, dir, cell)
+			if err != nil {
+				return err
+			}
+			listed, err := c.ListTokens(ctx, tenant)
+			closeCell()
+			if err != nil {
+				return fmt.Errorf("cell %s: %w", cell, err)
+			}
+			for _, t := range listed {
+				// A copy in a cell its tenant has left is not the token.
+				if placementOf(dir, t.Tenant).Cell == cell {
+					t.ID = cells.QualifyTokenID(cell, t.ID)
+					toks = append(toks, t)
+				}
+			}
 		}
 		printTokens(toks)
 	case "revoke":
-		if err := b.client.RevokeToken(ctx, id); err != nil {
+		cell, local := cells.SplitTokenID(id)
+		c, closeCell, err := cellClient(ctx, cfg, b, dir, cell)
+		if err != nil {
+			return err
+		}
+		defer closeCell()
+		tok, err := c.TokenByID(ctx, local)
+		if err != nil {
+			return err
+		}
+		if p := placementOf(dir, tok.Tenant); p.ReadOnly {
+			return errMoving(tok.Tenant)
+		} else if p.Cell != cell {
+			return fmt.Errorf("token %s: its tenant %q lives in cell %s now; revoke the token's row there (knowmind token list --tenant %s)", id, tok.Tenant, p.Cell, tok.Tenant)
+		}
+		if err := c.RevokeToken(ctx, local); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "token %s revoked\n", id)
 	}
 	return nil
+}
+
+// errMoving refuses a token change while its tenant is being moved between cells: the move
+// copies the tenant's tokens once, so a change now could be left behind in the source.
+func errMoving(tenant string) error {
+	return knowmind.Errorf(knowmind.EUNAVAILABLE, "tenant %q is being moved between cells (knowmind cell list); change its tokens once the move is done", tenant)
 }
 
 func printTokens(toks []graph.Token) {

@@ -64,10 +64,11 @@ func runTrash(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	t, err := b.client.Tenant(ctx, tenant, false)
+	t, closeCell, err := openTenant(ctx, cfg, b, tenant, false, sub != "list")
 	if err != nil {
 		return err
 	}
+	defer closeCell()
 	switch sub {
 	case "list":
 		list, err := t.ListTrash(ctx)

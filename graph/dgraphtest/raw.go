@@ -91,6 +91,16 @@ func SetJSON(t testing.TB, ten *graph.Tenant, v any) {
 	mutate(t, DG(t, ten), &api.Mutation{CommitNow: true, SetJson: js})
 }
 
+// SetJSON is SetJSON on this cluster (a test's own, not the shared one).
+func (e *Env) SetJSON(t testing.TB, ten *graph.Tenant, v any) {
+	t.Helper()
+	js, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutate(t, e.DG(t, ten), &api.Mutation{CommitNow: true, SetJson: js})
+}
+
 // SetNquads commits RDF N-Quads to ten's namespace in one mutation.
 func SetNquads(t testing.TB, ten *graph.Tenant, nquads string) {
 	t.Helper()
