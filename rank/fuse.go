@@ -233,48 +233,53 @@ func (s Signals) titleNeighbours(hits, direct []Hit) []Hit {
 
 // Support adds the evidence of neighbouring direct hits to each of hits (see Signals.Support)
 // and reorders them, best first (ties keep their order). direct are the direct hits with their
-// own scores; adjacent is read in both directions.
+// own scores, best first; adjacent is read in both directions.
+//
+// A hit's neighbours are multiplied in their order in direct, not in the order their edges
+// were listed or a map met them: a product rounds differently in another order, and two
+// memories with the same evidence must tie, in every call.
 func Support(hits, direct []Hit, adjacent map[string][]string, weight float64) []Hit {
-	own := make(map[string]float64, len(direct))
-	for _, h := range direct {
-		own[h.ID] = h.Score
+	place := make(map[string]int, len(direct))
+	for j, h := range direct {
+		if _, dup := place[h.ID]; !dup {
+			place[h.ID] = j
+		}
 	}
 	score := make(map[string]float64, len(hits))
 	for _, h := range hits {
 		score[h.ID] = h.Score
 	}
 	// Undirected one-edge neighbourhoods of the hits, holding only direct hits (only they lend
-	// evidence): the adjacency of two hops from every seed is far larger than what is asked of it.
-	near := make(map[string][]string, len(hits))
-	for from, tos := range adjacent {
-		_, fromHit := score[from]
-		_, fromDirect := own[from]
-		if !fromHit && !fromDirect {
+	// evidence), as places in direct: the adjacency of two hops from every seed is far larger
+	// than what is asked of it.
+	near := make(map[string][]int, len(hits))
+	for _, h := range hits {
+		for _, to := range adjacent[h.ID] {
+			if j, ok := place[to]; ok {
+				near[h.ID] = append(near[h.ID], j)
+			}
+		}
+	}
+	for j, d := range direct {
+		if place[d.ID] != j {
 			continue
 		}
-		for _, to := range tos {
-			if _, ok := own[to]; ok && fromHit {
-				near[from] = append(near[from], to)
-			}
-			if _, ok := score[to]; ok && fromDirect {
-				near[to] = append(near[to], from)
+		for _, to := range adjacent[d.ID] {
+			if _, ok := score[to]; ok {
+				near[to] = append(near[to], j)
 			}
 		}
 	}
 	out := slices.Clone(hits)
-	// seen[o] == i+1: o already counted for hit i (one map for all hits, not one per hit).
-	seen := make(map[string]int, len(near))
 	for i, h := range out {
-		miss, stamp := 1.0, i+1
-		seen[h.ID], seen[h.Via] = stamp, stamp
-		for _, o := range near[h.ID] {
-			if seen[o] == stamp {
+		js := near[h.ID]
+		slices.Sort(js)
+		miss := 1.0
+		for k, j := range js {
+			if o := direct[j].ID; (k > 0 && js[k-1] == j) || o == h.ID || o == h.Via {
 				continue
 			}
-			seen[o] = stamp
-			if s, ok := own[o]; ok {
-				miss *= 1 - s*HopDecay
-			}
+			miss *= 1 - direct[j].Score*HopDecay
 		}
 		e := weight * (1 - miss)
 		if e <= 0 {

@@ -161,6 +161,42 @@ func TestSupport(t *testing.T) {
 	}
 }
 
+// Two memories with the same evidence tie in Support, bit for bit and in every call, however
+// their edges are listed: a product of the same factors in another order rounds differently
+// (here 0.76350682 against 0.7635068199999999), and a near-tie decided by map order made the
+// first n of a recall differ between calls.
+func TestSupportTiesWhateverTheEdgeOrder(t *testing.T) {
+	direct := []Hit{{ID: "D1", Score: 0.87}, {ID: "D2", Score: 0.74}, {ID: "D3", Score: 0.49},
+		{ID: "B", Score: 0.12}, {ID: "A", Score: 0.12}}
+	layouts := map[string]map[string][]string{
+		// The edges listed on A's and B's side, in opposite orders.
+		"own": {"A": {"D3", "D2", "D1"}, "B": {"D1", "D2", "D3"}},
+		// The edges listed on the other side: met in the adjacency map's order.
+		"other": {"D1": {"A", "B"}, "D2": {"B", "A"}, "D3": {"A", "B"}},
+	}
+	for name, adjacent := range layouts {
+		var first []Hit
+		for call := range 50 {
+			got := Support(slices.Clone(direct), direct, adjacent, 1)
+			score := map[string]float64{}
+			for _, h := range got {
+				score[h.ID] = h.Score
+			}
+			if score["A"] != score["B"] {
+				t.Fatalf("%s, call %d: A %v, B %v: the same evidence must tie", name, call, score["A"], score["B"])
+			}
+			if order := ids(got); slices.Index(order, "A") != slices.Index(order, "B")+1 {
+				t.Fatalf("%s, call %d: %v, want the tie in its input order (B, A)", name, call, order)
+			}
+			if first == nil {
+				first = got
+			} else if !slices.Equal(got, first) {
+				t.Fatalf("%s, call %d: %+v, first call %+v", name, call, got, first)
+			}
+		}
+	}
+}
+
 // The semantic signal is one more list of the weighted mean: it lifts a text candidate whose
 // words mean what the query means above one that only matches as well lexically.
 func TestFuseSemantic(t *testing.T) {

@@ -354,7 +354,7 @@ type Hit struct {
 }
 
 // TopN scans every document's vector exactly and returns the n most similar to q (unit, from
-// Query), best first; skip (may be nil; called concurrently) leaves references out. Large
+// Query), best first, equal scores by the lower reference (whatever the scan's split); skip (may be nil; called concurrently) leaves references out. Large
 // models are scanned in GOMAXPROCS parts at once (BenchmarkTopN100k times one at 100k chunks),
 // each part's best n merged.
 func (m *Model) TopN(q []float32, n int, skip func(uint64) bool) []Hit {
@@ -374,7 +374,12 @@ func (m *Model) TopN(q []float32, n int, skip func(uint64) bool) []Hit {
 	}
 	wg.Wait()
 	all := slices.Concat(found...)
-	slices.SortStableFunc(all, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	slices.SortFunc(all, func(a, b Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Ref, b.Ref)
+	})
 	return all[:min(n, len(all))]
 }
 
@@ -388,7 +393,7 @@ func (m *Model) topRange(q []float32, n int, skip func(uint64) bool, lo, hi int)
 	for i := lo; i < hi; i++ {
 		ref := m.refs[i]
 		s := dot(q, m.docs[i*m.dims:(i+1)*m.dims])
-		if len(h) == n && s <= h[0].Score {
+		if len(h) == n && weaker(Hit{Ref: ref, Score: s}, h[0]) {
 			continue
 		}
 		if skip != nil && skip(ref) {
@@ -424,10 +429,19 @@ func (m *Model) Scores(q []float32, refs []uint64) map[uint64]float32 {
 	return out
 }
 
+// weaker orders hits: the lower score, of equal scores the higher reference.
+func weaker(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
+	}
+	return a.Ref > b.Ref
+}
+
+// hitHeap is a min-heap under weaker: its root is the weakest hit kept.
 type hitHeap []Hit
 
 func (h hitHeap) Len() int           { return len(h) }
-func (h hitHeap) Less(i, j int) bool { return h[i].Score < h[j].Score }
+func (h hitHeap) Less(i, j int) bool { return weaker(h[i], h[j]) }
 func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
 func (h *hitHeap) Pop() any {

@@ -1,6 +1,7 @@
 package semvec
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -249,6 +250,47 @@ func TestTopNMatchesBruteForce(t *testing.T) {
 	skipped := m.TopN(q, 5, func(r uint64) bool { return r == got[0].Ref })
 	if skipped[0].Ref == got[0].Ref || skipped[0].Ref != got[1].Ref {
 		t.Fatalf("skip: top %v, want %v", skipped[0], got[1])
+	}
+}
+
+// TopN's order is total: equal scores (here ten copies of one text, scanned in falling
+// reference order) come by the lower reference, and the cut keeps the lowest, in one scan or
+// in parts, so a recall's semantic pool does not depend on where the documents lie.
+func TestTopNTiesByReference(t *testing.T) {
+	corpus, _, _ := topics(5, 20, 20, 300)
+	var docs []Doc
+	for i, d := range corpus {
+		docs = append(docs, Doc{Ref: uint64(i + 1), Terms: d})
+	}
+	for i := range 10 {
+		docs = append(docs, Doc{Ref: uint64(2000 - i), Terms: []string{"t3w1", "t3w2", "t3w5", "t3w7"}})
+	}
+	m := Build(docs, Options{})
+	q := m.Query([]string{"t3w1", "t3w2", "t3w5"})
+	if q == nil {
+		t.Fatal("no query vector")
+	}
+	want := make([]Hit, 0, len(docs))
+	for r, s := range m.Scores(q, m.refs) {
+		want = append(want, Hit{Ref: r, Score: s})
+	}
+	slices.SortFunc(want, func(a, b Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Ref, b.Ref)
+	})
+	if want[0].Score != want[1].Score {
+		t.Fatalf("the copies do not tie: %v", want[:2])
+	}
+	got := m.TopN(q, 4, nil)
+	if !slices.Equal(got, want[:4]) {
+		t.Fatalf("TopN = %v, want %v", got, want[:4])
+	}
+	defer func(p, procs int) { scanPart = p; runtime.GOMAXPROCS(procs) }(scanPart, runtime.GOMAXPROCS(4))
+	scanPart = 50
+	if parted := m.TopN(q, 4, nil); !slices.Equal(parted, want[:4]) {
+		t.Fatalf("TopN in parts = %v, want %v", parted, want[:4])
 	}
 }
 
