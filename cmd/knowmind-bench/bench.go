@@ -439,7 +439,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	}
 
 	// The questions are asked after the conversation: a relative time they name ("last
-	// weekend") resolves against its last session's date.
+	// weekend") resolves against the date of its final dated part (LoCoMo's newest session_N_date_time).
 	asked := map[string]time.Time{}
 	relative := 0
 	for ci := range convs {
@@ -543,7 +543,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	var named []locomo.Named
 	w := os.Stdout
 	fmt.Fprintf(w, "# LoCoMo retrieval, %s, %d conversations, embedder %s\n\n", filepath.Base(*data), len(convs), b.embedder.ID())
-	fmt.Fprintf(w, "Questions naming a time only relative to the time of asking (asked at each conversation's last session): %d of the scored questions\n\n", relative)
+	fmt.Fprintf(w, "Questions naming a time only relative to the time of asking (asked at each conversation's newest dated part): %d of the scored questions\n\n", relative)
 	for _, r := range runs {
 		if !onlyRe.MatchString(r.name) {
 			continue

@@ -199,30 +199,20 @@ func readTrimmed(path string) (string, error) {
 }
 
 func moveTenant(ctx context.Context, cfg Config, path, tenant, to, exportDir string, dropSource bool) error {
-	unlock, err := lockDirectory(path)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	d, err := cells.ReadDirectory(path)
-	if err != nil {
-		return err
-	}
-	if _, ok := d.Cells[to]; !ok && to != homeCell {
-		return fmt.Errorf("cell move: no cell %q (knowmind cell list)", to)
-	}
-	r, closeAll, err := openRouter(ctx, cfg, path, d)
-	if err != nil {
-		return err
-	}
-	defer closeAll()
-	if err := os.MkdirAll(exportDir, 0o700); err != nil {
-		return err
-	}
-	rep, err := r.Move(ctx, tenant, to, exportDir)
-	if err != nil {
-		return err
-	}
+	return withRouter(ctx, cfg, path, "cell move", to, func(r *cells.Router) error {
+		if err := os.MkdirAll(exportDir, 0o700); err != nil {
+			return err
+		}
+		rep, err := r.Move(ctx, tenant, to, exportDir)
+		if err != nil {
+			return err
+		}
+		return reportMove(ctx, r, rep, tenant, dropSource)
+	})
+}
+
+// reportMove prints what a move did and, when asked, drops the source's copy.
+func reportMove(ctx context.Context, r *cells.Router, rep cells.MoveReport, tenant string, dropSource bool) error {
 	fmt.Fprintf(os.Stderr, "tenant %s moved from %s to %s: %d records, %d tokens; serves confirmed %s, export %s, import %s, verify %s, read-only %s\n",
 		tenant, rep.From, rep.To, rep.Records, rep.Tokens, rep.Confirm.Round(time.Millisecond), rep.Export.Round(time.Millisecond), rep.Import.Round(time.Millisecond),
 		rep.Verify.Round(time.Millisecond), rep.ReadOnly.Round(time.Millisecond))
@@ -240,6 +230,18 @@ func moveTenant(ctx context.Context, cfg Config, path, tenant, to, exportDir str
 
 // dropCopy drops the namespace a move left in cell from.
 func dropCopy(ctx context.Context, cfg Config, path, tenant, from string) error {
+	return withRouter(ctx, cfg, path, "cell drop", from, func(r *cells.Router) error {
+		if err := r.DropCopy(ctx, tenant, from); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "the copy of tenant %s in cell %s is dropped\n", tenant, from)
+		return nil
+	})
+}
+
+// withRouter runs fn with a router over every cell while holding the directory's lock, after
+// checking that the cell the command names exists.
+func withRouter(ctx context.Context, cfg Config, path, cmd, cell string, fn func(*cells.Router) error) error {
 	unlock, err := lockDirectory(path)
 	if err != nil {
 		return err
@@ -249,19 +251,15 @@ func dropCopy(ctx context.Context, cfg Config, path, tenant, from string) error 
 	if err != nil {
 		return err
 	}
-	if _, ok := d.Cells[from]; !ok && from != homeCell {
-		return fmt.Errorf("cell drop: no cell %q (knowmind cell list)", from)
+	if _, ok := d.Cells[cell]; !ok && cell != homeCell {
+		return fmt.Errorf("%s: no cell %q (knowmind cell list)", cmd, cell)
 	}
 	r, closeAll, err := openRouter(ctx, cfg, path, d)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
-	if err := r.DropCopy(ctx, tenant, from); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "the copy of tenant %s in cell %s is dropped\n", tenant, from)
-	return nil
+	return fn(r)
 }
 
 // openRouter opens every cell of the directory (home with its embedder: an import re-embeds
