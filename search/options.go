@@ -63,6 +63,10 @@ type Weights struct {
 	// (Floor; lexical evidence only). Off: on the German check it left out answers to questions
 	// worded apart from their memories (docs/recall.md, "The floor").
 	CoverageFloor bool
+	// CommonWords leaves out a hit found by one query term that stands for an everyday word of
+	// a question whose subject the tenant never wrote (CommonMatches, Input.Common); lexical
+	// evidence only, and only with word levels (graph.Config.WordLevels).
+	CommonWords bool
 	// PoolAsText scores the semantic pool's chunks that no text signal found in the text signal
 	// too, as PoolAsText × their cosine.
 	PoolAsText float64
@@ -125,6 +129,7 @@ func Default() Options {
 			AsksWhen:        asksWhenWeight,
 			Coverage:        true,
 			VectorCoverage:  true,
+			CommonWords:     true,
 			SemanticPool:    semanticPool,
 			Context:         contextWeight,
 			ContextAdded:    true,

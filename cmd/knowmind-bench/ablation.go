@@ -45,6 +45,9 @@ type ablation struct {
 	ContextMember bool // the context signal a member of the weighted mean, not added to it
 	// CoverageFloor raises the floor by the question's word coverage (Weights.CoverageFloor)
 	CoverageFloor bool
+	// NoCommonWords keeps hits found by one everyday word of a question whose subject the
+	// tenant never wrote (Weights.CommonWords)
+	NoCommonWords bool
 	// Stage2 sets the second stage's weights (Weights.Stage2); the zero value keeps the default.
 	Stage2 search.StageWeights
 	// MinScore above 0 replaces the tools' floor (knowmind.RecallMinScore), below 0 turns it off.
@@ -78,6 +81,9 @@ func (a ablation) options() search.Options {
 		w.VectorCoverage = false
 	}
 	w.CoverageFloor = a.CoverageFloor
+	if a.NoCommonWords {
+		w.CommonWords = false
+	}
 	if a.Stage2.On() {
 		w.Stage2 = a.Stage2
 	}
