@@ -37,6 +37,10 @@ type Weights struct {
 	// "gestern") is resolved against the time of asking (knowmind.RecallQuery.AskedAt) and
 	// matched as a written date is (QuestionTime).
 	RelativeDates bool
+	// VagueDates: with RelativeDates, a bare weekday in a question told in the past ("What
+	// did Caroline do on Friday?") and "recently", "kürzlich" are resolved too
+	// (timeq.LocateAtWith).
+	VagueDates bool
 	// AsksWhen: a question that asks for a time without naming one ("When did …?") raises
 	// the memories whose text names a day by this factor (TimeSignals, rank.Signals.Dated).
 	AsksWhen float64
@@ -126,6 +130,7 @@ func Default() Options {
 			Time:            timeWeight,
 			TextDates:       true,
 			RelativeDates:   true,
+			VagueDates:      true,
 			AsksWhen:        asksWhenWeight,
 			Coverage:        true,
 			VectorCoverage:  true,

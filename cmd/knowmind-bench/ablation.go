@@ -20,7 +20,10 @@ type ablation struct {
 	// NoRelativeDates: a relative time in the question ("last week") is not resolved
 	// (Weights.RelativeDates)
 	NoRelativeDates bool
-	NoCoverage      bool // semantic signals not scaled by the query's coverage (search.Weights.Coverage)
+	// NoVagueDates: a bare weekday and "recently" in the question are not resolved
+	// (Weights.VagueDates)
+	NoVagueDates bool
+	NoCoverage   bool // semantic signals not scaled by the query's coverage (search.Weights.Coverage)
 	// NoVectorCoverage: the hash embedder's vector signal not scaled by it (Weights.VectorCoverage)
 	NoVectorCoverage bool
 	AsksWhen         float64 // above 0 replaces the when-question signal's weight; below 0 turns it off
@@ -92,6 +95,9 @@ func (a ablation) options() search.Options {
 	}
 	if a.NoRelativeDates {
 		w.RelativeDates = false
+	}
+	if a.NoVagueDates {
+		w.VagueDates = false
 	}
 	w.AsksWhen = override(a.AsksWhen, w.AsksWhen)
 	w.Semantic = override(a.SemanticWeight, w.Semantic)

@@ -498,6 +498,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) semantic signals not scaled by the query's coverage", ranker(2, ablation{NoRerank: true, NoCoverage: true})},
 		{"text+vector+graph (hops=2) the hash embedder's vector signal not scaled by the query's coverage", ranker(2, ablation{NoRerank: true, NoVectorCoverage: true})},
 		{"text+vector+graph (hops=2) without relative times in questions (\"last week\" not resolved against the time of asking)", ranker(2, ablation{NoRerank: true, NoRelativeDates: true})},
+		{"text+vector+graph (hops=2) without bare weekdays and \"recently\" in questions (other relative times resolved)", ranker(2, ablation{NoRerank: true, NoVagueDates: true})},
 		{"text+vector+graph (hops=2) without the when-question signal", ranker(2, ablation{NoRerank: true, AsksWhen: -1})},
 		{"text+vector+graph (hops=2) when-question signal 0.25", ranker(2, ablation{NoRerank: true, AsksWhen: 0.25})},
 		{"text+vector+graph (hops=2) when-question signal 1", ranker(2, ablation{NoRerank: true, AsksWhen: 1})},

@@ -143,6 +143,7 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		{"full fusion keeping question words, semantic signals not scaled by coverage (neither of the rules that shape the floor's inputs)", bm25.Analysis{KeepQuestionWords: true}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true, NoVectorCoverage: true}},
 		{"full fusion without relative times in questions (\"letzte Woche\" not resolved against the time of asking)", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoRelativeDates: true}},
 		{"text only (BM25) without relative times in questions", bm25.Analysis{}, 0, knowmind.RecallMinScore, ablation{NoVector: true, NoRerank: true, NoSemantic: true, NoRelativeDates: true}},
+		{"full fusion without bare weekdays and \"kürzlich\" in questions (other relative times resolved)", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoVagueDates: true}},
 		{"full fusion without the when-question signal", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, AsksWhen: -1}},
 		{"full fusion without the context signal (the memory before in its sequence)", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: -1}},
 		{"full fusion, second stage: IDF coverage 0.25", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25}}},
