@@ -211,12 +211,12 @@ func TestRankedToolsResolveRelativeTimes(t *testing.T) {
 	}
 }
 
-// TestRankedToolsResolveBareWeekdayAndRecently: a bare weekday in a question told in the past
-// is the last such day before the time of asking ("am Montag": not the Monday before it, not
-// another day), a weekday in a stated week that week's; "recently" the month before it, so
-// the same words said months earlier (in a shorter text, which BM25 alone ranks first) rank
-// below.
-func TestRankedToolsResolveBareWeekdayAndRecently(t *testing.T) {
+// TestRankedToolsResolveBareWeekday: a bare weekday in a question told in the past is the
+// last such day before the time of asking ("am Montag": not the Monday before it, not another
+// day), a weekday in a stated week that week's, so the same words said on other days (in a
+// shorter text, which BM25 alone ranks first) rank below. ("recently" is off by default:
+// search.Weights.Recently, TestQuestionTimeRecently.)
+func TestRankedToolsResolveBareWeekday(t *testing.T) {
 	c := newRecallClient(t)
 	asOf := time.Date(2026, 3, 11, 12, 0, 0, 0, time.UTC) // a Wednesday
 	store := func(title, content string, at time.Time) string {
@@ -227,7 +227,7 @@ func TestRankedToolsResolveBareWeekdayAndRecently(t *testing.T) {
 	}
 	monday := store("Telefonat Yilmaz", "Herr Yilmaz hat im Telefonat die Lizenzerweiterung für das Lager zugesagt.", time.Date(2026, 3, 9, 10, 0, 0, 0, time.UTC))
 	mondayBefore := store("Telefonat Yilmaz", "Herr Yilmaz hat im Telefonat die Lizenzerweiterung zugesagt.", time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))
-	tuesday := store("Telefonat Yilmaz", "Herr Yilmaz hat im Telefonat die Lizenzerweiterung für Köln zugesagt.", time.Date(2026, 3, 10, 10, 0, 0, 0, time.UTC))
+	store("Telefonat Yilmaz", "Herr Yilmaz hat im Telefonat die Lizenzerweiterung für Köln zugesagt.", time.Date(2026, 3, 10, 10, 0, 0, 0, time.UTC))
 	store("Telefonat Yilmaz", "Herr Yilmaz hat die Lizenzerweiterung im Telefonat zugesagt.", time.Date(2025, 12, 1, 10, 0, 0, 0, time.UTC))
 	store("Market", "Mel bought a camera bag at the market.", time.Date(2025, 11, 14, 17, 0, 0, 0, time.UTC))
 	friday := store("Market", "Mel bought a new leather camera bag at the market.", time.Date(2026, 3, 6, 17, 0, 0, 0, time.UTC))
@@ -237,9 +237,7 @@ func TestRankedToolsResolveBareWeekdayAndRecently(t *testing.T) {
 	}{
 		{"Was hat Herr Yilmaz am Montag im Telefonat zur Lizenzerweiterung gesagt?", []string{monday}},
 		{"Was hat Herr Yilmaz am Montag letzter Woche im Telefonat zur Lizenzerweiterung gesagt?", []string{mondayBefore}},
-		{"Was hat Herr Yilmaz neulich im Telefonat zur Lizenzerweiterung gesagt?", []string{monday, mondayBefore, tuesday}},
 		{"What did Mel buy at the market on Friday?", []string{friday}},
-		{"What did Mel buy at the market recently?", []string{friday}},
 	} {
 		ids := c.recall("knowmind_recall_at_time", map[string]any{"query": q.query, "as_of": asOf.Format(time.RFC3339), "k": 5})
 		if len(ids) < len(q.want) || !sameSet(ids[:len(q.want)], q.want) {

@@ -37,10 +37,13 @@ type Weights struct {
 	// "gestern") is resolved against the time of asking (knowmind.RecallQuery.AskedAt) and
 	// matched as a written date is (QuestionTime).
 	RelativeDates bool
-	// VagueDates: with RelativeDates, a bare weekday in a question told in the past ("What
-	// did Caroline do on Friday?") and "recently", "kürzlich" are resolved too
-	// (timeq.LocateAtWith).
-	VagueDates bool
+	// Weekdays: with RelativeDates, a bare weekday in a question told in the past ("What did
+	// Caroline do on Friday?") names the last such day (timeq.Vague).
+	Weekdays bool
+	// Recently: with RelativeDates, "recently", "kürzlich", "neulich" name the month before the
+	// time of asking (timeq.Vague). Off by default: in a conversation "recently" mostly means
+	// recent in the conversation, not before the question (docs/recall.md, "Time as data").
+	Recently bool
 	// AsksWhen: a question that asks for a time without naming one ("When did …?") raises
 	// the memories whose text names a day by this factor (TimeSignals, rank.Signals.Dated).
 	AsksWhen float64
@@ -130,7 +133,7 @@ func Default() Options {
 			Time:            timeWeight,
 			TextDates:       true,
 			RelativeDates:   true,
-			VagueDates:      true,
+			Weekdays:        true,
 			AsksWhen:        asksWhenWeight,
 			Coverage:        true,
 			VectorCoverage:  true,

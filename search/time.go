@@ -23,7 +23,7 @@ func QuestionTime(query string, asked time.Time, w Weights) (timeq.Span, bool) {
 	if !w.RelativeDates {
 		asked = time.Time{}
 	}
-	s, _, _, ok := timeq.LocateAtWith(query, asked, w.VagueDates)
+	s, _, _, ok := timeq.LocateAtWith(query, asked, timeq.Vague{Weekdays: w.Weekdays, Recently: w.Recently})
 	return s, ok
 }
 
@@ -33,7 +33,7 @@ func WithoutTime(query string, asked time.Time, w Weights) string {
 	if !w.RelativeDates {
 		asked = time.Time{}
 	}
-	if _, start, end, named := timeq.LocateAtWith(query, asked, w.VagueDates); named {
+	if _, start, end, named := timeq.LocateAtWith(query, asked, timeq.Vague{Weekdays: w.Weekdays, Recently: w.Recently}); named {
 		return query[:start] + " " + query[end:]
 	}
 	return query

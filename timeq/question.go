@@ -25,24 +25,33 @@ func ParseAt(q string, now time.Time) (Span, bool) {
 
 // LocateAt is LocateAtWith reading every relative time, the vague ones included.
 func LocateAt(q string, now time.Time) (s Span, start, end int, ok bool) {
-	return LocateAtWith(q, now, true)
+	return LocateAtWith(q, now, Vague{Weekdays: true, Recently: true})
+}
+
+// Vague tells which of the vaguest relative times a question's reading resolves.
+type Vague struct {
+	// Weekdays: a bare weekday in a question told in the past ("What did Caroline do on
+	// Friday?") names the last such day.
+	Weekdays bool
+	// Recently: "recently", "kürzlich", "neulich" and their kin name the month before.
+	Recently bool
 }
 
 // LocateAtWith is ParseAt, and where in q the time is written: q[start:end]. A written day, or
 // a month of a year, comes first ("last weekend before April 10, 2023" names 10 April); then a
 // relative time, the leftmost; then a month without a year and a bare year; then "recently"
 // and its kin, the vaguest ("recently in May 2022" names May 2022, "recently in 2024" 2024).
-// Without vagueWords a bare weekday and "recently" name no time (the benchmark's ablation).
-func LocateAtWith(q string, now time.Time, vagueWords bool) (s Span, start, end int, ok bool) {
+// What v leaves out names no time.
+func LocateAtWith(q string, now time.Time, v Vague) (s Span, start, end int, ok bool) {
 	if s, start, end, ok := locate(q, exact); ok {
 		return s, start, end, true
 	}
 	if !now.IsZero() {
-		if s, start, end, ok := relative(q, now, questionRules, vagueWords); ok {
+		if s, start, end, ok := relative(q, now, questionRules, v.Weekdays); ok {
 			return s, start, end, true
 		}
 	}
-	if s, start, end, ok := locate(q, vague); ok || now.IsZero() || !vagueWords {
+	if s, start, end, ok := locate(q, vague); ok || now.IsZero() || !v.Recently {
 		return s, start, end, ok
 	}
 	return relative(q, now, recentRules, true)
@@ -83,7 +92,7 @@ type questionRule struct {
 	re   *regexp.Regexp
 	span func(today time.Time, groups []string) (Span, bool)
 	skip func(text string, pos int) bool
-	// vague: a bare weekday or "recently", read only with LocateAtWith's vagueWords.
+	// vague: read only when the caller asks for it (LocateAtWith's Vague).
 	vague bool
 }
 

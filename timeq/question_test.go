@@ -141,11 +141,11 @@ func TestParseAtBareWeekdayAndRecently(t *testing.T) {
 	}
 	// Without the vague words (the benchmark's ablation) they name nothing; the rest stays.
 	for _, q := range []string{"What did Caroline do on Friday?", "Was ist kürzlich passiert?"} {
-		if s, _, _, ok := LocateAtWith(q, wed, false); ok {
+		if s, _, _, ok := LocateAtWith(q, wed, Vague{}); ok {
 			t.Errorf("LocateAtWith(%q, without vague words) = %+v", q, s)
 		}
 	}
-	if s, _, _, ok := LocateAtWith("What did Mel do on Monday last week?", thu, false); !ok || !s.From.Equal(day(2026, 3, 2)) {
+	if s, _, _, ok := LocateAtWith("What did Mel do on Monday last week?", thu, Vague{}); !ok || !s.From.Equal(day(2026, 3, 2)) {
 		t.Errorf("a weekday in a stated week without vague words: %+v %v", s, ok)
 	}
 }

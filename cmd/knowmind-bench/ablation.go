@@ -20,9 +20,10 @@ type ablation struct {
 	// NoRelativeDates: a relative time in the question ("last week") is not resolved
 	// (Weights.RelativeDates)
 	NoRelativeDates bool
-	// NoVagueDates: a bare weekday and "recently" in the question are not resolved
-	// (Weights.VagueDates)
-	NoVagueDates bool
+	// NoWeekdays: a bare weekday in the question is not resolved (Weights.Weekdays)
+	NoWeekdays bool
+	// WithRecently: "recently" in the question names the month before (Weights.Recently)
+	WithRecently bool
 	NoCoverage   bool // semantic signals not scaled by the query's coverage (search.Weights.Coverage)
 	// NoVectorCoverage: the hash embedder's vector signal not scaled by it (Weights.VectorCoverage)
 	NoVectorCoverage bool
@@ -96,8 +97,11 @@ func (a ablation) options() search.Options {
 	if a.NoRelativeDates {
 		w.RelativeDates = false
 	}
-	if a.NoVagueDates {
-		w.VagueDates = false
+	if a.NoWeekdays {
+		w.Weekdays = false
+	}
+	if a.WithRecently {
+		w.Recently = true
 	}
 	w.AsksWhen = override(a.AsksWhen, w.AsksWhen)
 	w.Semantic = override(a.SemanticWeight, w.Semantic)
