@@ -26,7 +26,7 @@ const (
 )
 
 // A memory stored without a sequence by a writer (StoreMemoryInput.Writer) joins that writer's
-// implicit sequence when its time lies within ImplicitSequenceGap of the sequence's last
+// implicit sequence (in its MCP session, StoreMemoryInput.Session) when its time lies within ImplicitSequenceGap of the sequence's last
 // memory, and the sequence began at most ImplicitSequenceLookback ago; otherwise it begins a new
 // one. Turns captured one by one thus read as a conversation (the context signal), and an
 // agent's notes of one sitting as one sequence.
@@ -69,6 +69,11 @@ type StoreMemoryInput struct {
 	// input). A memory with a writer and without a Sequence is placed in the writer's implicit
 	// sequence (ImplicitSequenceGap); empty: in none.
 	Writer string `json:"-"`
+	// Session is the MCP session the writer stores from (Streamable HTTP's Mcp-Session-Id, one
+	// per stdio process; the tools set it). One token's concurrent conversations are separate
+	// sessions, so the implicit sequence is the writer's in that session; empty: the writer's
+	// one implicit sequence (a one-shot request has no session).
+	Session string `json:"-"`
 	// Entities the memory is about (memory engine); ID defaults to EntitySlug(Name).
 	Entities []CandidateEntity `json:"entities,omitempty"`
 	// EntityTypes allowed for Entities; nil = the graph's shapes (see CaptureInput).

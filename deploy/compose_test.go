@@ -766,9 +766,11 @@ func TestDockerfile(t *testing.T) {
 	}
 	// What the empty image must be given: the CA certificates (OAuth
 	// issuers, JWKS and an LLM endpoint over HTTPS), a /tmp, the binary and
-	// a /data the runtime user owns.
+	// a /data the runtime user owns, and the word lists recall reads (German
+	// compound splitting, the English everyday-word rule).
 	for dest, want := range map[string]string{
 		"/etc/ssl/certs/ca-certificates.crt": "--from=build",
+		"/usr/share/dict":                    "--from=build",
 		"/tmp":                               "--from=build",
 		"/usr/local/bin/knowmind":            "--from=build",
 		"/data":                              "--chown=" + user,

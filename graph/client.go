@@ -64,6 +64,10 @@ type Config struct {
 	// Analysis turns German rules of the text index's analysis off (bm25.Analysis), for the
 	// benchmarks' ablations; the zero value keeps them all.
 	Analysis bm25.Analysis
+	// WordLevels tell how common a word is in general English (english.SystemLevels): recall
+	// leaves out a hit holding only an everyday word of a question whose subject the tenant
+	// never wrote (search.Weights.CommonWords). nil or empty: that rule is off.
+	WordLevels search.WordLevels
 	// NoExactVectors turns off the exact vector search in this process (vecindex.go): recall
 	// then finds vector candidates with Dgraph's HNSW and the full-text pools only, and the
 	// service holds no copy of the vectors (4·dim bytes a chunk).

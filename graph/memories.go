@@ -96,7 +96,7 @@ func (t *Tenant) StoreMemory(ctx context.Context, in knowmind.StoreMemoryInput) 
 	if err := e.split(); err != nil {
 		return knowmind.StoreResult{}, err
 	}
-	if err := t.implicitSequence(ctx, t.dg.NewReadOnlyTxn(), e, in.Writer, time.Now()); err != nil {
+	if err := t.implicitSequence(ctx, t.dg.NewReadOnlyTxn(), e, sequenceWriter(in), time.Now()); err != nil {
 		return knowmind.StoreResult{}, err
 	}
 	if err := t.placeInSequences(ctx, t.dg.NewReadOnlyTxn(), []*entry{e}); err != nil {

@@ -188,11 +188,14 @@ func (t *Tenant) recall(ctx context.Context, q knowmind.RecallQuery, o search.Op
 	}
 	search.TimeSignals(q.Query, q.AskedAt, times, w, &in.Signals)
 	in.Ahead = <-early // scored while the request was in flight
-	fused := search.Fuse(out.candidates(), in)
 	rr := t.c.cfg.Reranker
 	if !o.Plan.Rerank {
 		rr = nil
 	}
+	if w.CommonWords && rr == nil && t.lexicalEvidence() {
+		in.Common = search.CommonMatches(search.WithoutTime(q.Query, q.AskedAt, w), in.Text, t.c.cfg.WordLevels)
+	}
+	fused := search.Fuse(out.candidates(), in)
 	floor := q.MinScore
 	if w.CoverageFloor && rr == nil && t.lexicalEvidence() {
 		c, ok := search.Known(&t.text.ix, t.Name, search.WithoutTime(q.Query, q.AskedAt, w), t.c.cfg.Analysis, in.Text)
@@ -270,13 +273,12 @@ func (t *Tenant) fuseInput(req RecallRequest, o search.Options) search.Input {
 	w := o.Weights
 	in := search.Input{Coverage: w.Coverage, VectorCoverage: w.VectorCoverage && o.Plan.Text && o.Plan.TextScore && t.lexicalVectors(), Text: req.text, Analyze: func(uid, lang, text string) ([]string, int) {
 		return t.text.tokens.Analyze(uid, lang, text, t.analyzeDoc)
-	}}
+	}, RefTerms: func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }}
 	if !o.Plan.TextScore {
 		in.Text = [2]search.TextSide{}
 	}
 	if w.Semantic > 0 {
 		in.Words, in.WordsWeight = &t.text.words, w.Semantic
-		in.RefTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
 		if o.Plan.TextScore { // the pool is text candidates: off with the text signal
 			in.SemPool, in.PoolAsText = req.semPool, w.PoolAsText
 		}
@@ -298,7 +300,6 @@ func (t *Tenant) fuseInput(req RecallRequest, o search.Options) search.Input {
 	}
 	if w.Context > 0 {
 		in.Before, in.ContextWeight, in.ContextAdded = t.text.seq.Before, w.Context, w.ContextAdded
-		in.RefTerms = func(refs []uint64) [][]string { return t.text.ix.RefTerms(t.Name, refs) }
 		in.RefScores = func(lang string, terms []string, refs []uint64) map[uint64]float64 {
 			return t.text.ix.ScoreRefs(t.Name, lang, terms, refs, bm25.Params{})
 		}

@@ -69,8 +69,11 @@ func (t *Tenant) semBuild(links bool) (*semvec.Model, uint64, uint64) {
 		// candidates), rebuilt like any other when the tenant grows.
 		return semvec.Build(nil, semOptions), gen, chg
 	}
+	var linksRead time.Duration
 	if links {
+		readStart := time.Now()
 		linked, err := t.semLinks(context.Background())
+		linksRead = time.Since(readStart)
 		if err != nil {
 			t.c.log.Warn("semantic model: links not read; built without them", "tenant", t.Name, "err", err)
 		}
@@ -90,7 +93,8 @@ func (t *Tenant) semBuild(links bool) (*semvec.Model, uint64, uint64) {
 	}
 	start := time.Now()
 	m := semvec.Build(docs, semOptions)
-	t.c.log.Info("semantic model built", "tenant", t.Name, "chunks", len(docs), "links", links, "build", time.Since(start).Round(time.Millisecond))
+	t.c.log.Info("semantic model built", "tenant", t.Name, "chunks", len(docs), "links", links,
+		"links_read", linksRead.Round(time.Millisecond), "build", time.Since(start).Round(time.Millisecond))
 	return m, gen, chg
 }
 

@@ -216,6 +216,16 @@ func (t *Tenant) implicitSequence(ctx context.Context, q querier, e *entry, writ
 	return nil
 }
 
+// sequenceWriter is whose implicit sequence a memory stored by in joins: its writer's in its
+// MCP session, so that one token's two conversations at once are two sequences, not one
+// interleaved; without a session the writer's own. Empty: none.
+func sequenceWriter(in knowmind.StoreMemoryInput) string {
+	if in.Writer == "" || in.Session == "" {
+		return in.Writer
+	}
+	return in.Writer + "\x00session " + in.Session
+}
+
 // implicitWriter is the start of the keys of writer's implicit sequences.
 func implicitWriter(writer string) string {
 	sum := sha256.Sum256([]byte(writer))
@@ -235,8 +245,8 @@ func absDuration(d time.Duration) time.Duration {
 }
 
 // implicitSequences places the records of a store_memories batch whose inputs name a writer and
-// no sequence in the writer's implicit sequence, in the batch's order: the first as a single
-// store would be placed (implicitSequence), each next one after it when its time lies within the
+// no sequence in the writer's implicit sequence (in its session: sequenceWriter), in the
+// batch's order: the first as a single store would be placed (implicitSequence), each next one after it when its time lies within the
 // gap of the one before, else at the start of a new one. Their positions are then appended by
 // placeInSequences.
 func (t *Tenant) implicitSequences(ctx context.Context, ins []knowmind.StoreMemoryInput, recs []knowmind.Record, now time.Time) error {
@@ -254,19 +264,20 @@ func (t *Tenant) implicitSequences(ctx context.Context, ins []knowmind.StoreMemo
 		if in.OccurredAt != nil {
 			at = *in.OccurredAt
 		}
-		c := chains[in.Writer]
+		writer := sequenceWriter(in)
+		c := chains[writer]
 		switch {
 		case c == nil:
 			e := &entry{at: at}
-			if err := t.implicitSequence(ctx, t.dg.NewReadOnlyTxn(), e, in.Writer, now); err != nil {
+			if err := t.implicitSequence(ctx, t.dg.NewReadOnlyTxn(), e, writer, now); err != nil {
 				return err
 			}
 			c = &chain{key: e.sequence}
-			chains[in.Writer] = c
+			chains[writer] = c
 			recs[i].Position = &e.position
 			fresh++
 		case absDuration(at.Sub(c.last)) > knowmind.ImplicitSequenceGap:
-			c.key = implicitKey(in.Writer, now.Add(time.Duration(fresh)))
+			c.key = implicitKey(writer, now.Add(time.Duration(fresh)))
 			recs[i].Position = new(0)
 			fresh++
 		}

@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -120,5 +122,68 @@ func TestToolsRunOnAFakeWorkspace(t *testing.T) {
 	}
 	if err := <-served; err != nil {
 		t.Errorf("ServeStdio: %v", err)
+	}
+}
+
+// storingWorkspace records what store_memory asked of the service.
+type storingWorkspace struct {
+	knowmind.Workspace
+	mu     sync.Mutex
+	stored []knowmind.StoreMemoryInput
+}
+
+// storingWorkspaces opens its one storingWorkspace for every tenant.
+type storingWorkspaces struct{ ws *storingWorkspace }
+
+func (f storingWorkspaces) Workspace(context.Context, string, bool) (knowmind.Workspace, error) {
+	return f.ws, nil
+}
+
+func (f storingWorkspaces) Capabilities() knowmind.Capabilities { return knowmind.Capabilities{} }
+
+func (f *storingWorkspace) StoreMemory(_ context.Context, in knowmind.StoreMemoryInput) (knowmind.StoreResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stored = append(f.stored, in)
+	return knowmind.StoreResult{MemoryID: "m" + strconv.Itoa(len(f.stored))}, nil
+}
+
+// TestStdioProcessIsOneSession: each stdio server is one MCP session, so two desktop clients
+// of one local user (two processes on one data dir) store with the same writer and two
+// sessions, and one client's calls all with its own: their implicit sequences stay apart.
+func TestStdioProcessIsOneSession(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ws := &storingWorkspace{}
+	caller := LocalCaller{Principal: knowmind.Principal{Tenant: "acme", Scopes: []knowmind.Scope{knowmind.ScopeWrite}, TokenID: "local"}}
+	var served sync.WaitGroup
+	var clients []*mcp.ClientSession
+	for range 2 {
+		serverT, clientT := mcp.NewInMemoryTransports()
+		served.Go(func() { _ = ServeStdio(ctx, Deps{Workspaces: storingWorkspaces{ws}}, caller, serverT) })
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-session-test", Version: "1"}, nil).Connect(ctx, clientT, nil)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		clients = append(clients, cs)
+	}
+	for _, c := range []int{0, 1, 0} {
+		res, err := clients[c].CallTool(ctx, &mcp.CallToolParams{Name: "knowmind_store_memory", Arguments: map[string]any{"content": "turn of client " + strconv.Itoa(c)}})
+		if err != nil || res.IsError {
+			t.Fatalf("store_memory: %v %+v", err, res)
+		}
+	}
+	for _, cs := range clients {
+		_ = cs.Close()
+	}
+	cancel()
+	served.Wait()
+	if len(ws.stored) != 3 {
+		t.Fatalf("stored %d, want 3", len(ws.stored))
+	}
+	a, b, a2 := ws.stored[0], ws.stored[1], ws.stored[2]
+	if a.Writer != "local" || b.Writer != "local" || a.Session == "" || b.Session == "" || a.Session == b.Session || a2.Session != a.Session {
+		t.Errorf("writers %q %q %q, sessions %q %q %q: want one writer, the first client's calls in one session, the second's in another",
+			a.Writer, b.Writer, a2.Writer, a.Session, b.Session, a2.Session)
 	}
 }

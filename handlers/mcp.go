@@ -84,6 +84,9 @@ type service struct {
 	// local is the caller of every request on a transport without
 	// authentication of its own (stdio: one local user); nil over HTTP.
 	local *LocalCaller
+	// localSession names the one MCP session of a stdio process (two desktop clients on one
+	// data dir are two conversations); empty over HTTP.
+	localSession string
 	// engine holds knowmind_capture's extractors (engine_tools.go).
 	engine      engine
 	callTimeout time.Duration // deadline of one tool call, its Dgraph work included; 0 = none

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,4 +209,43 @@ func TestRankedToolsResolveRelativeTimes(t *testing.T) {
 			t.Errorf("%s %q as of %q: %+v, want %s first", c2.tool, c2.query, c2.asOf, c.lastRecalled.Hits, c2.want)
 		}
 	}
+}
+
+// TestRankedToolsResolveBareWeekday: a bare weekday in a question told in the past is the
+// last such day before the time of asking ("am Montag": not the Monday before it, not another
+// day), a weekday in a stated week that week's, so the same words said on other days (in a
+// shorter text, which BM25 alone ranks first) rank below. ("recently" is off by default:
+// search.Weights.Recently, TestQuestionTimeRecently.)
+func TestRankedToolsResolveBareWeekday(t *testing.T) {
+	c := newRecallClient(t)
+	asOf := time.Date(2026, 3, 11, 12, 0, 0, 0, time.UTC) // a Wednesday
+	store := func(title, content string, at time.Time) string {
+		var res knowmind.StoreResult
+		structured(t, callTool(t, c.url, c.write, "knowmind_store_memory", map[string]any{"title": title,
+			"content": content, "occurred_at": at.Format(time.RFC3339)}), &res)
+		return res.MemoryID
+	}
+	monday := store("Telefonat Yilmaz", "Herr Yilmaz hat im Telefonat die Lizenzerweiterung für das Lager zugesagt.", time.Date(2026, 3, 9, 10, 0, 0, 0, time.UTC))
+	mondayBefore := store("Telefonat Yilmaz", "Herr Yilmaz hat im Telefonat die Lizenzerweiterung zugesagt.", time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))
+	store("Telefonat Yilmaz", "Herr Yilmaz hat im Telefonat die Lizenzerweiterung für Köln zugesagt.", time.Date(2026, 3, 10, 10, 0, 0, 0, time.UTC))
+	store("Telefonat Yilmaz", "Herr Yilmaz hat die Lizenzerweiterung im Telefonat zugesagt.", time.Date(2025, 12, 1, 10, 0, 0, 0, time.UTC))
+	store("Market", "Mel bought a camera bag at the market.", time.Date(2025, 11, 14, 17, 0, 0, 0, time.UTC))
+	friday := store("Market", "Mel bought a new leather camera bag at the market.", time.Date(2026, 3, 6, 17, 0, 0, 0, time.UTC))
+	for _, q := range []struct {
+		query string
+		want  []string // the first hits, in any order
+	}{
+		{"Was hat Herr Yilmaz am Montag im Telefonat zur Lizenzerweiterung gesagt?", []string{monday}},
+		{"Was hat Herr Yilmaz am Montag letzter Woche im Telefonat zur Lizenzerweiterung gesagt?", []string{mondayBefore}},
+		{"What did Mel buy at the market on Friday?", []string{friday}},
+	} {
+		ids := c.recall("knowmind_recall_at_time", map[string]any{"query": q.query, "as_of": asOf.Format(time.RFC3339), "k": 5})
+		if len(ids) < len(q.want) || !sameSet(ids[:len(q.want)], q.want) {
+			t.Errorf("%q as of %s: %+v, want %v first", q.query, asOf.Format(time.DateOnly), c.lastRecalled.Hits, q.want)
+		}
+	}
+}
+
+func sameSet(a, b []string) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(x string) bool { return !slices.Contains(b, x) })
 }

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"io"
 	"log/slog"
@@ -75,7 +76,7 @@ func ServeStdio(ctx context.Context, d Deps, caller LocalCaller, t mcp.Transport
 		}
 	}
 	s := &service{workspaces: workspacesOf(d), shapeSet: shapesOf(d), ready: ready, log: log, tools: map[string]*registeredTool{},
-		metrics: d.Metrics, local: &caller, engine: newEngine(d.Extractors, newVocabulary(d, shapesOf(d)))}
+		metrics: d.Metrics, local: &caller, localSession: rand.Text(), engine: newEngine(d.Extractors, newVocabulary(d, shapesOf(d)))}
 	err := newMCPServer(s).Run(ctx, drainingTransport{Transport: t, wait: stdioDrainTimeout})
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil

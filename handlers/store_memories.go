@@ -88,7 +88,7 @@ func (s *service) storeMemories(ctx context.Context, p StoreMemoriesParams) (Sto
 	ci, _ := ctx.Value(callKey{}).(callInfo)
 	for i, m := range p.Memories {
 		in := knowmind.StoreMemoryInput{Title: m.Title, Content: m.Content, MemoryType: m.MemoryType, Tags: m.Tags, Source: m.Source,
-			Sequence: m.Sequence, Position: m.Position, Writer: ci.principal.TokenID}
+			Sequence: m.Sequence, Position: m.Position, Writer: ci.principal.TokenID, Session: ci.session}
 		if m.OccurredAt != "" {
 			when, err := time.Parse(time.RFC3339, m.OccurredAt)
 			if err != nil {

@@ -30,8 +30,8 @@ var storeMemoryTool = declare(tool{
 // by the question it answers): sequence is the caller's key (at most MaxSequenceChars),
 // position its place 0..MaxSequencePosition, by default the next after the sequence's last.
 // A position without a sequence is -32602. Without a sequence the memory joins the token's
-// implicit sequence (knowmind.ImplicitSequenceGap): turns stored one by one read as one
-// conversation.
+// implicit sequence in this MCP session (knowmind.ImplicitSequenceGap): turns stored one by
+// one read as one conversation, and two conversations of one token at once as two.
 type StoreMemoryParams struct {
 	Title      string        `json:"title,omitempty" jsonschema:"short title" validate:"max=500"`
 	Content    string        `json:"content,omitempty" jsonschema:"the full text" schema:"required,maxLength=1000000"`
@@ -69,7 +69,7 @@ func (s *service) storeMemory(ctx context.Context, p StoreMemoryParams) (StoreMe
 	}
 	ci, _ := ctx.Value(callKey{}).(callInfo)
 	in := knowmind.StoreMemoryInput{Title: p.Title, Content: p.Content, MemoryType: p.MemoryType, Tags: p.Tags, Source: p.Source,
-		Sequence: p.Sequence, Position: p.Position, Writer: ci.principal.TokenID}
+		Sequence: p.Sequence, Position: p.Position, Writer: ci.principal.TokenID, Session: ci.session}
 	if p.OccurredAt != "" {
 		at, err := time.Parse(time.RFC3339, p.OccurredAt)
 		if err != nil {

@@ -468,6 +468,9 @@ type callInfo struct {
 	// tokens, JWTs under --jwt-create-tenants, stdio's local user when told so).
 	createTenant bool
 	requestID    string
+	// session is the MCP session the call comes in (Mcp-Session-Id; the stdio process's own):
+	// a token's implicit sequences are kept per session. Empty for a one-shot request.
+	session string
 }
 
 type callKey struct{}
@@ -482,6 +485,9 @@ func (s *service) callContext(ctx context.Context, req *mcp.CallToolRequest, t t
 		ci = callInfo{principal: p, createTenant: extra.TokenInfo.Extra[extraCreate] == true}
 		if extra.Header != nil {
 			ci.requestID = extra.Header.Get(requestIDHeader)
+			// Only a stateful session's requests carry it (the endpoint sends the others to the
+			// one-shot handler, whose SDK session id is new on every request).
+			ci.session = extra.Header.Get(sessionHeader)
 		}
 		if ci.requestID == "" {
 			ci.requestID = requestIDOf(ctx)
@@ -491,7 +497,7 @@ func (s *service) callContext(ctx context.Context, req *mcp.CallToolRequest, t t
 		if err != nil {
 			return ctx, rpcError(ctx, s.log, err)
 		}
-		ci = callInfo{principal: lp, createTenant: s.local.CreateTenant, requestID: requestIDOf(ctx)}
+		ci = callInfo{principal: lp, createTenant: s.local.CreateTenant, requestID: requestIDOf(ctx), session: s.localSession}
 	default:
 		return ctx, rpcError(ctx, s.log, knowmind.Errorf(knowmind.EUNAUTHORIZED, "bearer token missing or invalid"))
 	}

@@ -82,6 +82,16 @@ type Signals struct {
 	// strictly below that hit: on LoCoMo the answer is often the named speaker's reply next to
 	// the other speaker's turn that shares the question's words.
 	TitleNeighbours bool
+	// CommonOnly holds text chunks (ids) that hold one of the question's terms, an everyday
+	// word of a question whose subject the tenant never wrote (search.CommonMatches: "moon" of
+	// "How many moons does Neptune have?"). A direct hit found by the question's words (its
+	// text score at least its context score) whose best text chunk is one of them is left out
+	// before the graph expansion, with the neighbours it alone would reach. nil: none is.
+	CommonOnly map[string]bool
+	// CommonBefore holds the chunks whose context score came from a memory before them that,
+	// with them, holds one query term of that kind: a direct hit the context signal found (its
+	// context score above its text score) by one of them is left out the same way.
+	CommonBefore map[string]bool
 }
 
 // Fuse ranks the memories of one recall:
@@ -94,7 +104,9 @@ type Signals struct {
 //     hit of a query nothing in the corpus answers scores low, not 1.
 //  3. Title (Signals.Title): a direct hit's score × (1 + TitleWeight·match); the same for a
 //     memory that names a day when the question asks when (Signals.Dated).
-//  4. Graph (Expand): a neighbour reached over h edges from a hit scored s scores s·HopDecay^h,
+//  4. Words that cannot answer (Signals.CommonOnly): a direct hit found by one everyday word
+//     of a question whose subject the tenant never wrote is left out.
+//  5. Graph (Expand): a neighbour reached over h edges from a hit scored s scores s·HopDecay^h,
 //     strictly below the hit; a memory keeps the best of its own and its graph score; with
 //     TitleNeighbours a neighbour whose own title matches gains its title factor too (still
 //     below its hit); then neighbour support (Support).
@@ -168,6 +180,29 @@ func Fuse(s Signals) []Hit {
 	}
 	factor(s.Title, s.TitleWeight)
 	factor(s.Dated, s.DatedWeight)
+	textRank, vecRank := indexOf(textMems), indexOf(vecMems)
+	contextScore := map[string]float64{}
+	for _, c := range s.Context {
+		if c.Memory != "" {
+			contextScore[c.Memory] = max(contextScore[c.Memory], c.Score)
+		}
+	}
+	if len(s.CommonOnly) > 0 || len(s.CommonBefore) > 0 {
+		direct = slices.DeleteFunc(direct, func(h Hit) bool {
+			text := 0.0
+			if r, ok := textRank[h.ID]; ok {
+				text = textList.Scores[r]
+			}
+			ctx := contextScore[h.ID]
+			switch {
+			case text > 0 && text >= ctx:
+				return s.CommonOnly[textBest[h.ID]]
+			case ctx > text:
+				return s.CommonBefore[contextBest[h.ID]]
+			}
+			return false
+		})
+	}
 	hits := Expand(direct, s.Adjacent, s.Hops)
 	if s.TitleNeighbours && s.TitleWeight > 0 && len(s.Title) > 0 {
 		hits = s.titleNeighbours(hits, direct)
@@ -176,13 +211,6 @@ func Fuse(s Signals) []Hit {
 		hits = Support(hits, direct, s.Adjacent, s.Support)
 	}
 
-	textRank, vecRank := indexOf(textMems), indexOf(vecMems)
-	contextScore := map[string]float64{}
-	for _, c := range s.Context {
-		if c.Memory != "" {
-			contextScore[c.Memory] = max(contextScore[c.Memory], c.Score)
-		}
-	}
 	for i, h := range hits {
 		if h.Via != "" {
 			continue

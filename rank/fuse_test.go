@@ -74,6 +74,30 @@ func TestFuseKeepsTheWordEvidence(t *testing.T) {
 	}
 }
 
+// CommonOnly leaves out a hit the question's words found by its best text chunk, and the
+// neighbour only it reached, CommonBefore one the context signal found; a hit the context
+// signal found by a memory before it that holds more, and a hit whose best chunk holds more,
+// stay.
+func TestFuseLeavesOutCommonOnlyHits(t *testing.T) {
+	hits := Fuse(Signals{
+		Text:          []Chunk{{"a1", "A", 0.4}, {"b1", "B", 0.2}, {"c1", "C", 0.3}, {"c2", "C", 0.5}},
+		Context:       []Chunk{{"b1", "B", 0.5}, {"d1", "D", 0.4}, {"e1", "E", 0.4}},
+		ContextWeight: 0.5, ContextAdded: true,
+		Adjacent:     map[string][]string{"A": {"N"}, "N": {"A"}},
+		Hops:         1,
+		CommonOnly:   map[string]bool{"a1": true, "b1": true, "c1": true},
+		CommonBefore: map[string]bool{"d1": true},
+	})
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.ID)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{"B", "C", "E"}) {
+		t.Fatalf("hits %v, want B (context above text, the one before it holding more), C (its best chunk holds more) and E", ids)
+	}
+}
+
 // A direct hit that scores higher through the graph is shown as a neighbour: it loses its chunk.
 func TestFuseGraphOverridesWeakDirectHit(t *testing.T) {
 	hits := Fuse(Signals{

@@ -83,6 +83,10 @@ type Input struct {
 	RefScores     func(lang string, terms []string, refs []uint64) map[uint64]float64
 	ContextWeight float64
 	ContextAdded  bool
+	// Common are the query terms that stand for everyday words of a question whose subject
+	// the tenant never wrote (CommonMatches); a text chunk holding one query term, one of
+	// these, cannot answer it (rank.Signals.CommonOnly). Nil: off. Served sides need RefTerms.
+	Common map[string]bool
 }
 
 // Fuse scores the text candidates with BM25 (per language corpus, the tenant's statistics) as a
@@ -126,6 +130,12 @@ func Fuse(cands *Candidates, in Input) []rank.Hit {
 			memoryOf[c.Chunk] = c.Memory
 			tokens, length := in.Analyze(c.Chunk, side.Lang, body)
 			docs = append(docs, bm25.Doc{ID: c.Chunk, Tokens: tokens, Length: length})
+			if len(in.Common) > 0 && commonOnly(side.Terms, tokens, in.Common) {
+				if sig.CommonOnly == nil {
+					sig.CommonOnly = map[string]bool{}
+				}
+				sig.CommonOnly[c.Chunk] = true
+			}
 		}
 		ideal := bm25.Ideal(side.Terms, side.Stats)
 		scored := bm25.Score(side.Terms, docs, side.Stats, bm25.Params{})
@@ -146,7 +156,7 @@ func Fuse(cands *Candidates, in Input) []rank.Hit {
 		}
 	}
 	if in.Before != nil && in.RefScores != nil && in.RefTerms != nil && in.ContextWeight > 0 {
-		sig.Context = contextSignal(cands, in)
+		sig.Context, sig.CommonBefore = contextSignal(cands, in)
 		if len(sig.Context) > 0 {
 			sig.ContextWeight, sig.ContextAdded = in.ContextWeight, in.ContextAdded
 		}
@@ -218,6 +228,16 @@ func fuseServed(sig *rank.Signals, cands *Candidates, in Input, i int, side Text
 	}
 	if len(refs) == 0 {
 		return
+	}
+	if len(in.Common) > 0 && in.RefTerms != nil {
+		for j, terms := range in.RefTerms(refs) {
+			if commonOnly(side.Terms, terms, in.Common) {
+				if sig.CommonOnly == nil {
+					sig.CommonOnly = map[string]bool{}
+				}
+				sig.CommonOnly[found[j].ID] = true
+			}
+		}
 	}
 	if in.ConceptScores != nil {
 		sig.Concept = append(sig.Concept, positive(found, inOrder(refs, in.ConceptScores(refs)))...)
@@ -370,7 +390,7 @@ func titleMatch(cands *Candidates, side TextSide, titles func(string, []string, 
 // ("been doing it for 3 years") is then found by the question it answers ("How long have you
 // been doing pottery?"), while the sections of one document that all name its subject ("Bäckerei
 // Hofmann") do not count that word twice.
-func contextSignal(cands *Candidates, in Input) []rank.Chunk {
+func contextSignal(cands *Candidates, in Input) ([]rank.Chunk, map[string]bool) {
 	type cand struct {
 		chunk, memory string
 	}
@@ -385,11 +405,11 @@ func contextSignal(cands *Candidates, in Input) []rank.Chunk {
 		}
 	}
 	if len(refs) == 0 {
-		return nil
+		return nil, nil
 	}
 	before := in.Before(refs)
 	if len(before) == 0 {
-		return nil
+		return nil, nil
 	}
 	followers := make([]uint64, 0, len(before))
 	for _, r := range refs {
@@ -399,7 +419,8 @@ func contextSignal(cands *Candidates, in Input) []rank.Chunk {
 	}
 	own := in.RefTerms(followers)
 	best := map[uint64]float64{}
-	for _, side := range in.Text {
+	bestFrom := map[uint64]contextFrom{}
+	for si, side := range in.Text {
 		ideal := bm25.Ideal(side.Terms, side.Stats)
 		if !side.Served || ideal <= 0 {
 			continue
@@ -441,6 +462,7 @@ func contextSignal(cands *Candidates, in Input) []rank.Chunk {
 				for _, p := range before[r] {
 					if s := scores[p] / ideal; s > best[r] {
 						best[r] = min(s, 1)
+						bestFrom[r] = contextFrom{prev: p, side: si}
 					}
 				}
 			}
@@ -450,6 +472,54 @@ func contextSignal(cands *Candidates, in Input) []rank.Chunk {
 	for _, r := range refs {
 		if s := best[r]; s > 0 {
 			out = append(out, rank.Chunk{ID: of[r].chunk, Memory: of[r].memory, Score: s})
+		}
+	}
+	return out, commonBefore(in, followers, own, bestFrom, func(r uint64) string { return of[r].chunk })
+}
+
+// contextFrom is the memory before a follower that gave it its context score, by chunk uid, and
+// the text side it was scored on.
+type contextFrom struct {
+	prev uint64
+	side int
+}
+
+// commonBefore are the followers' chunks (chunk(r) for uid r) that, together with the memory
+// before them that scored them, hold one query term, an everyday word of a question whose
+// subject the tenant never wrote (Input.Common): the reply to "I'm over the moon" found by
+// "How many moons does Neptune have?" (rank.Signals.CommonBefore). own[i] are followers[i]'s
+// terms. Nil when Input.Common is.
+func commonBefore(in Input, followers []uint64, own [][]string, from map[uint64]contextFrom, chunk func(uint64) string) map[string]bool {
+	if len(in.Common) == 0 || len(from) == 0 {
+		return nil
+	}
+	var prevs []uint64
+	for _, r := range followers {
+		if f, ok := from[r]; ok {
+			prevs = append(prevs, f.prev)
+		}
+	}
+	prevTerms := in.RefTerms(prevs)
+	var out map[string]bool
+	j := 0
+	for i, r := range followers {
+		f, ok := from[r]
+		if !ok {
+			continue
+		}
+		var both []string
+		if i < len(own) {
+			both = append(both, own[i]...)
+		}
+		if j < len(prevTerms) {
+			both = append(both, prevTerms[j]...)
+		}
+		j++
+		if commonOnly(in.Text[f.side].Terms, both, in.Common) {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[chunk(r)] = true
 		}
 	}
 	return out

@@ -37,6 +37,13 @@ type Weights struct {
 	// "gestern") is resolved against the time of asking (knowmind.RecallQuery.AskedAt) and
 	// matched as a written date is (QuestionTime).
 	RelativeDates bool
+	// Weekdays: with RelativeDates, a bare weekday in a question told in the past ("What did
+	// Caroline do on Friday?") names the last such day (timeq.Vague).
+	Weekdays bool
+	// Recently: with RelativeDates, "recently", "kürzlich", "neulich" name the month before the
+	// time of asking (timeq.Vague). Off by default: in a conversation "recently" mostly means
+	// recent in the conversation, not before the question (docs/recall.md, "Time as data").
+	Recently bool
 	// AsksWhen: a question that asks for a time without naming one ("When did …?") raises
 	// the memories whose text names a day by this factor (TimeSignals, rank.Signals.Dated).
 	AsksWhen float64
@@ -63,6 +70,10 @@ type Weights struct {
 	// (Floor; lexical evidence only). Off: on the German check it left out answers to questions
 	// worded apart from their memories (docs/recall.md, "The floor").
 	CoverageFloor bool
+	// CommonWords leaves out a hit found by one query term that stands for an everyday word of
+	// a question whose subject the tenant never wrote (CommonMatches, Input.Common); lexical
+	// evidence only, and only with word levels (graph.Config.WordLevels).
+	CommonWords bool
 	// PoolAsText scores the semantic pool's chunks that no text signal found in the text signal
 	// too, as PoolAsText × their cosine.
 	PoolAsText float64
@@ -122,9 +133,11 @@ func Default() Options {
 			Time:            timeWeight,
 			TextDates:       true,
 			RelativeDates:   true,
+			Weekdays:        true,
 			AsksWhen:        asksWhenWeight,
 			Coverage:        true,
 			VectorCoverage:  true,
+			CommonWords:     true,
 			SemanticPool:    semanticPool,
 			Context:         contextWeight,
 			ContextAdded:    true,

@@ -23,7 +23,8 @@ func QuestionTime(query string, asked time.Time, w Weights) (timeq.Span, bool) {
 	if !w.RelativeDates {
 		asked = time.Time{}
 	}
-	return timeq.ParseAt(query, asked)
+	s, _, _, ok := timeq.LocateAtWith(query, asked, timeq.Vague{Weekdays: w.Weekdays, Recently: w.Recently})
+	return s, ok
 }
 
 // WithoutTime is query without the time it names (QuestionTime): the time signal matches it,
@@ -32,7 +33,7 @@ func WithoutTime(query string, asked time.Time, w Weights) string {
 	if !w.RelativeDates {
 		asked = time.Time{}
 	}
-	if _, start, end, named := timeq.LocateAt(query, asked); named {
+	if _, start, end, named := timeq.LocateAtWith(query, asked, timeq.Vague{Weekdays: w.Weekdays, Recently: w.Recently}); named {
 		return query[:start] + " " + query[end:]
 	}
 	return query

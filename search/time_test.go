@@ -137,3 +137,28 @@ func TestWithoutTime(t *testing.T) {
 		t.Errorf("without RelativeDates: %q", got)
 	}
 }
+
+// "recently" names the month before the time of asking only with Weights.Recently (off by
+// default); a bare weekday in a question told in the past names the last such day by default.
+func TestQuestionTimeRecently(t *testing.T) {
+	asked := time.Date(2026, 3, 11, 12, 0, 0, 0, time.UTC) // a Wednesday
+	w := Default().Weights
+	if s, ok := QuestionTime("What did Mel buy at the market recently?", asked, w); ok {
+		t.Fatalf("recently, by default: %+v, want no time", s)
+	}
+	if s, ok := QuestionTime("What did Mel buy at the market on Friday?", asked, w); !ok ||
+		!s.From.Equal(time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("on Friday, by default: %+v %v, want 6 March", s, ok)
+	}
+	w.Recently = true
+	for _, q := range []string{"What did Mel buy at the market recently?", "Was hat Herr Yilmaz neulich gesagt?"} {
+		s, ok := QuestionTime(q, asked, w)
+		if !ok || !s.From.Equal(time.Date(2026, 2, 11, 0, 0, 0, 0, time.UTC)) || !s.To.Equal(time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC)) {
+			t.Errorf("%q with Recently: %+v %v, want 11 February to 11 March", q, s, ok)
+		}
+	}
+	w.Weekdays = false
+	if s, ok := QuestionTime("What did Mel buy at the market on Friday?", asked, w); ok {
+		t.Fatalf("on Friday without Weekdays: %+v, want no time", s)
+	}
+}

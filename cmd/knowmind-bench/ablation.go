@@ -20,7 +20,11 @@ type ablation struct {
 	// NoRelativeDates: a relative time in the question ("last week") is not resolved
 	// (Weights.RelativeDates)
 	NoRelativeDates bool
-	NoCoverage      bool // semantic signals not scaled by the query's coverage (search.Weights.Coverage)
+	// NoWeekdays: a bare weekday in the question is not resolved (Weights.Weekdays)
+	NoWeekdays bool
+	// WithRecently: "recently" in the question names the month before (Weights.Recently)
+	WithRecently bool
+	NoCoverage   bool // semantic signals not scaled by the query's coverage (search.Weights.Coverage)
 	// NoVectorCoverage: the hash embedder's vector signal not scaled by it (Weights.VectorCoverage)
 	NoVectorCoverage bool
 	AsksWhen         float64 // above 0 replaces the when-question signal's weight; below 0 turns it off
@@ -45,6 +49,9 @@ type ablation struct {
 	ContextMember bool // the context signal a member of the weighted mean, not added to it
 	// CoverageFloor raises the floor by the question's word coverage (Weights.CoverageFloor)
 	CoverageFloor bool
+	// NoCommonWords keeps hits found by one everyday word of a question whose subject the
+	// tenant never wrote (Weights.CommonWords)
+	NoCommonWords bool
 	// Stage2 sets the second stage's weights (Weights.Stage2); the zero value keeps the default.
 	Stage2 search.StageWeights
 	// MinScore above 0 replaces the tools' floor (knowmind.RecallMinScore), below 0 turns it off.
@@ -78,6 +85,9 @@ func (a ablation) options() search.Options {
 		w.VectorCoverage = false
 	}
 	w.CoverageFloor = a.CoverageFloor
+	if a.NoCommonWords {
+		w.CommonWords = false
+	}
 	if a.Stage2.On() {
 		w.Stage2 = a.Stage2
 	}
@@ -86,6 +96,12 @@ func (a ablation) options() search.Options {
 	}
 	if a.NoRelativeDates {
 		w.RelativeDates = false
+	}
+	if a.NoWeekdays {
+		w.Weekdays = false
+	}
+	if a.WithRecently {
+		w.Recently = true
 	}
 	w.AsksWhen = override(a.AsksWhen, w.AsksWhen)
 	w.Semantic = override(a.SemanticWeight, w.Semantic)

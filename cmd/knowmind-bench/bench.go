@@ -23,6 +23,7 @@ import (
 	"github.com/knowmind/knowmind/bench/locomo"
 	"github.com/knowmind/knowmind/bm25"
 	"github.com/knowmind/knowmind/embed"
+	"github.com/knowmind/knowmind/english"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/dql"
 	"github.com/knowmind/knowmind/graph/localdgraph"
@@ -207,7 +208,7 @@ func openBenchBackend(ctx context.Context, f benchFlags) (*benchBackend, error) 
 	b.graphCfg = graph.Config{
 		Alphas: b.alphas, AlphasHTTP: alphasHTTP, User: "groot", Password: b.password,
 		Secret: secret, Relations: set.Names(), Shapes: set, Embedder: emb, Reranker: rr, Logger: log,
-		IndexMemoryBytes: int64(f.indexMemoryMB) << 20,
+		IndexMemoryBytes: int64(f.indexMemoryMB) << 20, WordLevels: english.SystemLevels(),
 	}
 	if dir := cmp.Or(f.dir, b.dir); f.snapshots && dir != "" {
 		b.graphCfg.IndexDir = filepath.Join(dir, "index")
@@ -303,6 +304,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	scoreReport := fs.Bool("scores", false, "also print where the default ranking's scores lie without a floor: the first evidence turn's and the off-topic questions' best (a diagnosis of the floor)")
 	depthReport := fs.Bool("evidence-depth", false, "also print where the default ranking puts each category's evidence turns (top 10, 11-25, beyond), a diagnosis")
 	dumpFile := fs.String("dump", "", "also write the default ranking's first 25 hits of every question and off-topic question, without a floor and with the evidence behind each hit, to this file as JSON lines (for simulating rules over the scores)")
+	dumpCommon := fs.Bool("dump-common-words", true, "with false, --dump writes the default ranking without the everyday-word rule (Weights.CommonWords), on which bench rules simulates the rules over word levels")
 	convRange := fs.String("convs", "", "only these conversations of the file, 1-based, e.g. 1-2 or 3-5 (a split to choose a constant on and one to confirm it on)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -496,6 +498,8 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=2) semantic signals not scaled by the query's coverage", ranker(2, ablation{NoRerank: true, NoCoverage: true})},
 		{"text+vector+graph (hops=2) the hash embedder's vector signal not scaled by the query's coverage", ranker(2, ablation{NoRerank: true, NoVectorCoverage: true})},
 		{"text+vector+graph (hops=2) without relative times in questions (\"last week\" not resolved against the time of asking)", ranker(2, ablation{NoRerank: true, NoRelativeDates: true})},
+		{"text+vector+graph (hops=2) without bare weekdays in questions (other relative times resolved)", ranker(2, ablation{NoRerank: true, NoWeekdays: true})},
+		{"text+vector+graph (hops=2) with \"recently\" in questions as the month before (off by default)", ranker(2, ablation{NoRerank: true, WithRecently: true})},
 		{"text+vector+graph (hops=2) without the when-question signal", ranker(2, ablation{NoRerank: true, AsksWhen: -1})},
 		{"text+vector+graph (hops=2) when-question signal 0.25", ranker(2, ablation{NoRerank: true, AsksWhen: 0.25})},
 		{"text+vector+graph (hops=2) when-question signal 1", ranker(2, ablation{NoRerank: true, AsksWhen: 1})},
@@ -524,6 +528,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 		{"text+vector+graph (hops=0) with the context signal", ranker(0, ablation{NoRerank: true})},
 		{"text+vector+graph (hops=0) with the context signal, without followers as candidates", ranker(0, ablation{NoRerank: true, Followers: -1})},
 		{"text+vector+graph (hops=2) floor raised by the question's word coverage (min_score / coverage)", ranker(2, ablation{NoRerank: true, CoverageFloor: true})},
+		{"text+vector+graph (hops=2) keeping hits found by one everyday word of a question whose subject the tenant never wrote", ranker(2, ablation{NoRerank: true, NoCommonWords: true})},
 		{"text+vector+graph (hops=2) second stage: IDF coverage 0.25", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25}})},
 		{"text+vector+graph (hops=2) second stage: term proximity 0.25", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Proximity: 0.25}})},
 		{"text+vector+graph (hops=2) second stage: term proximity 0.5", ranker(2, ablation{NoRerank: true, Stage2: search.StageWeights{Proximity: 0.5}})},
@@ -542,7 +547,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 	}
 	var named []locomo.Named
 	w := os.Stdout
-	fmt.Fprintf(w, "# LoCoMo retrieval, %s, %d conversations, embedder %s\n\n", filepath.Base(*data), len(convs), b.embedder.ID())
+	fmt.Fprintf(w, "# LoCoMo retrieval, %s, %d conversations, embedder %s, English word levels: %d words\n\n", filepath.Base(*data), len(convs), b.embedder.ID(), english.SystemLevels().Len())
 	fmt.Fprintf(w, "Questions naming a time only relative to the time of asking (asked at each conversation's newest dated part): %d of the scored questions\n\n", relative)
 	for _, r := range runs {
 		if !onlyRe.MatchString(r.name) {
@@ -599,7 +604,7 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 			return err
 		}
 		defer f.Close()
-		o := ablation{NoRerank: true}.options()
+		o := ablation{NoRerank: true, NoCommonWords: !*dumpCommon}.options()
 		for ci := range convs {
 			conv := &convs[ci]
 			ten := tenants[conv.SampleID].ten.Tenant
@@ -608,12 +613,12 @@ func runBenchLocomo(ctx context.Context, args []string) error {
 					continue
 				}
 				d := dumpQuestion{Set: "locomo", Conv: conv.SampleID, Cat: strconv.Itoa(q.Category), Answers: q.Evidence}
-				if err := dumpRecall(ctx, f, ten, q.Text, 2, o, d); err != nil {
+				if err := dumpRecall(ctx, f, ten, q.Text, asked[conv.SampleID], 2, o, d); err != nil {
 					return err
 				}
 			}
 			for _, q := range locomo.OffTopic {
-				if err := dumpRecall(ctx, f, ten, q, 2, o, dumpQuestion{Set: "locomo", Conv: conv.SampleID, OffTopic: true}); err != nil {
+				if err := dumpRecall(ctx, f, ten, q, asked[conv.SampleID], 2, o, dumpQuestion{Set: "locomo", Conv: conv.SampleID, OffTopic: true}); err != nil {
 					return err
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"time"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
@@ -14,8 +15,10 @@ import (
 // it: its fused text and context signals and what the second stage reads of its text.
 type dumpHit struct {
 	Src     string   `json:"src"`
+	ID      string   `json:"id"`
 	Score   float64  `json:"score"`
 	Via     bool     `json:"via"`
+	ViaID   string   `json:"via_id,omitempty"` // the direct hit the graph reached it from
 	Hops    int      `json:"hops"`
 	Text    float64  `json:"text"`
 	Context float64  `json:"ctx"`
@@ -47,11 +50,11 @@ type dumpQuestion struct {
 	Hits     []dumpHit  `json:"hits"`
 }
 
-// dumpRecall ranks q in ten with o (hops deep, no floor, k RecallMaxK) and writes the question's
-// dump line to w; d holds the question's own fields.
-func dumpRecall(ctx context.Context, w io.Writer, ten *graph.Tenant, q string, hops int, o search.Options, d dumpQuestion) error {
+// dumpRecall ranks q asked at asked (as the bench asks it) in ten with o (hops deep, no floor, k
+// RecallMaxK) and writes the question's dump line to w; d holds the question's own fields.
+func dumpRecall(ctx context.Context, w io.Writer, ten *graph.Tenant, q string, asked time.Time, hops int, o search.Options, d dumpQuestion) error {
 	tr := &graph.RecallTrace{Explain: true}
-	res, err := ten.RecallTraced(ctx, knowmind.RecallQuery{Query: q, K: knowmind.RecallMaxK, Hops: hops}, o, tr)
+	res, err := ten.RecallTraced(ctx, knowmind.RecallQuery{Query: q, K: knowmind.RecallMaxK, Hops: hops, AskedAt: asked}, o, tr)
 	if err != nil {
 		return err
 	}
@@ -70,7 +73,7 @@ func dumpRecall(ctx context.Context, w io.Writer, ten *graph.Tenant, q string, h
 		dh := dumpHit{Src: h.Source, Score: h.Score}
 		if i < len(tr.From) {
 			f := tr.From[i]
-			dh.Via, dh.Hops, dh.Text, dh.Context = f.Via != "", f.Hops, f.Text, f.Context
+			dh.ID, dh.Via, dh.ViaID, dh.Hops, dh.Text, dh.Context = f.ID, f.Via != "", f.Via, f.Hops, f.Text, f.Context
 		}
 		if i < len(tr.Evidence) {
 			e := tr.Evidence[i]

@@ -11,6 +11,7 @@ import (
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bench/german"
 	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/english"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/search"
 )
@@ -27,6 +28,7 @@ func runBenchGerman(ctx context.Context, args []string) error {
 	derive := fs.Bool("derive-sequences", true, "with --sequences=false: store the memories in corpus order as one writer (StoreMemoryInput.Writer), so the service derives their sequences from their times (knowmind.ImplicitSequenceGap); the tenant gets the suffix -derived instead of -nosequence")
 	showOffTopic := fs.Bool("show-off-topic", false, "also print the default ranking's hits (with scores, no floor) for each off-topic question, a diagnosis")
 	dumpFile := fs.String("dump", "", "also write the default ranking's first 25 hits of every question and off-topic question, without a floor and with the evidence behind each hit, to this file as JSON lines")
+	dumpCommon := fs.Bool("dump-common-words", true, "with false, --dump writes the default ranking without the everyday-word rule (Weights.CommonWords)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -132,6 +134,7 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		{"full fusion without the word list (the tenant's vocabulary only)", bm25.Analysis{NoWordList: true}, 2, knowmind.RecallMinScore, full},
 		{"full fusion, floor raised by the question's word coverage", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, CoverageFloor: true}},
 		{"text only (BM25), floor raised by the question's word coverage", bm25.Analysis{}, 0, knowmind.RecallMinScore, ablation{NoVector: true, NoRerank: true, NoSemantic: true, CoverageFloor: true}},
+		{"full fusion keeping hits found by one everyday word of a question whose subject the tenant never wrote", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCommonWords: true}},
 		{"full fusion, min_score 0 (no floor)", bm25.Analysis{}, 2, 0, full},
 		{"full fusion without the days the text names", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoTextDates: true, AsksWhen: -1}},
 		{"full fusion, semantic signals not scaled by the query's coverage", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true}},
@@ -140,6 +143,8 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		{"full fusion keeping question words, semantic signals not scaled by coverage (neither of the rules that shape the floor's inputs)", bm25.Analysis{KeepQuestionWords: true}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoCoverage: true, NoVectorCoverage: true}},
 		{"full fusion without relative times in questions (\"letzte Woche\" not resolved against the time of asking)", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoRelativeDates: true}},
 		{"text only (BM25) without relative times in questions", bm25.Analysis{}, 0, knowmind.RecallMinScore, ablation{NoVector: true, NoRerank: true, NoSemantic: true, NoRelativeDates: true}},
+		{"full fusion without bare weekdays in questions (other relative times resolved)", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, NoWeekdays: true}},
+		{"full fusion with \"kürzlich\" in questions as the month before (off by default)", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, WithRecently: true}},
 		{"full fusion without the when-question signal", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, AsksWhen: -1}},
 		{"full fusion without the context signal (the memory before in its sequence)", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, ContextWeight: -1}},
 		{"full fusion, second stage: IDF coverage 0.25", bm25.Analysis{}, 2, knowmind.RecallMinScore, ablation{NoRerank: true, Stage2: search.StageWeights{Coverage: 0.25}}},
@@ -155,8 +160,8 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		{"text only (BM25) without the context signal", bm25.Analysis{}, 0, knowmind.RecallMinScore, ablation{NoVector: true, NoRerank: true, NoSemantic: true, ContextWeight: -1}},
 	}
 	w := os.Stdout
-	fmt.Fprintf(w, "# German check: %d memories, %d questions, %d off-topic, embedder %s, German word list: %d words\n\n",
-		len(corpus.Memories), len(corpus.Questions), len(corpus.OffTopic), b.embedder.ID(), german.SystemWordsLen())
+	fmt.Fprintf(w, "# German check: %d memories, %d questions, %d off-topic, embedder %s, German word list: %d words, English word levels: %d words\n\n",
+		len(corpus.Memories), len(corpus.Questions), len(corpus.OffTopic), b.embedder.ID(), german.SystemWordsLen(), english.SystemLevels().Len())
 	var named []german.Named
 	for _, r := range runs {
 		if !onlyRe.MatchString(r.name) {
@@ -198,12 +203,20 @@ func runBenchGerman(ctx context.Context, args []string) error {
 		}
 		defer f.Close()
 		for _, q := range corpus.Questions {
-			if err := dumpRecall(ctx, f, ten.Tenant, q.Text, 2, full.options(), dumpQuestion{Set: "german", Cat: q.Kind, Answers: q.IDs}); err != nil {
+			asked, err := corpus.AskedAt(q)
+			if err != nil {
+				return err
+			}
+			if err := dumpRecall(ctx, f, ten.Tenant, q.Text, asked, 2, ablation{NoRerank: true, NoCommonWords: !*dumpCommon}.options(), dumpQuestion{Set: "german", Cat: q.Kind, Answers: q.IDs}); err != nil {
 				return err
 			}
 		}
 		for _, q := range corpus.OffTopic {
-			if err := dumpRecall(ctx, f, ten.Tenant, q, 2, full.options(), dumpQuestion{Set: "german", OffTopic: true}); err != nil {
+			asked, err := corpus.AskedAt(german.Question{})
+			if err != nil {
+				return err
+			}
+			if err := dumpRecall(ctx, f, ten.Tenant, q, asked, 2, ablation{NoRerank: true, NoCommonWords: !*dumpCommon}.options(), dumpQuestion{Set: "german", OffTopic: true}); err != nil {
 				return err
 			}
 		}

@@ -25,6 +25,8 @@ benchmarks:
   speed [--n N]        recall latency/throughput at N synthetic memories, vs the same DQL sent directly
   tenants [--tenants T --per N --big B --big-n N --index-memory-mb MB]
                        many tenants in one service under the index memory budget (hot p95, cold first recall, RSS)
+  stores [--n N --stores S]
+                       store_memory latency with and without a writer (its implicit sequence's two reads)
   rules --locomo FILE --german FILE
                        simulate rules over the scores on the locomo and german benches' --dump files (no Dgraph)
   import --n N --tenant NAME [--batch N] [--out FILE] [serve flags]
@@ -49,6 +51,8 @@ func main() {
 		err = runBenchSpeed(ctx, os.Args[2:])
 	case "tenants":
 		err = runBenchTenants(ctx, os.Args[2:])
+	case "stores":
+		err = runBenchStores(ctx, os.Args[2:])
 	case "import":
 		err = runBenchImport(ctx, os.Args[2:])
 	case "rules":

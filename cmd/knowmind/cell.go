@@ -18,6 +18,7 @@ import (
 
 	"github.com/knowmind/knowmind/cells"
 	"github.com/knowmind/knowmind/embed"
+	"github.com/knowmind/knowmind/english"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/shapes"
 )
@@ -181,6 +182,9 @@ func openCell(ctx context.Context, cfg Config, c cells.Cell, set *shapes.Set, em
 	}
 	if emb != nil {
 		gcfg.Embedder = emb
+	}
+	if levels := english.SystemLevels(); serving && levels.Len() > 0 {
+		gcfg.WordLevels = levels
 	}
 	return graph.Open(ctx, gcfg)
 }

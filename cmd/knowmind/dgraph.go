@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/knowmind/knowmind/embed"
+	"github.com/knowmind/knowmind/english"
 	"github.com/knowmind/knowmind/graph"
 	"github.com/knowmind/knowmind/graph/localdgraph"
 	"github.com/knowmind/knowmind/search"
@@ -134,6 +135,10 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 		rr = b.reranker
 		log.Info("reranker", "name", b.reranker.Name())
 	}
+	var levels *english.Levels
+	if o.embedder { // a process that recalls
+		levels = systemWordLevels(log)
+	}
 	secretsDir := filepath.Join(cfg.DataDir, "secrets")
 	secret := []byte(cfg.Secret)
 	if len(secret) == 0 {
@@ -150,6 +155,9 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 		Reranker: rr, NoExactVectors: !cfg.ExactVectors || o.noExactVectors,
 		ObserveRPC: o.observeRPC, WatchIndexBuilds: o.watchIndexBuilds,
 		RPCTimeout: cfg.DgraphTimeout,
+	}
+	if levels.Len() > 0 {
+		gcfg.WordLevels = levels
 	}
 	if o.snapshots && cfg.IndexDir != "none" {
 		gcfg.IndexDir, gcfg.ObserveSnapshotLoad = cfg.IndexDir, o.observeSnapshot
@@ -387,4 +395,16 @@ func portOpen(addr string) bool {
 	}
 	conn.Close()
 	return true
+}
+
+// systemWordLevels reads the English word levels recall compares a question's words by
+// (Debian's scowl; english.SystemLevels), saying in the log when they are not installed.
+func systemWordLevels(log *slog.Logger) *english.Levels {
+	levels := english.SystemLevels()
+	if levels.Len() == 0 {
+		log.Info("no English word levels at "+english.SystemDir+" (Debian package scowl): recall keeps hits found by one everyday word of a question whose subject the tenant never wrote", "dir", english.SystemDir)
+	} else {
+		log.Info("English word levels", "dir", english.SystemDir, "words", levels.Len())
+	}
+	return levels
 }

@@ -3,7 +3,7 @@
 #   knowmind-test/debian:bookworm  mmdebstrap minbase + curl, `docker import`ed
 #                                  (tarball cached in bin/dockertest/)
 #   knowmind-test/dgraph:v25.2.0   that base + bin/dgraph (Dockerfile.dgraph)
-#   knowmind-test/knowmind:local   FROM scratch + a static knowmind (Dockerfile.knowmind)
+#   knowmind-test/knowmind:local   FROM scratch + a static knowmind and the host's word lists (Dockerfile.knowmind)
 #   knowmind-test/lb:local         that base + HAProxy from Debian (deploy/lb/Dockerfile)
 # Usage (repository root, Docker engine running): deploy/dockertest/mkimages.sh
 # DGRAPH_BIN overrides bin/dgraph. Prints how long each step took.
@@ -68,7 +68,10 @@ step "dgraph image ($pin)" "$t"
 
 t=$(date +%s)
 ctx=$work/knowmind-ctx
-rm -rf "$ctx" && mkdir -p "$ctx/data"
+rm -rf "$ctx" && mkdir -p "$ctx/data" "$ctx/dict/scowl"
+# The word lists deploy/Dockerfile installs from Debian, taken from this host where it has them.
+[ -s /usr/share/dict/ngerman ] && cp /usr/share/dict/ngerman "$ctx/dict/"
+compgen -G '/usr/share/dict/scowl/*.[1-7][0-9]' >/dev/null && cp /usr/share/dict/scowl/*.[1-7][0-9] "$ctx/dict/scowl/"
 CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$ctx/knowmind" ./cmd/knowmind
 step "knowmind binary (static)" "$t"
 t=$(date +%s)

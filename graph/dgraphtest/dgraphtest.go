@@ -196,6 +196,24 @@ func ClientWithShapes(t testing.TB, set *shapes.Set) *graph.Client {
 	return c
 }
 
+// ClientWith opens a second client on the package's Dgraph with the shared client's settings
+// as edit changes them (e.g. the word levels recall compares words by), closed when t ends.
+func ClientWith(t testing.TB, edit func(*graph.Config)) *graph.Client {
+	t.Helper()
+	env := Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, User: "groot", Password: env.Password,
+		Secret: env.Secret, Embedder: env.Embedder}
+	edit(&cfg)
+	c, err := graph.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("dgraphtest: client: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
 // Reopen opens tenant name through a second client on the package's Dgraph,
 // as another process (or this one after a restart) would: the schema
 // migrations and backfills of an open run there. The client is closed when
