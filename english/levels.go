@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -24,7 +25,13 @@ import (
 // dictionary still holds. A word's level is its commonness rank, not a count: a lower level is
 // a more common word. The zero value holds no word.
 type Levels struct {
-	level map[string]uint8
+	level map[string]entry
+}
+
+// entry is a word's commonest level over every list, and over the lists that write it
+// lowercase and capitalised (0: none does).
+type entry struct {
+	level, lower, capital uint8
 }
 
 // Level is w's level (w lowercase) and whether the lists hold it.
@@ -32,8 +39,19 @@ func (l *Levels) Level(w string) (int, bool) {
 	if l == nil {
 		return 0, false
 	}
-	n, ok := l.level[w]
-	return int(n), ok
+	e, ok := l.level[w]
+	return int(e.level), ok
+}
+
+// Name tells whether the lists know w (lowercase) chiefly as a name: its commonest entry is
+// capitalised ("John", "NASA", "Neptune"), not lowercase ("sign", "may", "will"). The first word
+// of a sentence is capitalised whatever it is; this tells the name there.
+func (l *Levels) Name(w string) bool {
+	if l == nil {
+		return false
+	}
+	e := l.level[w]
+	return e.capital != 0 && (e.lower == 0 || e.capital < e.lower)
 }
 
 // Len is how many words the levels hold.
@@ -55,7 +73,7 @@ func (l *Levels) Add(r io.Reader, level int) error {
 		return nil
 	}
 	if l.level == nil {
-		l.level = map[string]uint8{}
+		l.level = map[string]entry{}
 	}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -63,10 +81,20 @@ func (l *Levels) Add(r io.Reader, level int) error {
 		if w == "" || utf8.RuneCountInString(w) > maxWord || !utf8.ValidString(w) || strings.ContainsAny(w, " \t0123456789'’") {
 			continue
 		}
+		first, _ := utf8.DecodeRuneInString(w)
+		capital := unicode.IsUpper(first)
 		w = strings.ToLower(w)
-		if old, ok := l.level[w]; !ok || int(old) > level {
-			l.level[w] = uint8(level)
+		e, ok := l.level[w]
+		if !ok || int(e.level) > level {
+			e.level = uint8(level)
 		}
+		if capital && (e.capital == 0 || int(e.capital) > level) {
+			e.capital = uint8(level)
+		}
+		if !capital && (e.lower == 0 || int(e.lower) > level) {
+			e.lower = uint8(level)
+		}
+		l.level[w] = e
 	}
 	return sc.Err()
 }

@@ -21,6 +21,31 @@ func writeLists(t *testing.T, lists map[string]string) string {
 	return dir
 }
 
+// A word is a name when its commonest entry is capitalised: John as a name is commoner than
+// john the word; May the month is as common as may the verb.
+func TestNameIsTheCommonestEntryCapitalised(t *testing.T) {
+	dir := writeLists(t, map[string]string{
+		"english-words.10":         "may\nsign\n",
+		"english-words.40":         "john\n",
+		"english-upper.10":         "John\nMay\n",
+		"english-upper.40":         "Neptune\n",
+		"english-abbreviations.20": "NASA\n",
+		"american-proper-names.50": "Westphalia\n",
+	})
+	l, err := english.ReadDir(dir, 70)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for word, want := range map[string]bool{"john": true, "neptune": true, "nasa": true, "westphalia": true, "may": false, "sign": false, "absent": false} {
+		if got := l.Name(word); got != want {
+			t.Errorf("Name(%q) = %v, want %v", word, got, want)
+		}
+	}
+	if got, _ := l.Level("john"); got != 10 {
+		t.Errorf("Level(john) = %d, want 10", got)
+	}
+}
+
 // A word takes the level of the commonest list that holds it, in any spelling's list, and
 // capitalised words and proper names count as their lowercase form.
 func TestReadDirTakesTheCommonestLevel(t *testing.T) {
@@ -98,6 +123,11 @@ func TestSystemLevels(t *testing.T) {
 	if !ok1 || !ok2 || !ok3 || !ok4 || moon >= neptune || sign >= westphalia {
 		t.Errorf("moon %d %v, Neptune %d %v, sign %d %v, Westphalia %d %v: want the everyday words more common",
 			moon, ok1, neptune, ok2, sign, ok3, westphalia, ok4)
+	}
+	for word, want := range map[string]bool{"john": true, "neptune": true, "sign": false, "may": false} {
+		if l.Name(word) != want {
+			t.Errorf("Name(%q) = %v, want %v", word, !want, want)
+		}
 	}
 	if _, ok := l.Level("urlaubstage"); ok {
 		t.Error("a German word has an English level")

@@ -34,6 +34,7 @@ func TestRecallLeavesOutEverydayWordHits(t *testing.T) {
 	sign := f.store("Doctor", "The doctor said that sign looks serious, so I booked another appointment.")
 	f.store("Hike", "We hiked up to the lake on Sunday and swam before lunch.")
 	holiday := f.store("Urlaub", "Übrige Urlaubstage aus dem Vorjahr verfallen am 31. März.")
+	john := f.store("Lease", "John called: the landlord wants an answer on the renewal by Friday.")
 
 	for _, q := range []string{"How many moons does Neptune have?", "Who signed the Treaty of Westphalia?"} {
 		if res := f.recall(knowmind.RecallQuery{Query: q, K: 5}); len(res.Hits) != 0 {
@@ -50,6 +51,8 @@ func TestRecallLeavesOutEverydayWordHits(t *testing.T) {
 		"What did the doctor say about the sign?":            sign,
 		"Wann verfallen übrige Urlaubstage aus dem Vorjahr?": holiday,
 		"Wann verfallen die Urlaubstage?":                    holiday,
+		// A name is never the everyday word, also where it starts the question.
+		"John talked about Neptune?": john,
 	} {
 		if res := f.recall(knowmind.RecallQuery{Query: q, K: 5}); !slices.Contains(hitIDs(res), want) {
 			t.Errorf("%q: hits %v, want %s", q, hitIDs(res), want)

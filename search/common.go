@@ -11,9 +11,11 @@ import (
 )
 
 // WordLevels tells how common a lowercase word is in general language: its level (a lower level
-// is a more common word) and whether it has one (english.Levels).
+// is a more common word) and whether it has one, and whether the language knows it chiefly as a
+// name (english.Levels).
 type WordLevels interface {
 	Level(word string) (int, bool)
+	Name(word string) bool
 }
 
 // maxSubjectWords bounds the words of one question that CommonMatches looks up.
@@ -75,7 +77,8 @@ type LeveledWord struct {
 	Terms []string // its query terms on the sides that hold text
 	Known bool     // the tenant's text holds one of Terms
 	// Name: the question writes it capitalised where a sentence does not start ("John",
-	// "Neptune", and every German noun).
+	// "Neptune", and every German noun), or where one starts and the levels know it chiefly as
+	// a name ("John told …", not "Sign …").
 	Name bool
 }
 
@@ -92,7 +95,7 @@ func LeveledWords(query string, sides [2]TextSide, levels WordLevels) []LeveledW
 		if !ok {
 			continue
 		}
-		lw := LeveledWord{Word: w, Level: level, Name: sw.capital && !sw.starts}
+		lw := LeveledWord{Word: w, Level: level, Name: sw.capital && (!sw.starts || levels.Name(w))}
 		for _, side := range sides {
 			if len(side.Terms) == 0 || side.Stats.Docs == 0 {
 				continue
@@ -119,8 +122,8 @@ type surfaceWord struct {
 	capital, starts bool
 }
 
-// surfaceWords are the query's words as written (letter runs: "half-life" is two words,
-// "carbon-14" one), at most max of them.
+// surfaceWords are the query's words as written (letter runs: "half-life" and "Neptune's" are
+// two words each, "carbon-14" the one word "carbon"), at most max of them.
 func surfaceWords(query string, max int) []surfaceWord {
 	var out []surfaceWord
 	starts := true

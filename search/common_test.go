@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -14,6 +15,9 @@ import (
 type levels map[string]int
 
 func (l levels) Level(w string) (int, bool) { n, ok := l[w]; return n, ok }
+
+// Name: the fake knows John and Neptune as names only.
+func (l levels) Name(w string) bool { return w == "john" || w == "neptune" }
 
 var fakeLevels = levels{"moon": 20, "moons": 20, "neptune": 40, "sign": 10, "signed": 10, "treaty": 20,
 	"westphalia": 50, "john": 10, "city": 10, "trip": 20, "pottery": 35, "class": 10, "say": 10, "mail": 10}
@@ -74,28 +78,59 @@ func TestLeveledWordsKnowSentenceStarts(t *testing.T) {
 	}
 }
 
+// A name that starts the question is still a name when the levels know it chiefly as one: it
+// is never the common word there either, while an everyday word starting it ("Sign") is.
+func TestCommonMatchesNameAtSentenceStart(t *testing.T) {
+	ix := index("John booked the pottery class", "that sign looks serious", "the city trip with John was great")
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		// Mid-sentence and first, John is a name; only the lowercase trip is common.
+		{"What did John say about the Westphalia trip?", []string{"sai", "trip"}},
+		{"John told me what about the Westphalia trip?", []string{"trip"}},
+		// An everyday word capitalised by the sentence start stays common.
+		{"Sign the Westphalia treaty?", []string{"sign", "treati"}},
+		// An all-caps question writes every word like a name: none is the common word.
+		{"WHO SIGNED THE WESTPHALIA TREATY?", nil},
+	} {
+		if got := commonTerms(ix, tc.query); !slices.Equal(got, tc.want) {
+			t.Errorf("%q: common %v, want %v", tc.query, got, tc.want)
+		}
+	}
+}
+
+// textCandidates are text candidates of the given memories, one chunk each: chunk 0x1, ref 1
+// for the first, and so on.
+func textCandidates(memories ...string) *search.Candidates {
+	c := &search.Candidates{}
+	for i, m := range memories {
+		c.Text = append(c.Text, search.Candidate{Chunk: fmt.Sprintf("0x%x", i+1), Ref: uint64(i + 1), Memory: m})
+	}
+	return c
+}
+
+// fusedIDs are the memories Fuse ranks, sorted.
+func fusedIDs(cands *search.Candidates, in search.Input) []string {
+	var out []string
+	for _, h := range search.Fuse(cands, in) {
+		out = append(out, h.ID)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // A direct hit found by one everyday word of a question whose subject the tenant never wrote is
 // left out, with the neighbour it alone reaches; a hit holding two query words stays.
 func TestFuseLeavesOutCommonWordHits(t *testing.T) {
 	ix := index("I'm over the moon about it", "the moon over Neptune tonight", "we watched the moon rise")
 	query := "How many moons does Neptune have?"
 	side := search.NewTextSide(ix, "t", "", query, bm25.Analysis{}, true)
-	cands := &search.Candidates{Text: []search.Candidate{
-		{Chunk: "0x1", Ref: 1, Memory: "0xa"},
-		{Chunk: "0x2", Ref: 2, Memory: "0xb"},
-		{Chunk: "0x3", Ref: 3, Memory: "0xc"},
-	}}
+	cands := textCandidates("0xa", "0xb", "0xc")
 	in := search.Input{Text: [2]search.TextSide{{}, side},
 		RefTerms: func(refs []uint64) [][]string { return ix.RefTerms("t", refs) },
 		Signals:  rank.Signals{Adjacent: map[string][]string{"0xa": {"0xn"}, "0xn": {"0xa"}}, Hops: 1}}
-	ids := func(in search.Input) []string {
-		var out []string
-		for _, h := range search.Fuse(cands, in) {
-			out = append(out, h.ID)
-		}
-		slices.Sort(out)
-		return out
-	}
+	ids := func(in search.Input) []string { return fusedIDs(cands, in) }
 	if got := ids(in); !slices.Equal(got, []string{"0xa", "0xb", "0xc", "0xn"}) {
 		t.Fatalf("without the rule: %v", got)
 	}
@@ -116,11 +151,7 @@ func TestFuseLeavesOutTheReplyToACommonWordHit(t *testing.T) {
 	ix := index("I'm over the moon about it", "congratulations, well deserved", "the moon over Neptune tonight")
 	query := "How many moons does Neptune have?"
 	side := search.NewTextSide(ix, "t", "", query, bm25.Analysis{}, true)
-	cands := &search.Candidates{Text: []search.Candidate{
-		{Chunk: "0x1", Ref: 1, Memory: "0xa"},
-		{Chunk: "0x2", Ref: 2, Memory: "0xr"}, // the reply: a follower of 0x1
-		{Chunk: "0x3", Ref: 3, Memory: "0xc"},
-	}}
+	cands := textCandidates("0xa", "0xr", "0xc") // 0xr: the reply, a follower of 0x1
 	in := search.Input{Text: [2]search.TextSide{{}, side}, ContextWeight: 0.5, ContextAdded: true,
 		Before: func(refs []uint64) map[uint64][]uint64 {
 			if slices.Contains(refs, 2) {
@@ -132,14 +163,7 @@ func TestFuseLeavesOutTheReplyToACommonWordHit(t *testing.T) {
 			return ix.ScoreRefs("t", lang, terms, refs, bm25.Params{})
 		},
 		RefTerms: func(refs []uint64) [][]string { return ix.RefTerms("t", refs) }}
-	ids := func(in search.Input) []string {
-		var out []string
-		for _, h := range search.Fuse(cands, in) {
-			out = append(out, h.ID)
-		}
-		slices.Sort(out)
-		return out
-	}
+	ids := func(in search.Input) []string { return fusedIDs(cands, in) }
 	if got := ids(in); !slices.Equal(got, []string{"0xa", "0xc", "0xr"}) {
 		t.Fatalf("without the rule: %v", got)
 	}

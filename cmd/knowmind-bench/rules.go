@@ -314,6 +314,8 @@ func (a absentRarest) Level(w string) (int, bool) {
 	return 1000, true
 }
 
+func (a absentRarest) Name(w string) bool { return a.l.Name(w) }
+
 // questionSides are a dumped question's text sides, as CommonMatches reads them.
 func questionSides(q *dumpQuestion) [2]search.TextSide {
 	var sides [2]search.TextSide

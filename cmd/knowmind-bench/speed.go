@@ -791,6 +791,7 @@ func timeVariants(ctx context.Context, out io.Writer, ten *benchTenant, qs []str
 		{"text+vector, hops 0", knowmind.RecallQuery{K: k}, ablation{}, false},
 		{"text+vector, hops 1", knowmind.RecallQuery{K: k, Hops: 1}, ablation{}, false},
 		{fmt.Sprintf("text+vector, hops %d (the tools' default plan)", hops), knowmind.RecallQuery{K: k, Hops: hops}, ablation{}, false},
+		{fmt.Sprintf("text+vector, hops %d, keeping hits found by one everyday word (Weights.CommonWords off)", hops), knowmind.RecallQuery{K: k, Hops: hops}, ablation{NoCommonWords: true}, false},
 		{fmt.Sprintf("text+vector, hops %d, without the PPMI+SVD model (no semantic pool, no concept signal)", hops), knowmind.RecallQuery{K: k, Hops: hops}, ablation{SemanticPool: -1, ConceptWeight: -1}, false},
 		{fmt.Sprintf("text+vector, hops %d, Dgraph's anyoftext", hops), knowmind.RecallQuery{K: k, Hops: hops}, ablation{DgraphText: true}, false},
 		{fmt.Sprintf("recall_at_time (now), hops %d", hops), knowmind.RecallQuery{K: k, Hops: hops, AsOf: &asOfNow}, ablation{}, false},

@@ -183,8 +183,10 @@ func openCell(ctx context.Context, cfg Config, c cells.Cell, set *shapes.Set, em
 	if emb != nil {
 		gcfg.Embedder = emb
 	}
-	if levels := english.SystemLevels(); serving && levels.Len() > 0 {
-		gcfg.WordLevels = levels
+	if serving { // read the lists only where recall needs them
+		if levels := english.SystemLevels(); levels.Len() > 0 {
+			gcfg.WordLevels = levels
+		}
 	}
 	return graph.Open(ctx, gcfg)
 }

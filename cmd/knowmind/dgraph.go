@@ -80,6 +80,9 @@ type opening struct {
 	embedder bool
 	// reranker: the cross-encoder of --reranker-dir, when set (serve, stdio).
 	reranker bool
+	// wordLevels: the English word levels recall compares a question's words by (serve, stdio:
+	// the commands that recall; import and reembed would only hold them).
+	wordLevels bool
 	// anyEmbedder opens tenants whatever embedder wrote them (reembed is about to fix them).
 	// Commands without an embedder (tokens, tenants, projects, trash, export) open any anyway.
 	anyEmbedder bool
@@ -136,7 +139,7 @@ func openBackend(ctx context.Context, cfg Config, log *slog.Logger, o opening) (
 		log.Info("reranker", "name", b.reranker.Name())
 	}
 	var levels *english.Levels
-	if o.embedder { // a process that recalls
+	if o.wordLevels {
 		levels = systemWordLevels(log)
 	}
 	secretsDir := filepath.Join(cfg.DataDir, "secrets")

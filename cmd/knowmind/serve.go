@@ -54,7 +54,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := openBackend(ctx, cfg, log, opening{embedder: true, reranker: true, observeRPC: metrics.ObserveDgraph, watchIndexBuilds: true, takeOver: true,
+	b, err := openBackend(ctx, cfg, log, opening{embedder: true, reranker: true, wordLevels: true, observeRPC: metrics.ObserveDgraph, watchIndexBuilds: true, takeOver: true,
 		snapshots: true, observeSnapshot: metrics.ObserveSnapshotLoad})
 	if err != nil {
 		return err

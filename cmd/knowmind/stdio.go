@@ -74,7 +74,7 @@ func runStdio(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := openBackend(ctx, cfg, log, opening{embedder: true, reranker: true, watchIndexBuilds: true, takeOver: true, snapshots: true})
+	b, err := openBackend(ctx, cfg, log, opening{embedder: true, reranker: true, wordLevels: true, watchIndexBuilds: true, takeOver: true, snapshots: true})
 	if err != nil {
 		return err
 	}
