@@ -139,7 +139,7 @@ type Client struct {
 
 	mu      sync.Mutex
 	tenants map[string]*Tenant
-	create  sync.Mutex // serialises namespace creation
+	opening map[string]chan struct{} // tenants being opened (Tenant), closed when done
 
 	titleLocks titleLocks    // uploads per tenant and title (documents.go)
 	builds     indexWatchers // background vector index builds being waited for (indexbuild.go)
@@ -190,7 +190,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.RPCTimeout == 0 {
 		cfg.RPCTimeout = DefaultRPCTimeout
 	}
-	c := &Client{cfg: cfg, log: cfg.Logger, tenants: map[string]*Tenant{}, http: &http.Client{Timeout: 30 * time.Second}}
+	c := &Client{cfg: cfg, log: cfg.Logger, tenants: map[string]*Tenant{}, opening: map[string]chan struct{}{}, http: &http.Client{Timeout: 30 * time.Second}}
 	dialOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20)), guardWrites()}
 	if cfg.ObserveRPC != nil {
@@ -263,31 +263,50 @@ func (c *Client) Ping(ctx context.Context) map[string]error {
 // Tenant returns a session on the tenant's namespace, creating namespace and
 // schema on first use when create is true. Unknown tenants with create=false
 // give ENOTFOUND.
+//
+// Different tenants open concurrently; one name is opened once, its other callers wait for it.
 func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant, error) {
-	c.mu.Lock()
-	t := c.tenants[name]
-	c.mu.Unlock()
-	if t != nil {
-		return t, nil
+	for {
+		c.mu.Lock()
+		if t := c.tenants[name]; t != nil {
+			c.mu.Unlock()
+			return t, nil
+		}
+		busy, opening := c.opening[name]
+		if !opening {
+			done := make(chan struct{})
+			c.opening[name] = done
+			c.mu.Unlock()
+			defer func() {
+				c.mu.Lock()
+				delete(c.opening, name)
+				c.mu.Unlock()
+				close(done)
+			}()
+			return c.openTenant(ctx, name, create)
+		}
+		c.mu.Unlock()
+		select {
+		case <-busy: // opened, or failed: look again
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	c.create.Lock()
-	defer c.create.Unlock()
-	c.mu.Lock()
-	t = c.tenants[name]
-	c.mu.Unlock()
-	if t != nil {
-		return t, nil
-	}
+}
 
+// openTenant logs into the tenant's namespace, creating it when create is true and it has
+// none, brings it to the current schema and records it in c.tenants.
+func (c *Client) openTenant(ctx context.Context, name string, create bool) (*Tenant, error) {
 	ns, found, err := c.lookupNamespace(ctx, name)
 	if err != nil {
 		return nil, err
 	}
+	created := false
 	if !found {
 		if !create {
 			return nil, knowmind.Errorf(knowmind.ENOTFOUND, "tenant %q does not exist", name)
 		}
-		if ns, err = c.createNamespace(ctx, name); err != nil {
+		if ns, created, err = c.createNamespace(ctx, name); err != nil {
 			return nil, err
 		}
 	}
@@ -299,19 +318,37 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 	}); err != nil {
 		return nil, fmt.Errorf("login into namespace %d of tenant %q: %w", ns, name, err)
 	}
+	t := &Tenant{Name: name, Namespace: ns, dg: dg, session: session, c: c}
+	if !created || !c.initNamespace(ctx, t) {
+		if err := c.upgradeNamespace(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	c.mu.Lock()
+	c.tenants[name] = t
+	c.mu.Unlock()
+	return t, nil
+}
+
+// upgradeNamespace brings a tenant's namespace to the current schema: it refuses one whose
+// re-embedding is unfinished or whose vectors come from another embedder, applies the schema
+// when the recorded one differs, runs the one-time backfills and migrations of the versions
+// recorded before, and looks after a vector index build that is under way.
+func (c *Client) upgradeNamespace(ctx context.Context, t *Tenant) error {
+	name, ns, dg := t.Name, t.Namespace, t.dg
 	if err := checkReembed(ctx, name, dg); err != nil {
-		return nil, err
+		return err
 	}
 	before, vectorIndex, err := applyTenantSchema(ctx, dg, c.cfg.Relations)
 	if err != nil {
-		return nil, fmt.Errorf("tenant %q: %w", name, err)
+		return fmt.Errorf("tenant %q: %w", name, err)
 	}
 	if before < previewSchemaVersion {
 		n, err := backfillPreviews(ctx, dg)
 		if err != nil {
 			// The old version stays recorded, so the next open tries again.
 			_ = recordSchema(ctx, dg, before, "")
-			return nil, fmt.Errorf("tenant %q: %w", name, err)
+			return fmt.Errorf("tenant %q: %w", name, err)
 		}
 		if n > 0 {
 			c.log.Info("memories from before previews got one", "tenant", name, "memories", n)
@@ -321,7 +358,7 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 		n, err := backfillRevisionText(ctx, dg)
 		if err != nil {
 			_ = recordSchema(ctx, dg, before, "") // the next open completes it
-			return nil, fmt.Errorf("tenant %q: %w", name, err)
+			return fmt.Errorf("tenant %q: %w", name, err)
 		}
 		if n > 0 {
 			c.log.Info("note revisions got their searchable text", "tenant", name, "revisions", n)
@@ -331,33 +368,29 @@ func (c *Client) Tenant(ctx context.Context, name string, create bool) (*Tenant,
 		n, err := backfillDates(ctx, dg)
 		if err != nil {
 			_ = recordSchema(ctx, dg, before, "") // the next open completes it
-			return nil, fmt.Errorf("tenant %q: %w", name, err)
+			return fmt.Errorf("tenant %q: %w", name, err)
 		}
 		if n > 0 {
 			c.log.Info("memories from before Memory.dates got the days their text names", "tenant", name, "memories", n)
 		}
 	}
 	if err := c.checkEmbedder(ctx, name, dg); err != nil {
-		return nil, err
+		return err
 	}
 	if isVectorIndexBuilding(vectorIndex) {
 		c.builds.watch(c, name, ns, dg) // indexbuild.go
 	}
-	t = &Tenant{Name: name, Namespace: ns, dg: dg, session: session, c: c}
 	if before < relationsSchemaVersion {
 		n, err := t.migrateVersionRelations(ctx)
 		if err != nil {
 			_ = recordSchema(ctx, dg, before, "") // the next open completes it
-			return nil, fmt.Errorf("tenant %q: %w", name, err)
+			return fmt.Errorf("tenant %q: %w", name, err)
 		}
 		if n > 0 {
 			c.log.Info("relations moved to the current versions of their memories", "tenant", name, "relations", n)
 		}
 	}
-	c.mu.Lock()
-	c.tenants[name] = t
-	c.mu.Unlock()
-	return t, nil
+	return nil
 }
 
 // passwordFallback is the api.DgraphClient under one long-lived login
@@ -434,9 +467,11 @@ func (c *Client) lookupNamespace(ctx context.Context, name string) (uint64, bool
 // createNamespace creates a Dgraph namespace through the /admin GraphQL API
 // (dgo v240 has no namespace call) and records it as a Tenant node. A crash
 // between the two leaves an unused namespace, never a tenant without one.
-func (c *Client) createNamespace(ctx context.Context, name string) (uint64, error) {
+//
+// created is false when another process recorded the tenant first and its namespace is returned.
+func (c *Client) createNamespace(ctx context.Context, name string) (ns uint64, created bool, err error) {
 	if err := ValidTenantName(name); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	jwt := c.galaxy.GetJwt()
 	q := `mutation($pw: String!) { addNamespace(input: {password: $pw}) { namespaceId message } }`
@@ -451,14 +486,14 @@ func (c *Client) createNamespace(ctx context.Context, name string) (uint64, erro
 		} `json:"errors"`
 	}
 	if err := c.adminGraphQL(ctx, jwt.AccessJwt, q, map[string]any{"pw": c.namespacePassword(name)}, &out); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if len(out.Errors) > 0 {
-		return 0, fmt.Errorf("create namespace for %q: %s", name, out.Errors[0].Message)
+		return 0, false, fmt.Errorf("create namespace for %q: %s", name, out.Errors[0].Message)
 	}
-	ns, err := strconv.ParseUint(out.Data.AddNamespace.NamespaceID.String(), 10, 64)
+	ns, err = strconv.ParseUint(out.Data.AddNamespace.NamespaceID.String(), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("create namespace for %q: bad id %q", name, out.Data.AddNamespace.NamespaceID)
+		return 0, false, fmt.Errorf("create namespace for %q: bad id %q", name, out.Data.AddNamespace.NamespaceID)
 	}
 	// Another process (`knowmind token create` beside serve, a second
 	// replica) may have created the tenant since lookupNamespace: the record
@@ -489,15 +524,15 @@ func (c *Client) createNamespace(ctx context.Context, name string) (uint64, erro
 		return json.Unmarshal(resp.Json, &recorded)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("record tenant %q: %w", name, err)
+		return 0, false, fmt.Errorf("record tenant %q: %w", name, err)
 	}
 	if len(recorded.Recorded) > 0 {
 		c.log.Warn("tenant created concurrently elsewhere; using its namespace", "tenant", name,
 			"namespace", recorded.Recorded[0].NS, "unused_namespace", ns)
-		return recorded.Recorded[0].NS, nil
+		return recorded.Recorded[0].NS, false, nil
 	}
 	c.log.Info("tenant namespace created", "tenant", name, "namespace", ns)
-	return ns, nil
+	return ns, true, nil
 }
 
 func (c *Client) adminGraphQL(ctx context.Context, accessJWT, query string, vars map[string]any, out any) error {

@@ -3,6 +3,8 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -201,6 +203,109 @@ func TestConcurrentTenantCreationAgrees(t *testing.T) {
 		if err := json.Unmarshal(resp.Json, &out); err != nil || len(out.T) != 1 || out.T[0].Count != 1 {
 			t.Fatalf("round %d: Tenant records for %s: %s", round, name, resp.Json)
 		}
+	}
+}
+
+// A new tenant's open writes its schema record and embedder in one write without reading
+// anything back (initNamespace); the record must be whole, so that the next open alters nothing.
+// Different new tenants open concurrently in one client; one name is opened once.
+func TestNewTenantsOpenConcurrently(t *testing.T) {
+	ctx := context.Background()
+	env := dgraphtest.Shared(t)
+	same := dgraphtest.TenantName(t)
+	names := []string{same, same, same, dgraphtest.TenantName(t), dgraphtest.TenantName(t)}
+	tenants := make([]*graph.Tenant, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() { tenants[i], errs[i] = env.Client.Tenant(ctx, name, true) })
+	}
+	wg.Wait()
+	for i := range names {
+		if errs[i] != nil {
+			t.Fatalf("open %s: %v", names[i], errs[i])
+		}
+	}
+	if tenants[1] != tenants[0] || tenants[2] != tenants[0] {
+		t.Fatal("one name opened concurrently gave different sessions")
+	}
+	if tenants[3].Namespace == tenants[0].Namespace || tenants[4].Namespace == tenants[3].Namespace {
+		t.Fatalf("namespaces %d, %d, %d: want three", tenants[0].Namespace, tenants[3].Namespace, tenants[4].Namespace)
+	}
+	for _, ten := range []*graph.Tenant{tenants[0], tenants[3], tenants[4]} {
+		var out struct {
+			M []struct {
+				Version  int    `json:"Meta.schema_version"`
+				SHA      string `json:"Meta.schema_sha"`
+				Embedder string `json:"Meta.embedder_id"`
+			}
+		}
+		dgraphtest.Query(t, ten, `{ m(func: has(Meta.key)) { Meta.schema_version Meta.schema_sha Meta.embedder_id } }`, nil, &out)
+		if len(out.M) != 1 || out.M[0].Version != schema.Version || out.M[0].SHA == "" || out.M[0].Embedder != env.Embedder.ID() {
+			t.Fatalf("tenant %s's record: %+v; want one with version %d, a schema sha and embedder %s", ten.Name, out.M, schema.Version, env.Embedder.ID())
+		}
+		var mu sync.Mutex
+		alters := 0
+		c, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret,
+			Embedder: env.Embedder, ObserveRPC: func(method string, _ time.Duration, _ error) {
+				if method == "Alter" {
+					mu.Lock()
+					alters++
+					mu.Unlock()
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		alters = 0 // the galaxy's schema at Open
+		mu.Unlock()
+		if _, err := c.Tenant(ctx, ten.Name, false); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		if alters != 0 {
+			t.Fatalf("reopening new tenant %s sent %d alters, want 0", ten.Name, alters)
+		}
+	}
+}
+
+// BenchmarkTenantCreate creates tenants one at a time and inFlight at a time, as the service
+// does for a tenant's first token or JWT: the namespace (Dgraph's /admin addNamespace), the
+// login, the schema and its record. It reports the median and slowest creation and the rate.
+func BenchmarkTenantCreate(b *testing.B) {
+	env := dgraphtest.Shared(b)
+	for _, inFlight := range []int{1, 3} {
+		b.Run(fmt.Sprintf("in-flight-%d", inFlight), func(b *testing.B) {
+			ctx := context.Background()
+			var mu sync.Mutex
+			var took []float64
+			next := make(chan int)
+			var wg sync.WaitGroup
+			for range inFlight {
+				wg.Go(func() {
+					for range next {
+						t0 := time.Now()
+						if _, err := env.Client.Tenant(ctx, dgraphtest.TenantName(b), true); err != nil {
+							b.Error(err)
+						}
+						mu.Lock()
+						took = append(took, float64(time.Since(t0).Microseconds())/1000)
+						mu.Unlock()
+					}
+				})
+			}
+			start := time.Now()
+			for i := 0; b.Loop(); i++ {
+				next <- i
+			}
+			close(next)
+			wg.Wait()
+			slices.Sort(took)
+			b.ReportMetric(took[len(took)/2], "median-ms")
+			b.ReportMetric(took[len(took)-1], "max-ms")
+			b.ReportMetric(float64(len(took))/time.Since(start).Minutes(), "tenants/min")
+		})
 	}
 }
 

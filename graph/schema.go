@@ -22,11 +22,46 @@ import (
 // one recorded (applySchema); adding a relation to a shape file and restarting adds its
 // predicate and changes nothing else.
 func applyTenantSchema(ctx context.Context, dg *dgo.Dgraph, relations []string) (before int, vectorIndex string, err error) {
+	return applySchema(ctx, dg, tenantSchema(relations), "tenant")
+}
+
+func tenantSchema(relations []string) string {
 	var b strings.Builder
 	b.WriteString(schema.Tenant)
 	b.WriteString("\n# relation predicates from shapes/\n")
 	b.WriteString(RelationSchema(relations))
-	return applySchema(ctx, dg, b.String(), "tenant")
+	return b.String()
+}
+
+// initNamespace applies the schema to a namespace this process has just created and records
+// it, with the embedder, in one write. It reads nothing: there is nothing to read yet (no
+// re-embedding, no record, nothing to backfill or migrate), and the namespace's first read
+// after the alter waits in the alpha for the cluster membership to list the new predicates
+// (Dgraph's ChecksumsMatch, 0.1–0.9 s; docs/dgraph-notes.md "Namespaces and ACL"), which the
+// tenant's first request need not wait for if it comes later. It reports false when the write
+// did not commit (another process opening the tenant wrote its record concurrently); the
+// caller then upgrades the namespace as any other, which reads what is recorded.
+func (c *Client) initNamespace(ctx context.Context, t *Tenant) bool {
+	dql := tenantSchema(c.cfg.Relations)
+	if err := alterSchema(ctx, t.dg, dql, false); err != nil {
+		c.log.Warn("new tenant's schema not applied; trying again as for an existing one", "tenant", t.Name, "err", err)
+		return false
+	}
+	sum := sha256.Sum256([]byte(dql))
+	var nq strings.Builder
+	fmt.Fprintf(&nq, "_:m <Meta.key> \"knowmind\" .\n_:m <dgraph.type> \"Meta\" .\n_:m <Meta.updated_at> %q .\n",
+		time.Now().UTC().Format(time.RFC3339Nano))
+	fmt.Fprintf(&nq, "_:m <Meta.schema_version> \"%d\" .\n_:m <Meta.schema_sha> %q .\n", schema.Version, hex.EncodeToString(sum[:]))
+	if e := c.cfg.Embedder; e != nil {
+		fmt.Fprintf(&nq, "_:m <Meta.embedder_id> %q .\n_:m <Meta.embedder_dim> \"%d\" .\n", e.ID(), e.Dim())
+	}
+	// One attempt, not runTxn: a retry of a blank node after an abort could add a second Meta
+	// node beside the one that won.
+	if _, err := t.dg.NewTxn().Mutate(ctx, &api.Mutation{SetNquads: []byte(nq.String()), CommitNow: true}); err != nil {
+		c.log.Warn("new tenant's record not written; trying again as for an existing one", "tenant", t.Name, "err", err)
+		return false
+	}
+	return true
 }
 
 // RelationSchema is the DQL for relation predicates: [uid] with @reverse, so
@@ -60,16 +95,7 @@ func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) (int, s
 	// alter; Dgraph builds it in the background, as the import would have: in the foreground the
 	// open would wait for the whole build (more than 20 minutes at 100k memories).
 	background := rec.vectorIndex == vectorIndexDropped
-	for attempt := 0; attempt < 20; attempt++ {
-		if err = dg.Alter(ctx, &api.Operation{Schema: dql, RunInBackground: background}); err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return 0, "", ctx.Err()
-		}
-		time.Sleep(time.Duration(200*(attempt+1)) * time.Millisecond)
-	}
-	if err != nil {
+	if err := alterSchema(ctx, dg, dql, background); err != nil {
 		return 0, "", fmt.Errorf("apply %s schema: %w", which, err)
 	}
 	if background {
@@ -82,6 +108,22 @@ func applySchema(ctx context.Context, dg *dgo.Dgraph, dql, which string) (int, s
 		}
 	}
 	return rec.version, rec.vectorIndex, recordSchema(ctx, dg, schema.Version, sha)
+}
+
+// alterSchema alters the namespace's schema to dql. Alter can fail transiently right after
+// start ("Please retry"), while an index builds, and when alters conflict: it tries 20 times.
+func alterSchema(ctx context.Context, dg *dgo.Dgraph, dql string, background bool) error {
+	var err error
+	for attempt := 0; attempt < 20; attempt++ {
+		if err = dg.Alter(ctx, &api.Operation{Schema: dql, RunInBackground: background}); err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(time.Duration(200*(attempt+1)) * time.Millisecond)
+	}
+	return err
 }
 
 // recordSchema upserts the namespace's Meta node (key "knowmind") with the schema version and

@@ -316,6 +316,13 @@ func newWorkload(seed uint64) *workload {
 	return &workload{rng: rng, zipf: rand.NewZipf(rng, 1.07, 2, uint64(len(vocab)-1)), vocab: vocab, texts: map[int][]string{}}
 }
 
+// fork is a workload of its own seed over the same vocabulary: tenants loaded in parallel each
+// get one, so what a tenant holds does not depend on the order the loads ran in.
+func (w *workload) fork(seed uint64) *workload {
+	rng := rand.New(rand.NewPCG(seed, 42))
+	return &workload{rng: rng, zipf: rand.NewZipf(rng, 1.07, 2, uint64(len(w.vocab)-1)), vocab: w.vocab, texts: map[int][]string{}}
+}
+
 func (w *workload) words(n int) []string {
 	out := make([]string, n)
 	for i := range out {
