@@ -81,7 +81,7 @@ func (c *Client) AnalystLogin(ctx context.Context, tenant string) (NamespaceCred
 		} `json:"data"`
 		Errors []struct{ Message string } `json:"errors"`
 	}
-	if err := c.adminGraphQL(ctx, jwt, `query($g: String!, $u: String!) { getGroup(name: $g) { name } getUser(name: $u) { name } }`,
+	if err := c.adminGraphQL(ctx, c.cfg.RPCTimeout, jwt, `query($g: String!, $u: String!) { getGroup(name: $g) { name } getUser(name: $u) { name } }`,
 		map[string]any{"g": analystGroup, "u": analystUser}, &found); err != nil {
 		return NamespaceCredentials{}, err
 	}
@@ -113,7 +113,7 @@ func (c *Client) AnalystLogin(ctx context.Context, tenant string) (NamespaceCred
 		var out struct {
 			Errors []struct{ Message string } `json:"errors"`
 		}
-		if err := c.adminGraphQL(ctx, jwt, s.query, s.vars, &out); err != nil {
+		if err := c.adminGraphQL(ctx, c.cfg.RPCTimeout, jwt, s.query, s.vars, &out); err != nil {
 			return NamespaceCredentials{}, err
 		}
 		if len(out.Errors) > 0 {

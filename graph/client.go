@@ -190,7 +190,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.RPCTimeout == 0 {
 		cfg.RPCTimeout = DefaultRPCTimeout
 	}
-	c := &Client{cfg: cfg, log: cfg.Logger, tenants: map[string]*Tenant{}, opening: map[string]chan struct{}{}, http: &http.Client{Timeout: 30 * time.Second}}
+	c := &Client{cfg: cfg, log: cfg.Logger, tenants: map[string]*Tenant{}, opening: map[string]chan struct{}{}, http: &http.Client{}}
 	dialOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20)), guardWrites()}
 	if cfg.ObserveRPC != nil {
@@ -485,7 +485,7 @@ func (c *Client) createNamespace(ctx context.Context, name string) (ns uint64, c
 			Message string `json:"message"`
 		} `json:"errors"`
 	}
-	if err := c.adminGraphQL(ctx, jwt.AccessJwt, q, map[string]any{"pw": c.namespacePassword(name)}, &out); err != nil {
+	if err := c.adminGraphQL(ctx, alterTimeout, jwt.AccessJwt, q, map[string]any{"pw": c.namespacePassword(name)}, &out); err != nil {
 		return 0, false, err
 	}
 	if len(out.Errors) > 0 {
@@ -535,7 +535,16 @@ func (c *Client) createNamespace(ctx context.Context, name string) (ns uint64, c
 	return ns, true, nil
 }
 
-func (c *Client) adminGraphQL(ctx context.Context, accessJWT, query string, vars map[string]any, out any) error {
+// adminGraphQL sends one request to Dgraph's /admin GraphQL API under the deadline d (none
+// when d <= 0; a caller's shorter one wins): a namespace's creation or deletion is a schema
+// change of the cluster, which Dgraph applies behind a running index build, and gets
+// alterTimeout as Alter does; every other request one round trip's (Config.RPCTimeout).
+func (c *Client) adminGraphQL(ctx context.Context, d time.Duration, accessJWT, query string, vars map[string]any, out any) error {
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	var lastErr error
 	for _, addr := range c.httpAlphas() {
@@ -626,7 +635,7 @@ func (c *Client) SetGuardianPassword(ctx context.Context, password string) error
 			Message string `json:"message"`
 		} `json:"errors"`
 	}
-	if err := c.adminGraphQL(ctx, c.galaxy.GetJwt().AccessJwt, q, map[string]any{"pw": password}, &out); err != nil {
+	if err := c.adminGraphQL(ctx, c.cfg.RPCTimeout, c.galaxy.GetJwt().AccessJwt, q, map[string]any{"pw": password}, &out); err != nil {
 		return err
 	}
 	if len(out.Errors) > 0 {

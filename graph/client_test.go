@@ -1,9 +1,15 @@
 package graph_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -339,5 +345,48 @@ func TestSessionRenewsWithPasswordWhenRefreshTokenIsRefused(t *testing.T) {
 	q, err := raw.Query(qctx, &api.Request{Query: `{ m(func: eq(Meta.key, "knowmind")) { Meta.schema_version } }`, ReadOnly: true})
 	if err != nil || !strings.Contains(string(q.Json), "Meta.schema_version") {
 		t.Fatalf("query with the renewed login: %v %s", err, q.GetJson())
+	}
+}
+
+// Creating a tenant's namespace is a schema change of the cluster: Dgraph applies it behind a
+// running index build, which can take longer than one round trip's deadline. It waits as an
+// Alter does, while every other /admin request keeps the round trip's deadline. A proxy in front
+// of the alpha's HTTP port holds both kinds back longer than Config.RPCTimeout.
+func TestNamespaceCreationWaitsLikeASchemaChange(t *testing.T) {
+	ctx := context.Background()
+	env := dgraphtest.Shared(t)
+	const rpcTimeout, held = 3 * time.Second, 5 * time.Second
+	alpha := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: env.HTTP[0]})
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte("addNamespace")) || bytes.Contains(body, []byte("getGroup")) {
+			select {
+			case <-time.After(held):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		alpha.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	c, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: []string{proxy.Listener.Addr().String()},
+		Password: env.Password, Secret: env.Secret, Embedder: env.Embedder, RPCTimeout: rpcTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	name := dgraphtest.TenantName(t)
+	if _, err := c.Tenant(ctx, name, true); err != nil {
+		t.Fatalf("a namespace created in %s against a round trip's %s: %v", held, rpcTimeout, err)
+	}
+	start := time.Now()
+	_, err = c.AnalystLogin(ctx, name)
+	if took := time.Since(start); err == nil || took >= held {
+		t.Fatalf("an analyst login held back %s: %v after %s, want its %s deadline to end it", held, err, took.Round(time.Millisecond), rpcTimeout)
 	}
 }

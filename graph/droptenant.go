@@ -36,7 +36,7 @@ func (c *Client) DropTenant(ctx context.Context, name string) error {
 			Message string `json:"message"`
 		} `json:"errors"`
 	}
-	if err := c.adminGraphQL(ctx, c.galaxy.GetJwt().AccessJwt, q, map[string]any{"ns": ns}, &out); err != nil {
+	if err := c.adminGraphQL(ctx, alterTimeout, c.galaxy.GetJwt().AccessJwt, q, map[string]any{"ns": ns}, &out); err != nil {
 		return fmt.Errorf("drop tenant %q: %w", name, err)
 	}
 	if len(out.Errors) > 0 {

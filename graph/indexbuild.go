@@ -184,6 +184,11 @@ func (c *Client) alphasIndexing(ctx context.Context) ([]string, error) {
 }
 
 func (c *Client) alphaIndexing(ctx context.Context, addr string) ([]string, error) {
+	if d := c.cfg.RPCTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/health", nil)
 	if err != nil {
 		return nil, err
