@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,29 +118,7 @@ func TestTenantReopenSkipsUnchangedSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	open := func(relations []string) int {
-		var mu sync.Mutex
-		alters := 0
-		c, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret,
-			Relations: relations, ObserveRPC: func(method string, _ time.Duration, _ error) {
-				if method == "Alter" {
-					mu.Lock()
-					alters++
-					mu.Unlock()
-				}
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		mu.Lock()
-		alters = 0 // the galaxy's schema at Open
-		mu.Unlock()
-		if _, err := c.Tenant(ctx, name, false); err != nil {
-			t.Fatal(err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		return alters
+		return reopenAlters(t, env, name, func(cfg *graph.Config) { cfg.Relations = relations })
 	}
 	if n := open(nil); n != 0 {
 		t.Fatalf("reopening with the same schema sent %d alters, want 0", n)
@@ -250,30 +229,35 @@ func TestNewTenantsOpenConcurrently(t *testing.T) {
 		if len(out.M) != 1 || out.M[0].Version != schema.Version || out.M[0].SHA == "" || out.M[0].Embedder != env.Embedder.ID() {
 			t.Fatalf("tenant %s's record: %+v; want one with version %d, a schema sha and embedder %s", ten.Name, out.M, schema.Version, env.Embedder.ID())
 		}
-		var mu sync.Mutex
-		alters := 0
-		c, err := graph.Open(ctx, graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret,
-			Embedder: env.Embedder, ObserveRPC: func(method string, _ time.Duration, _ error) {
-				if method == "Alter" {
-					mu.Lock()
-					alters++
-					mu.Unlock()
-				}
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		mu.Lock()
-		alters = 0 // the galaxy's schema at Open
-		mu.Unlock()
-		if _, err := c.Tenant(ctx, ten.Name, false); err != nil {
-			t.Fatal(err)
-		}
-		c.Close()
-		if alters != 0 {
-			t.Fatalf("reopening new tenant %s sent %d alters, want 0", ten.Name, alters)
+		if n := reopenAlters(t, env, ten.Name, func(cfg *graph.Config) { cfg.Embedder = env.Embedder }); n != 0 {
+			t.Fatalf("reopening new tenant %s sent %d alters, want 0", ten.Name, n)
 		}
 	}
+}
+
+// reopenAlters opens tenant name in a new client of env (its config changed by edit) and returns
+// how many schema alters that open sent; the galaxy's own at Open are not counted.
+func reopenAlters(t *testing.T, env *dgraphtest.Env, name string, edit func(*graph.Config)) int {
+	t.Helper()
+	ctx := context.Background()
+	var alters atomic.Int32
+	cfg := graph.Config{Alphas: env.Alphas, AlphasHTTP: env.HTTP, Password: env.Password, Secret: env.Secret,
+		ObserveRPC: func(method string, _ time.Duration, _ error) {
+			if method == "Alter" {
+				alters.Add(1)
+			}
+		}}
+	edit(&cfg)
+	c, err := graph.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	alters.Store(0)
+	if _, err := c.Tenant(ctx, name, false); err != nil {
+		t.Fatal(err)
+	}
+	return int(alters.Load())
 }
 
 // BenchmarkTenantCreate creates tenants one at a time and inFlight at a time, as the service
