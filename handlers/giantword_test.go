@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,14 @@ func TestGiantWordsInEveryWriteTool(t *testing.T) {
 		}
 	}
 	alive("dritten")
+	// The SIGKILL and replay run under `make crashloop` only: after this restart of the alpha
+	// every handlers test shares, later tests' first token lookups (one second) ran out of time
+	// now and then on the loaded CI machine, each such test answering 503, for reasons not yet
+	// found (docs/dgraph-notes.md). The poisoned-commit replay itself is
+	// TestPoisonedWriteRecovery's, on a throwaway alpha.
+	if os.Getenv("KNOWMIND_CRASHLOOP") == "" {
+		return
+	}
 	old := env.Cluster.Pid("alpha1")
 	if err := env.Cluster.Kill("alpha1"); err != nil {
 		t.Fatal(err)
