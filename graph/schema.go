@@ -34,13 +34,17 @@ func tenantSchema(relations []string) string {
 }
 
 // initNamespace applies the schema to a namespace this process has just created and records
-// it, with the embedder, in one write. It reads nothing: there is nothing to read yet (no
-// re-embedding, no record, nothing to backfill or migrate), and the namespace's first read
-// after the alter waits in the alpha for the cluster membership to list the new predicates
-// (Dgraph's ChecksumsMatch, 0.1–0.9 s; docs/dgraph-notes.md "Namespaces and ACL"), which the
-// tenant's first request need not wait for if it comes later. It reports false when the write
-// did not commit (another process opening the tenant wrote its record concurrently); the
-// caller then upgrades the namespace as any other, which reads what is recorded.
+// it, with the embedder, in one write, then reads that record back once. It reads nothing
+// before the write: there is nothing to read yet (no re-embedding, no record, nothing to
+// backfill or migrate). The one read after it is the settling: the first query after an alter
+// that created predicates waits in the alpha until its cluster membership lists them (Dgraph's
+// ChecksumsMatch, 0.6–0.8 s on a quiet machine, more under load; docs/dgraph-notes.md
+// "Namespaces and ACL"), and that wait holds every query on the alpha, in every namespace —
+// a never-seen token's lookup, which has one second (handlers' tokenLookupTimeout), included.
+// Paying it here keeps it inside the tenant's creation, where the caller already waits, instead
+// of in whichever request comes next. It reports false when the write did not commit (another
+// process opening the tenant wrote its record concurrently); the caller then upgrades the
+// namespace as any other, which reads what is recorded.
 func (c *Client) initNamespace(ctx context.Context, t *Tenant) bool {
 	dql := tenantSchema(c.cfg.Relations)
 	if err := alterSchema(ctx, t.dg, dql, false); err != nil {
@@ -60,6 +64,10 @@ func (c *Client) initNamespace(ctx context.Context, t *Tenant) bool {
 	if _, err := t.dg.NewTxn().Mutate(ctx, &api.Mutation{SetNquads: []byte(nq.String()), CommitNow: true}); err != nil {
 		c.log.Warn("new tenant's record not written; trying again as for an existing one", "tenant", t.Name, "err", err)
 		return false
+	}
+	if rec, err := schemaRecord(ctx, t.dg); err != nil || rec.version != schema.Version {
+		// The record was committed; a read that fails here only leaves the wait to the next one.
+		c.log.Warn("new tenant's record not read back", "tenant", t.Name, "version", rec.version, "err", err)
 	}
 	return true
 }

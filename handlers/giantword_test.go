@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -105,14 +104,6 @@ func TestGiantWordsInEveryWriteTool(t *testing.T) {
 		}
 	}
 	alive("dritten")
-	// The SIGKILL and replay run under `make crashloop` only: after this restart of the alpha
-	// every handlers test shares, later tests' first token lookups (one second) ran out of time
-	// now and then on the loaded CI machine, each such test answering 503, for reasons not yet
-	// found (docs/dgraph-notes.md). The poisoned-commit replay itself is
-	// TestPoisonedWriteRecovery's, on a throwaway alpha.
-	if os.Getenv("KNOWMIND_CRASHLOOP") == "" {
-		return
-	}
 	old := env.Cluster.Pid("alpha1")
 	if err := env.Cluster.Kill("alpha1"); err != nil {
 		t.Fatal(err)
@@ -137,21 +128,5 @@ func TestGiantWordsInEveryWriteTool(t *testing.T) {
 	alive("vierten")
 	if env.Cluster.Pid("alpha1") != restarted || !env.Cluster.Healthy() {
 		t.Fatal("the alpha died again after its restart")
-	}
-	// The tests after this one share the alpha and start with tokens never seen, whose lookup
-	// has a second (tokenLookupTimeout); a restarted alpha on a loaded machine answers slowly
-	// for a while. The restart is this test's: it ends when ten new tokens in a row are looked
-	// up in time.
-	settle := time.Now().Add(2 * time.Minute)
-	for ok := 0; ok < 10; {
-		if r := callTool(t, c.url, newToken(t, c.tenant, knowmind.ScopeRead), "knowmind_health", map[string]any{}); r.Status == 200 && r.Error == nil {
-			ok++
-			continue
-		}
-		if time.Now().After(settle) {
-			t.Fatal("new tokens are not looked up in time after the alpha's restart")
-		}
-		ok = 0
-		time.Sleep(500 * time.Millisecond)
 	}
 }
