@@ -3,6 +3,8 @@ package bm25
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Dump is a tenant's documents as an Index counts them, for persisting them (graph's snapshots)
@@ -11,6 +13,8 @@ import (
 // frequencies. Documents are held as columns (one slice per field, every document's terms in
 // one slice) so that a dump is written and read back as a few flat arrays instead of a slice
 // pair per document, and the postings are copied back in order instead of inverted again.
+// Dump lists the documents in the index's order; SortByID puts them in id order, which lets
+// Load leave the index of documents by id to its first use.
 type Dump struct {
 	Corpora []DumpCorpus
 	// Per document, all of one length: its id, its corpus (an index in Corpora), reference,
@@ -50,9 +54,9 @@ func (ix *Index) Dump(tenant string) Dump {
 		d.Corpora = append(d.Corpora, DumpCorpus{Lang: lang, Terms: append([]string(nil), c.terms...)})
 		corpora = append(corpora, c)
 	}
-	n, held := len(t.docs), 0
-	for _, e := range t.docs {
-		held += len(e.terms)
+	n, held := t.len(), 0
+	for _, s := range t.slots {
+		held += len(s.terms)
 	}
 	d.IDs, d.Corpus, d.Refs = make([]string, 0, n), make([]uint32, 0, n), make([]uint64, 0, n)
 	d.Lengths, d.Counts = make([]uint32, 0, n), make([]uint32, 0, n)
@@ -87,17 +91,55 @@ func (ix *Index) Dump(tenant string) Dump {
 	return d
 }
 
+// SortByID puts the documents of d, as Dump returned it, in id order (and renumbers the
+// postings), for Load to install without indexing them by id. It is a copy's reordering that
+// needs no lock: graph's snapshot writer calls it after the index's lock is released.
+func (d *Dump) SortByID() {
+	n := len(d.IDs)
+	if slices.IsSorted(d.IDs) {
+		return
+	}
+	order := make([]uint32, n) // position in id order → the document's index in d
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(a, b uint32) int { return strings.Compare(d.IDs[a], d.IDs[b]) })
+	start := make([]int, n+1) // a document's first term in d.Terms
+	for i, count := range d.Counts {
+		start[i+1] = start[i] + int(count)
+	}
+	moved := make([]uint32, n) // the document's index in d → its position in id order
+	ids, corpus, refs := make([]string, n), make([]uint32, n), make([]uint64, n)
+	lengths, counts := make([]uint32, n), make([]uint32, n)
+	terms, freqs := make([]uint32, 0, len(d.Terms)), make([]uint32, 0, len(d.Freqs))
+	for to, from := range order {
+		moved[from] = uint32(to)
+		ids[to], corpus[to], refs[to], lengths[to], counts[to] = d.IDs[from], d.Corpus[from], d.Refs[from], d.Lengths[from], d.Counts[from]
+		terms = append(terms, d.Terms[start[from]:start[from+1]]...)
+		freqs = append(freqs, d.Freqs[start[from]:start[from+1]]...)
+	}
+	d.IDs, d.Corpus, d.Refs, d.Lengths, d.Counts, d.Terms, d.Freqs = ids, corpus, refs, lengths, counts, terms, freqs
+	for _, c := range d.Corpora {
+		for i, doc := range c.Docs {
+			c.Docs[i] = moved[doc]
+		}
+	}
+}
+
 // errDump reports a dump that does not describe a consistent index.
 var errDump = errors.New("bm25: inconsistent dump")
 
 // Load counts a dump's documents into b, which must be empty: the same statistics as adding
-// every document's tokens again, without sorting, interning or inverting them. A dump whose
+// every document's tokens again, without sorting, interning or inverting them. A dump in id
+// order (SortByID) is installed without the index of documents by id, which the first Add,
+// Remove, DocTerms or Ref builds: what a search needs is then all a tenant's open pays for. A
+// dump in another order is indexed at once, to find an id held twice. A dump whose
 // columns differ in length, whose ids are out of range, that names a document twice, or whose
 // postings do not count each term as often as the documents hold it, is refused and leaves b
 // empty. (That each posting names a document holding its term is the dump's writer's promise:
 // graph's snapshots are authenticated.)
 func (b *Builder) Load(d Dump) error {
-	if b.t != nil && len(b.t.docs) > 0 {
+	if b.t != nil && b.t.len() > 0 {
 		return errors.New("bm25: Load into a builder that holds documents")
 	}
 	n := len(d.IDs)
@@ -107,15 +149,14 @@ func (b *Builder) Load(d Dump) error {
 	}
 	t := newTenantIndex()
 	corpora := make([]*corpus, len(d.Corpora))
-	langs := make([]string, len(d.Corpora))
 	for i, dc := range d.Corpora {
 		if _, dup := t.corpora[dc.Lang]; dup {
 			return fmt.Errorf("%w: corpus %q twice", errDump, dc.Lang)
 		}
-		c := &corpus{ids: make(map[string]uint32, len(dc.Terms)), terms: dc.Terms,
+		c := &corpus{lang: dc.Lang, ids: make(map[string]uint32, len(dc.Terms)), terms: dc.Terms,
 			df: make([]int64, len(dc.Terms)), post: make([][]posting, len(dc.Terms))}
 		t.corpora[dc.Lang] = c
-		corpora[i], langs[i] = c, dc.Lang
+		corpora[i] = c
 	}
 	// The documents' term lists and the postings come from one allocation each (a list that
 	// grows later moves out of its slab).
@@ -165,8 +206,14 @@ func (b *Builder) Load(d Dump) error {
 		}
 	}
 	t.slots = make([]slotEntry, 0, n)
-	t.docs = make(map[string]docEntry, n)
-	t.byRef = make(map[uint64]uint32, n)
+	t.docs = nil
+	for i := 1; i < n; i++ {
+		if d.IDs[i-1] >= d.IDs[i] {
+			t.docs = make(map[string]uint32, n)
+			break
+		}
+	}
+	t.byRef = withRoom(n)
 	at = 0
 	for i, docID := range d.IDs {
 		c, count := corpora[d.Corpus[i]], int(d.Counts[i])
@@ -182,13 +229,15 @@ func (b *Builder) Load(d Dump) error {
 		at += count
 		c.docs++
 		c.totalLen += int64(d.Lengths[i])
-		t.docs[docID] = docEntry{lang: langs[d.Corpus[i]], length: d.Lengths[i], terms: ids, slot: slot}
-		if len(t.docs) != i+1 {
-			return fmt.Errorf("%w: document %q twice", errDump, docID)
+		if t.docs != nil {
+			t.docs[docID] = slot
+			if len(t.docs) != i+1 {
+				return fmt.Errorf("%w: document %q twice", errDump, docID)
+			}
 		}
 		t.slots = append(t.slots, slotEntry{id: docID, ref: d.Refs[i], length: d.Lengths[i], corpus: c, terms: ids})
 		if ref := d.Refs[i]; ref != 0 {
-			t.byRef[ref] = slot
+			t.byRef.put(ref, slot)
 		}
 	}
 	for lang, c := range t.corpora {
@@ -219,9 +268,9 @@ func (b *Builder) Ref(id string) (uint64, bool) {
 	if b.t == nil {
 		return 0, false
 	}
-	e, ok := b.t.docs[id]
+	slot, ok := b.t.slotsByID()[id]
 	if !ok {
 		return 0, false
 	}
-	return b.t.slots[e.slot].ref, true
+	return b.t.slots[slot].ref, true
 }

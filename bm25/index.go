@@ -13,7 +13,7 @@ import (
 // optional reference the caller gives (recall: the chunk's uid in Dgraph); per term the
 // postings, one (document, term frequency) pair per document holding it.
 //
-// Memory: per document about 150 bytes (map slot, id string, entry, slot entry, reference map)
+// Memory: per document about 150 bytes (map slot, id string, slot entry, reference table)
 // plus 16 bytes per distinct term in it (its id and frequency, and its posting); per distinct
 // term of a corpus one vocabulary entry (the term's bytes + ~100 B). TestIndexMemoryPerDoc
 // measures about 800 B/doc, 80 MB in all, for 100k docs of 40 tokens (30 distinct) over a
@@ -30,11 +30,15 @@ type Index struct {
 }
 
 type tenantIndex struct {
-	docs    map[string]docEntry
-	corpora map[string]*corpus
-	slots   []slotEntry       // slot → document, for Search's answers; id "" = free
-	free    []uint32          // free slots, reused before slots grows
-	byRef   map[uint64]uint32 // reference → slot, for ScoreRefs (references other than 0)
+	// docs maps a document's id to its slot. Only writes (Add, Remove) and DocTerms look
+	// documents up by id, so an index loaded from a dump in id order (Builder.Load) builds it
+	// on the first of those (slotsByID), not while the tenant is opened; nil until then.
+	docs     map[string]uint32
+	docsOnce sync.Once
+	corpora  map[string]*corpus
+	slots    []slotEntry // slot → document, for Search's answers; id "" = free
+	free     []uint32    // free slots, reused before slots grows
+	byRef    refTable    // reference → slot, for ScoreRefs (references other than 0)
 	// gen tells this tenant index apart from any other (a Replace swaps in another one);
 	// changes counts its Adds and Removes. Together: Version.
 	gen, changes uint64
@@ -43,28 +47,18 @@ type tenantIndex struct {
 // gens numbers tenant indexes, for Version.
 var gens atomic.Uint64
 
-type docEntry struct {
-	lang   string     // the corpus key; shares its bytes with the map key
-	length uint32     // tokens, repeats included
-	terms  []termFreq // distinct terms (ids in the corpus vocabulary) with their frequency
-	slot   uint32
-}
-
 // termFreq is a term of a document and how often the document holds it.
 type termFreq struct {
 	id, tf uint32
 }
 
-// slotEntry is what a posting's slot stands for.
+// slotEntry is a document: what a posting's slot stands for.
 type slotEntry struct {
 	id     string
 	ref    uint64
-	length uint32
-	// The document's corpus and terms (docEntry's) again: recall looks documents up by
-	// reference (ScoreRefs, RefTerms) a few hundred times per call, and the lookup of docs by
-	// the string id was half of that cost.
-	corpus *corpus
-	terms  []termFreq
+	length uint32     // tokens, repeats included
+	corpus *corpus    // the document's language's
+	terms  []termFreq // distinct terms (ids in the corpus vocabulary) with their frequency
 }
 
 // posting is one document holding a term, with the term's frequency in it.
@@ -75,6 +69,7 @@ type posting struct {
 // corpus interns terms as uint32 ids so each document stores 4 bytes per distinct term instead
 // of a string header per term.
 type corpus struct {
+	lang     string // its key in tenantIndex.corpora
 	docs     int64
 	totalLen int64
 	ids      map[string]uint32
@@ -126,7 +121,7 @@ func (ix *Index) Remove(tenant, id string) {
 		return
 	}
 	t.remove(id)
-	if len(t.docs) == 0 {
+	if t.len() == 0 {
 		delete(ix.tenants, tenant)
 	}
 }
@@ -196,7 +191,7 @@ func (ix *Index) RefTerms(tenant string, refs []uint64) [][]string {
 	var flat []string
 	ends := make([]int, len(refs))
 	for i, ref := range refs {
-		if slot, ok := t.byRef[ref]; ok && ref != 0 {
+		if slot, ok := t.byRef.get(ref); ok {
 			e := &t.slots[slot]
 			for _, term := range e.terms {
 				flat = append(flat, e.corpus.terms[term.id])
@@ -218,16 +213,41 @@ func (t *tenantIndex) docTerms(id string) []string {
 	if t == nil {
 		return nil
 	}
-	e, ok := t.docs[id]
+	slot, ok := t.slotsByID()[id]
 	if !ok {
 		return nil
 	}
-	c := t.corpora[e.lang]
-	out := make([]string, len(e.terms))
-	for i, term := range e.terms {
-		out[i] = c.terms[term.id]
+	return t.slots[slot].termStrings()
+}
+
+func (s *slotEntry) termStrings() []string {
+	out := make([]string, len(s.terms))
+	for i, term := range s.terms {
+		out[i] = s.corpus.terms[term.id]
 	}
 	return out
+}
+
+// slotsByID returns the map of document ids to slots, building it if a Load left it to the first
+// call. Readers call it under the Index's read lock: the Once makes the one build race-free.
+func (t *tenantIndex) slotsByID() map[string]uint32 {
+	t.docsOnce.Do(func() {
+		if t.docs != nil {
+			return
+		}
+		t.docs = make(map[string]uint32, t.len())
+		for slot, s := range t.slots {
+			if s.id != "" {
+				t.docs[s.id] = uint32(slot)
+			}
+		}
+	})
+	return t.docs
+}
+
+// len is the number of documents held: every slot but the free ones.
+func (t *tenantIndex) len() int {
+	return len(t.slots) - len(t.free)
 }
 
 // Version identifies the state of tenant's documents: gen changes when the tenant's index is
@@ -253,11 +273,12 @@ func (ix *Index) Each(tenant string, fn func(ref uint64, terms []string)) (gen, 
 	if t == nil {
 		return 0, 0
 	}
-	for _, s := range t.slots {
+	for i := range t.slots {
+		s := &t.slots[i]
 		if s.id == "" || s.ref == 0 {
 			continue
 		}
-		fn(s.ref, t.docTerms(s.id))
+		fn(s.ref, s.termStrings())
 	}
 	return t.gen, t.changes
 }
@@ -267,7 +288,7 @@ func (ix *Index) Len(tenant string) int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if t := ix.tenants[tenant]; t != nil {
-		return len(t.docs)
+		return t.len()
 	}
 	return 0
 }
@@ -328,7 +349,7 @@ func (b *Builder) Len() int {
 	if b.t == nil {
 		return 0
 	}
-	return len(b.t.docs)
+	return b.t.len()
 }
 
 // Replace replaces everything held for tenant with b's documents, and empties b (the Index
@@ -341,7 +362,7 @@ func (ix *Index) Replace(tenant string, b *Builder) {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if t == nil || len(t.docs) == 0 {
+	if t == nil || t.len() == 0 {
 		delete(ix.tenants, tenant)
 		return
 	}
@@ -352,7 +373,7 @@ func (ix *Index) Replace(tenant string, b *Builder) {
 }
 
 func newTenantIndex() *tenantIndex {
-	return &tenantIndex{docs: map[string]docEntry{}, corpora: map[string]*corpus{}, byRef: map[uint64]uint32{},
+	return &tenantIndex{docs: map[string]uint32{}, corpora: map[string]*corpus{},
 		gen: gens.Add(1)}
 }
 
@@ -362,7 +383,7 @@ func (t *tenantIndex) add(id, lang string, ref uint64, tokens []string, length i
 	t.changes++
 	c := t.corpora[lang]
 	if c == nil {
-		c = &corpus{ids: map[string]uint32{}}
+		c = &corpus{lang: lang, ids: map[string]uint32{}}
 		t.corpora[lang] = c
 	}
 	var slot uint32
@@ -389,16 +410,10 @@ func (t *tenantIndex) add(id, lang string, ref uint64, tokens []string, length i
 	}
 	c.docs++
 	c.totalLen += int64(length)
-	for key := range t.corpora {
-		if key == lang {
-			lang = key // share the key's bytes instead of keeping the caller's copy
-			break
-		}
-	}
-	t.docs[id] = docEntry{lang: lang, length: uint32(length), terms: ids, slot: slot}
+	t.slotsByID()[id] = slot
 	t.slots[slot] = slotEntry{id: id, ref: ref, length: uint32(length), corpus: c, terms: ids}
 	if ref != 0 {
-		t.byRef[ref] = slot
+		t.byRef.put(ref, slot)
 	}
 }
 
@@ -415,13 +430,14 @@ func (t *tenantIndex) trim() {
 }
 
 func (t *tenantIndex) remove(id string) {
-	e, ok := t.docs[id]
+	slot, ok := t.slotsByID()[id]
 	if !ok {
 		return
 	}
+	e := t.slots[slot]
 	t.changes++
 	delete(t.docs, id)
-	c := t.corpora[e.lang]
+	c := e.corpus
 	c.docs--
 	c.totalLen -= int64(e.length)
 	for _, term := range e.terms {
@@ -431,7 +447,7 @@ func (t *tenantIndex) remove(id string) {
 		// the term's document frequency, paid only by removals (deletions, updates).
 		list := c.post[tid]
 		for i := range list {
-			if list[i].slot == e.slot {
+			if list[i].slot == slot {
 				list[i] = list[len(list)-1]
 				list = list[:len(list)-1]
 				break
@@ -446,13 +462,11 @@ func (t *tenantIndex) remove(id string) {
 		}
 	}
 	if c.docs == 0 {
-		delete(t.corpora, e.lang)
+		delete(t.corpora, c.lang)
 	}
-	if ref := t.slots[e.slot].ref; ref != 0 && t.byRef[ref] == e.slot {
-		delete(t.byRef, ref)
-	}
-	t.slots[e.slot] = slotEntry{}
-	t.free = append(t.free, e.slot)
+	t.byRef.deleteSlot(e.ref, slot)
+	t.slots[slot] = slotEntry{}
+	t.free = append(t.free, slot)
 }
 
 func (c *corpus) intern(term string) uint32 {
@@ -485,8 +499,10 @@ func (ix *Index) Bytes(tenant string) int {
 		return 0
 	}
 	b := 48 * len(t.slots)
-	for id, e := range t.docs {
-		b += 150 + len(id) + 16*len(e.terms)
+	for _, s := range t.slots {
+		if s.id != "" {
+			b += 150 + len(s.id) + 16*len(s.terms)
+		}
 	}
 	for _, c := range t.corpora {
 		b += 40 * len(c.terms)

@@ -153,7 +153,7 @@ func (ix *Index) ScoreRefs(tenant, lang string, query []string, refs []uint64, p
 		want[tid] = idf[i]
 	}
 	for _, ref := range refs {
-		slot, ok := t.byRef[ref]
+		slot, ok := t.byRef.get(ref)
 		if !ok {
 			continue
 		}

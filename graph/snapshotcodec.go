@@ -93,8 +93,10 @@ func decodeSequences(b []byte) (*textdoc.Sequences, error) {
 }
 
 // encodeDump writes a bm25.Dump: the vocabularies with their postings, then the documents'
-// columns.
+// columns, in id order (outside the text index's lock), so that the open installs them without
+// indexing the ids (bm25.Builder.Load); a file written before in another order opens as well.
 func encodeDump(dump bm25.Dump) []byte {
+	dump.SortByID()
 	var e snapshot.Enc
 	e.Uvarint(uint64(len(dump.Corpora)))
 	for _, c := range dump.Corpora {

@@ -28,10 +28,19 @@ func openSections(t *testing.T, memories int, sections []snapshot.Section) (*res
 }
 
 // TestSnapshotSectionsRoundTrip: a tenant's caches written as writeSnapshot writes them and read
-// back as an open reads them hold the same memories, statistics, term lists and vectors.
+// back as an open reads them hold the same memories, statistics, term lists and vectors, and
+// the text indexes answer every query as the ones written.
 func TestSnapshotSectionsRoundTrip(t *testing.T) {
 	x := syntheticIndex(1500) // two vector blocks, the second part full
 	x.removeMemoryLocked("t", "mem-000007")
+	// A memory in the removed one's place: the indexes' order is no longer the ids' (the file's
+	// is).
+	late := analysedDoc{ID: "mem-late#0", UID: 0x9000, Tokens: []string{"w1", "w17", "late"}, Length: 3,
+		Title: []string{"w333"}, Vec: make([]float32, 384)}
+	x.addMemoryLocked("t", "mem-late", []analysedDoc{late})
+	if slices.IsSorted(x.ix.Dump("t").IDs) {
+		t.Fatal("the index's documents are in id order already")
+	}
 	res, err := openSections(t, len(x.memories), x.sections())
 	if err != nil {
 		t.Fatal(err)
@@ -57,12 +66,22 @@ func TestSnapshotSectionsRoundTrip(t *testing.T) {
 				}
 			}
 		}
-		q := []string{"w1", "w17", "w333", "w19999"}
+		q := []string{"w1", "w17", "w333", "w19999", "late"}
 		if g, w := got.Stats("t", "", q...), want.Stats("t", "", q...); !reflect.DeepEqual(g, w) {
 			t.Fatalf("stats %+v, want %+v", g, w)
 		}
 		if g, w := got.Search("t", "", q, 10, bm25.Params{}), want.Search("t", "", q, 10, bm25.Params{}); !reflect.DeepEqual(g, w) {
 			t.Fatalf("search %v, want %v", g, w)
+		}
+		refs := []uint64{0x9000, 0x10000, 0x10007, 0x10000 + 1499, 0x10000 + 1500}
+		for i := range 200 {
+			refs = append(refs, uint64(0x10000+i*7))
+		}
+		if g, w := got.ScoreRefs("t", "", q, refs, bm25.Params{}), want.ScoreRefs("t", "", q, refs, bm25.Params{}); !maps.Equal(g, w) {
+			t.Fatalf("scores %v, want %v", g, w)
+		}
+		if g, w := got.Holding("t", "", q, 50), want.Holding("t", "", q, 50); !slices.Equal(g, w) {
+			t.Fatalf("holding %v, want %v", g, w)
 		}
 	}
 	if res.vecs.len() != x.vec.len() || res.vecs.dim != x.vec.dim || !reflect.DeepEqual(res.vecs.byMemory, x.vec.byMemory) {
