@@ -11,6 +11,7 @@ import (
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/semvec"
 )
 
 // TextStats exposes a tenant's BM25 statistics to the external tests (loading them first).
@@ -271,11 +272,78 @@ func (t *Tenant) IndexBytes() int { return t.indexBytes() }
 // BuildSemanticModel builds the tenant's semantic model (with links) now, so that a test's recall
 // does not use one built from fewer memories (a rebuild waits semRebuildEvery).
 func (t *Tenant) BuildSemanticModel() {
-	m, gen, chg := t.semBuild(true)
+	m, gen, chg, partial := t.semBuild(true)
 	s := &t.text.sem
 	s.mu.Lock()
 	s.model, s.gen, s.chg, s.built = m, gen, chg, time.Now()
+	s.notePartial(t, partial)
 	s.mu.Unlock()
+}
+
+// SetSemLinksHook has hook called before each page of the semantic model's link read with the
+// relation and the page's size; an error it returns fails the page (semLinksTestHook), until
+// restore is called.
+func SetSemLinksHook(hook func(relation string, size int) error) (restore func()) {
+	old := semLinksTestHook
+	semLinksTestHook = hook
+	return func() { semLinksTestHook = old }
+}
+
+// SemLinksRetries is how many repairs a partial semantic model gets in a row.
+const SemLinksRetries = semLinksRetries
+
+// SetSemLinksRetry sets how long a partial semantic model serves before its first repair (each
+// further one waits twice as long), until restore is called.
+func SetSemLinksRetry(d time.Duration) (restore func()) {
+	old := semLinksRetry
+	semLinksRetry = d
+	return func() { semLinksRetry = old }
+}
+
+// SemanticModel waits for a running build of the tenant's semantic model (with links) and
+// returns it, whether it is partial (built without the links it asked for) and how many
+// repairs were started since the last whole build.
+func (t *Tenant) SemanticModel() (m *semvec.Model, partial bool, repairs int) {
+	s := &t.text.sem
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.building {
+		done := s.done
+		s.mu.Unlock()
+		<-done
+		s.mu.Lock()
+	}
+	return s.model, s.partial, s.repairs
+}
+
+// DropSemanticModel drops the tenant's semantic model (with links) as the memory budget does, so
+// that the next recall builds it again, in its own goroutine.
+func (t *Tenant) DropSemanticModel() {
+	t.SemanticModel() // not during a build
+	s := &t.text.sem
+	s.mu.Lock()
+	s.model, s.gen, s.chg, s.partial, s.repairs, s.repairAt = nil, 0, 0, false, 0, time.Time{}
+	s.mu.Unlock()
+}
+
+// BuildSemanticState builds a semantic model from the tenant's text index as it is now (with
+// links, or without) and returns its state, leaving the tenant's own model alone.
+func (t *Tenant) BuildSemanticState(links bool) (state semvec.State, partial bool) {
+	m, _, _, partial := t.semBuild(links)
+	return m.State(), partial
+}
+
+// LoadTextIndex loads the tenant's text index (from its snapshot when there is one) without a
+// recall, so without building the semantic model.
+func (t *Tenant) LoadTextIndex(ctx context.Context) error { return t.text.ensure(ctx, t) }
+
+// WriteSnapshot writes the tenant's snapshot now, whether or not its caches changed since the
+// last write.
+func (t *Tenant) WriteSnapshot() error {
+	t.text.mu.Lock()
+	t.text.snap.from = time.Time{}
+	t.text.mu.Unlock()
+	return t.writeSnapshot()
 }
 
 // SetWatermarkInterval sets how old the last check of a tenant's change watermark may get before
@@ -367,4 +435,11 @@ func SetSnapshotOpenHook(hook func(tenant string)) (restore func()) {
 	old := snapshotOpenTestHook
 	snapshotOpenTestHook = hook
 	return func() { snapshotOpenTestHook = old }
+}
+
+// DecodeSemanticSection reads the flags of a snapshot's semantic section: whether its model was
+// built from the snapshot's text index and whether it lacks its links.
+func DecodeSemanticSection(b []byte) (current, partial bool, err error) {
+	_, current, partial, err = decodeSemantic(b)
+	return current, partial, err
 }

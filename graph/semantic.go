@@ -18,6 +18,13 @@ import (
 // at most every semRebuildEvery), so a chunk written or removed reaches it within one build.
 // Recall uses the model at hand meanwhile: a removed chunk it still proposes is dropped by the
 // recall's memory filter (its memory is gone), a new one waits for the next build.
+//
+// A build whose link read failed (a page past its deadline on a starved alpha, twice) keeps a
+// model without the links, marked partial: it serves meanwhile (better than none), and a recall
+// after semLinksRetry, doubling, starts a rebuild with links although the text index did not
+// change — at most semLinksRetries in a row, so a lasting outage costs a bounded number of
+// reads; a build that reads its links ends the series. A snapshot records the mark, and the next
+// process's first recall rebuilds a partial model (snapshot.go).
 type semCache struct {
 	mu       sync.Mutex
 	model    *semvec.Model
@@ -26,6 +33,11 @@ type semCache struct {
 	took     time.Duration // how long the last build took
 	building bool
 	done     chan struct{} // closed when the running build ends
+	// partial: the model was built without the links it asked for (the read failed); repairs
+	// counts the rebuilds started since for that alone, the next not before repairAt.
+	partial  bool
+	repairs  int
+	repairAt time.Time
 }
 
 // semRebuildEvery bounds how often the model is rebuilt while writes keep coming: at most every
@@ -57,17 +69,30 @@ const semEdgesTimeout = 2 * time.Minute
 
 var semLinksPage = 10_000
 
-// semBuild builds a model from the tenant's text index as it is now (and, with semContext, its
-// links as they are now).
-func (t *Tenant) semBuild(links bool) (*semvec.Model, uint64, uint64) {
+// semLinksRetry is how long a partial model (its link read failed) serves before a recall
+// rebuilds it with links; each further try waits twice as long, and after semLinksRetries failed
+// tries in a row the model stays partial until the text index changes (1, 2, 4, 8 minutes: a
+// starved alpha gets a quarter of an hour to recover).
+var semLinksRetry = time.Minute
+
+const semLinksRetries = 4
+
+// semLinksTestHook, when set by a test, is called before each page of the link read with the
+// relation and the page's size; an error it returns is the page's.
+var semLinksTestHook func(relation string, size int) error
+
+// semBuild builds a model from the tenant's text index as it is now (and, with links, its links
+// as they are now); partial: the links were asked for and could not be read, the model was
+// built without them.
+func (t *Tenant) semBuild(links bool) (m *semvec.Model, gen, chg uint64, partial bool) {
 	var docs []semvec.Doc
-	gen, chg := t.text.ix.Each(t.Name, func(ref uint64, terms []string) {
+	gen, chg = t.text.ix.Each(t.Name, func(ref uint64, terms []string) {
 		docs = append(docs, semvec.Doc{Ref: ref, Terms: terms})
 	})
 	if len(docs) < semMinDocs {
 		// Too few chunks for co-occurrence statistics: an empty model (no vectors, no
 		// candidates), rebuilt like any other when the tenant grows.
-		return semvec.Build(nil, semOptions), gen, chg
+		return semvec.Build(nil, semOptions), gen, chg, false
 	}
 	var linksRead time.Duration
 	if links {
@@ -75,6 +100,7 @@ func (t *Tenant) semBuild(links bool) (*semvec.Model, uint64, uint64) {
 		linked, err := t.semLinks(context.Background())
 		linksRead = time.Since(readStart)
 		if err != nil {
+			partial = true
 			t.c.log.Warn("semantic model: links not read; built without them", "tenant", t.Name, "err", err)
 		}
 		if len(linked) > 0 {
@@ -92,30 +118,41 @@ func (t *Tenant) semBuild(links bool) (*semvec.Model, uint64, uint64) {
 		}
 	}
 	start := time.Now()
-	m := semvec.Build(docs, semOptions)
-	t.c.log.Info("semantic model built", "tenant", t.Name, "chunks", len(docs), "links", links,
+	m = semvec.Build(docs, semOptions)
+	t.c.log.Info("semantic model built", "tenant", t.Name, "chunks", len(docs), "links", links && !partial,
 		"links_read", linksRead.Round(time.Millisecond), "build", time.Since(start).Round(time.Millisecond))
-	return m, gen, chg
+	return m, gen, chg, partial
 }
 
 // semLinks reads, for every chunk of a memory with open relation edges, the chunks of the
 // memories those edges lead to (outgoing; writers materialise each link's inverse), at most
 // edgeFanout per relation and memory: per relation, in pages of semLinksPage memories by uid,
-// each page in one read-only transaction under its own semEdgesTimeout.
+// each page in one read-only transaction under its own semEdgesTimeout. A page that fails (on a
+// starved alpha: its deadline passed) is read once more at half the size, and the pages after it
+// keep the smaller size; a retry that fails too fails the read. Each failure halves the page, so
+// a read survives at most log2(semLinksPage) of them, and its queries stay bounded by the
+// tenant's linked memories.
 func (t *Tenant) semLinks(ctx context.Context) (map[uint64][]uint64, error) {
 	rels, err := t.linkedRelations(ctx)
 	if err != nil || len(rels) == 0 {
 		return nil, err
 	}
 	out := map[uint64][]uint64{}
+	size := semLinksPage
 	for _, r := range rels {
 		after := ""
 		for {
-			last, n, err := t.semLinksPageRead(ctx, r, after, out)
+			last, n, err := t.semLinksPageRead(ctx, r, after, size, out)
+			if err != nil && size > 1 && ctx.Err() == nil {
+				t.c.log.Warn("semantic model: a page of links not read; reading it again at half the size",
+					"tenant", t.Name, "relation", r, "page", size, "err", err)
+				size /= 2
+				last, n, err = t.semLinksPageRead(ctx, r, after, size, out)
+			}
 			if err != nil {
 				return nil, err
 			}
-			if n < semLinksPage {
+			if n < size {
 				break
 			}
 			after = last
@@ -124,13 +161,19 @@ func (t *Tenant) semLinks(ctx context.Context) (map[uint64][]uint64, error) {
 	return out, nil
 }
 
-// semLinksPageRead reads one page of relation r's linked memories after uid after into out; it
-// returns the page's last memory uid and how many memories it held.
-func (t *Tenant) semLinksPageRead(ctx context.Context, r, after string, out map[uint64][]uint64) (string, int, error) {
+// semLinksPageRead reads one page of relation r's linked memories (at most size) after uid after
+// into out, which a failed read leaves as it was; it returns the page's last memory uid and how
+// many memories it held.
+func (t *Tenant) semLinksPageRead(ctx context.Context, r, after string, size int, out map[uint64][]uint64) (string, int, error) {
+	if semLinksTestHook != nil {
+		if err := semLinksTestHook(r, size); err != nil {
+			return "", 0, fmt.Errorf("semantic model links: %w", err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, semEdgesTimeout)
 	defer cancel()
 	q := fmt.Sprintf("{ r(func: has(<%s>), first: %d%s) { uid c: Memory.chunks { uid } n: <%s> @facets(%s) (first: %d) { c: Memory.chunks { uid } } } }",
-		r, semLinksPage, afterClause(after), r, edgeOpenFilter, edgeFanout)
+		r, size, afterClause(after), r, edgeOpenFilter, edgeFanout)
 	resp, err := t.dg.NewReadOnlyTxn().Query(ctx, q)
 	if err != nil {
 		return "", 0, fmt.Errorf("semantic model links: %w", err)
@@ -171,7 +214,8 @@ func (t *Tenant) semLinksPageRead(ctx context.Context, r, after string, out map[
 
 // semModel returns the tenant's semantic model: built now when there is none (the text index
 // must be loaded), else the one at hand, starting a background rebuild when the text index
-// changed since it was built. nil when the tenant holds no text.
+// changed since it was built, or when it is partial and its next repair is due. nil when the
+// tenant holds no text.
 func (t *Tenant) semModel(links bool) *semvec.Model {
 	s := &t.text.sem
 	if !links {
@@ -182,11 +226,17 @@ func (t *Tenant) semModel(links bool) *semvec.Model {
 	start := func() { s.building, s.done, s.built = true, make(chan struct{}), time.Now() }
 	build := func() *semvec.Model {
 		s.mu.Unlock()
-		m, gen, chg := t.semBuild(links)
+		m, gen, chg, partial := t.semBuild(links)
 		s.mu.Lock()
+		repaired := s.partial && !partial
 		s.model, s.gen, s.chg, s.building, s.took = m, gen, chg, false, time.Since(s.built)
+		s.notePartial(t, partial)
 		close(s.done)
 		t.c.enforceIndexBudget(t) // the model counts against the index memory budget (budget.go)
+		if repaired {
+			// The snapshot may hold the partial model (writeSnapshot rewrites it for this alone).
+			go t.snapshotSoon()
+		}
 		return m
 	}
 	s.mu.Lock()
@@ -204,7 +254,14 @@ func (t *Tenant) semModel(links bool) *semvec.Model {
 	}
 	m := s.model
 	gen, chg := t.text.ix.Version(t.Name)
-	if (gen != s.gen || chg != s.chg) && !s.building && time.Since(s.built) >= max(semRebuildEvery, semRebuildShare*s.took) {
+	stale := (gen != s.gen || chg != s.chg) && time.Since(s.built) >= max(semRebuildEvery, semRebuildShare*s.took)
+	repair := s.partial && s.repairs < semLinksRetries && !time.Now().Before(s.repairAt)
+	if (stale || repair) && !s.building {
+		if !stale {
+			s.repairs++
+			t.c.log.Info("semantic model: rebuilding with the links it lacks", "tenant", t.Name,
+				"try", s.repairs, "of", semLinksRetries)
+		}
 		start()
 		go func() {
 			s.mu.Lock()
@@ -213,4 +270,22 @@ func (t *Tenant) semModel(links bool) *semvec.Model {
 		}()
 	}
 	return m
+}
+
+// notePartial records whether the model just built lacks its links (s.mu held): a partial one
+// gets its next repair after semLinksRetry·2^repairs, a whole one ends the series of repairs.
+func (s *semCache) notePartial(t *Tenant, partial bool) {
+	s.partial = partial
+	if !partial {
+		s.repairs, s.repairAt = 0, time.Time{}
+		return
+	}
+	if s.repairs >= semLinksRetries {
+		t.c.log.Warn("semantic model: partial until the tenant's text changes; its link read failed every try",
+			"tenant", t.Name, "tries", s.repairs)
+		return
+	}
+	wait := semLinksRetry << s.repairs
+	s.repairAt = time.Now().Add(wait)
+	t.c.log.Info("semantic model: partial; rebuilding with links later", "tenant", t.Name, "in", wait)
 }

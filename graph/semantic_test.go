@@ -1,10 +1,15 @@
 package graph_test
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/knowmind/knowmind"
 	"github.com/knowmind/knowmind/graph"
@@ -183,5 +188,146 @@ func TestRecallSemanticPoolFindsWithoutSharedWords(t *testing.T) {
 	noModel := f.recallWith(q, with(func(p *search.Plan, w *search.Weights) { p.TextScore, w.SemanticPool, w.Concept = false, 0, 0 }))
 	if !slices.EqualFunc(vectorOnly.Hits, noModel.Hits, func(a, b knowmind.RecallHit) bool { return a.MemoryID == b.MemoryID && a.Score == b.Score }) {
 		t.Fatalf("without the text signal the pool still counts:\n%+v\nwithout the model:\n%+v", vectorOnly.Hits, noModel.Hits)
+	}
+}
+
+// storeLinkedTopics stores two topics of 12 memories each (≥ semMinDocs chunks) and links each
+// pottery memory to a hiking one, so a model built with links differs from one built without.
+func storeLinkedTopics(f *recallFixture) {
+	f.t.Helper()
+	for i := range 12 {
+		p := f.store(fmt.Sprintf("Pottery %d", i), fmt.Sprintf("Pottery class %d fired clay bowls in the kiln and glazed the vases.", i))
+		h := f.store(fmt.Sprintf("Hiking %d", i), fmt.Sprintf("Hike %d climbed the mountain ridge above the forest lake.", i))
+		if i%2 == 0 {
+			f.link(p, h, "RELATES_TO")
+		}
+	}
+}
+
+// failLinks is a semantic link-read hook that fails the pages it is told to and counts them all.
+type failLinks struct {
+	mu    sync.Mutex
+	fail  func(call int) bool // call counts from 1
+	calls int
+	sizes []int
+}
+
+func (h *failLinks) hook(_ string, size int) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls++
+	h.sizes = append(h.sizes, size)
+	if h.fail != nil && h.fail(h.calls) {
+		return errors.New("test: page past its deadline")
+	}
+	return nil
+}
+
+func (h *failLinks) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.calls
+}
+
+// A page of the link read that fails is read again at half the size, and the read finds every
+// chunk's context as before; a page that fails again fails the read.
+func TestSemanticLinksPageRetried(t *testing.T) {
+	f := newRecallFixture(t)
+	var ids []string
+	for _, w := range []string{"alpha", "beta", "gamma", "delta", "epsilon"} {
+		ids = append(ids, f.store(w, "The "+w+" memory talks about "+w+" things."))
+	}
+	f.link(ids[0], ids[1], "RELATES_TO")
+	f.link(ids[2], ids[3], "RELATES_TO")
+	f.link(ids[0], ids[3], "RELATES_TO")
+	f.recall(knowmind.RecallQuery{Query: "alpha", K: 5}) // loads the text index
+	whole, err := f.ten.SemanticLinks(f.ctx)
+	if err != nil || len(whole) != 4 {
+		t.Fatalf("%d chunks with context, want the four linked memories' chunks: %v, %v", len(whole), whole, err)
+	}
+	defer graph.SetSemLinksPage(4)()
+	h := &failLinks{fail: func(call int) bool { return call == 1 }}
+	defer graph.SetSemLinksHook(h.hook)()
+	retried, err := f.ten.SemanticLinks(f.ctx)
+	if err != nil {
+		t.Fatalf("a page that failed once: %v", err)
+	}
+	if len(h.sizes) < 2 || h.sizes[0] != 4 || slices.ContainsFunc(h.sizes[1:], func(s int) bool { return s != 2 }) {
+		t.Fatalf("page sizes read %v, want 4 (failed) and then 2", h.sizes)
+	}
+	if !maps.EqualFunc(retried, whole, func(a, b []uint64) bool {
+		return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
+	}) {
+		t.Fatalf("after a retried page: %v, want %v", retried, whole)
+	}
+	h2 := &failLinks{fail: func(call int) bool { return call <= 2 }}
+	defer graph.SetSemLinksHook(h2.hook)()
+	if links, err := f.ten.SemanticLinks(f.ctx); err == nil || h2.count() != 2 {
+		t.Fatalf("a page that failed twice: %v, %v after %d pages, want an error after 2", links, err, h2.count())
+	}
+}
+
+// A model built while its link read fails is partial: it serves, built without the links, and
+// without any write a later recall rebuilds it with them (after semLinksRetry, doubling). A
+// lasting failure gets SemLinksRetries repairs, no more.
+func TestSemanticModelRepairsLinks(t *testing.T) {
+	f := newRecallFixture(t)
+	storeLinkedTopics(f)
+	q := knowmind.RecallQuery{Query: "kiln and glaze", K: 5}
+	f.recall(q) // loads the text index
+	text := f.ten.TextRefs()
+	plain, _ := f.ten.BuildSemanticState(false)
+	want, partial := f.ten.BuildSemanticState(true)
+	if partial || reflect.DeepEqual(want, plain) {
+		t.Fatalf("with links (partial %v) the model is the one without: the test does not test links", partial)
+	}
+	defer graph.SetSemLinksRetry(20 * time.Millisecond)()
+	// until recalls until done holds (each waits for the build it started) or the time is up.
+	until := func(what string, done func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !done(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("not within 30 s: %s", what)
+			}
+			f.recall(q)
+		}
+	}
+
+	// A lasting failure: the first build and SemLinksRetries repairs, two pages each (the page
+	// and its half), then none.
+	always := &failLinks{fail: func(int) bool { return true }}
+	restore := graph.SetSemLinksHook(always.hook)
+	f.ten.DropSemanticModel()
+	f.recall(q) // builds the model, in the recall
+	m, partial, _ := f.ten.SemanticModel()
+	if !partial || !reflect.DeepEqual(m.State(), plain) {
+		t.Fatalf("built while the links fail: partial %v, the model without links %v", partial, reflect.DeepEqual(m.State(), plain))
+	}
+	until("every repair tried", func() bool { _, _, n := f.ten.SemanticModel(); return n == graph.SemLinksRetries })
+	time.Sleep(20 * time.Millisecond << graph.SemLinksRetries) // twice the last wait
+	f.recall(q)
+	m, partial, _ = f.ten.SemanticModel()
+	if calls := always.count(); calls != 2*(1+graph.SemLinksRetries) || !partial || !reflect.DeepEqual(m.State(), plain) {
+		t.Fatalf("after every repair failed: %d pages read, want %d; partial %v", calls, 2*(1+graph.SemLinksRetries), partial)
+	}
+	restore()
+
+	// The read fails once (its page and the page's half), then works: the partial model is
+	// replaced by the one with links, the text index unchanged.
+	once := &failLinks{fail: func(call int) bool { return call <= 2 }}
+	defer graph.SetSemLinksHook(once.hook)()
+	f.ten.DropSemanticModel()
+	f.recall(q)
+	if m, partial, _ := f.ten.SemanticModel(); !partial || !reflect.DeepEqual(m.State(), plain) {
+		t.Fatalf("built while the links fail: partial %v", partial)
+	}
+	until("the model rebuilt with its links", func() bool { _, partial, _ := f.ten.SemanticModel(); return !partial })
+	m, _, repairs := f.ten.SemanticModel()
+	if !reflect.DeepEqual(m.State(), want) || repairs != 0 || once.count() < 3 {
+		t.Fatalf("after the repair: the model with links %v, %d repairs pending, %d pages read",
+			reflect.DeepEqual(m.State(), want), repairs, once.count())
+	}
+	if now := f.ten.TextRefs(); !slices.Equal(now, text) {
+		t.Fatalf("the text index changed during the test: %d chunks, before %d", len(now), len(text))
 	}
 }

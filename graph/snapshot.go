@@ -66,6 +66,9 @@ type snapshotState struct {
 	// written is when the file was last written or read: this process's own writes get a new
 	// snapshot at most every snapshotEvery (snapshotDue).
 	written time.Time
+	// semPartial: the file holds a partial semantic model (semantic.go), so a whole one is worth
+	// a write although the text index did not change.
+	semPartial bool
 }
 
 // snapshotPath is where the tenant's snapshot lives ("": snapshots are off).
@@ -182,13 +185,20 @@ func (t *Tenant) writeSnapshot() error {
 	x := &t.text
 	x.snap.file.Lock()
 	defer x.snap.file.Unlock()
+	// The semantic model first: its lock is never taken under x.mu.
+	s := &x.sem
+	s.mu.Lock()
+	model, partial, semGen, semChg := s.model, s.partial, s.gen, s.chg
+	s.mu.Unlock()
 	x.mu.Lock()
 	if x.state != textLoaded || x.snap.opening != nil {
 		x.mu.Unlock()
 		return nil
 	}
 	gen, chg := x.ix.Version(t.Name)
-	if x.snap.gen == gen && x.snap.chg == chg && x.snap.from.Equal(x.syncedFrom) && !x.snap.from.IsZero() {
+	current := model != nil && semGen == gen && semChg == chg
+	repaired := x.snap.semPartial && model != nil && !partial
+	if x.snap.gen == gen && x.snap.chg == chg && x.snap.from.Equal(x.syncedFrom) && !x.snap.from.IsZero() && !repaired {
 		x.mu.Unlock()
 		return nil
 	}
@@ -206,12 +216,8 @@ func (t *Tenant) writeSnapshot() error {
 		{Name: sectionTitles, Data: encodeDump(titles)},
 		{Name: sectionWords, Data: encodeWords(words)},
 	}
-	s := &t.text.sem
-	s.mu.Lock()
-	model, current := s.model, s.gen == gen && s.chg == chg
-	s.mu.Unlock()
 	if model != nil {
-		sections = append(sections, snapshot.Section{Name: sectionSemantic, Data: encodeSemantic(model.State(), current)})
+		sections = append(sections, snapshot.Section{Name: sectionSemantic, Data: encodeSemantic(model.State(), current, partial)})
 	}
 	sections = append(sections, snapshot.Section{Name: sectionSequences, Data: seqs},
 		snapshot.Section{Name: sectionVectors, Data: vectors}, snapshot.Section{Name: sectionVectorBlocks, Data: blocks})
@@ -220,6 +226,7 @@ func (t *Tenant) writeSnapshot() error {
 	}
 	x.mu.Lock()
 	x.snap.gen, x.snap.chg, x.snap.from, x.snap.written = gen, chg, from, time.Now()
+	x.snap.semPartial = model != nil && partial
 	x.mu.Unlock()
 	return nil
 }

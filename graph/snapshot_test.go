@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"testing"
@@ -453,5 +454,103 @@ func TestSnapshotOpenWithWritesDuringTheDecode(t *testing.T) {
 	got = f.recall(knowmind.RecallQuery{Query: "Lieferung Ersatzteile Tor 4", K: 3})
 	if len(got.Hits) == 0 || got.Hits[0].MemoryID != elsewhere.MemoryID {
 		t.Fatalf("written elsewhere during the open: hits %s, want %s first", hitList(got), elsewhere.MemoryID)
+	}
+}
+
+// A partial semantic model (its link read failed) goes into the snapshot as partial: the next
+// process serves it until its first recall rebuilds it with links, and that whole model is
+// written although the text index did not change, so the process after reads it whole from the
+// file without reading a link.
+func TestIndexSnapshotPartialSemanticModel(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	name := dgraphtest.TenantName(t)
+	q := knowmind.RecallQuery{Query: "kiln and glaze", K: 5}
+
+	// Process 1: every link read fails.
+	failing := &failLinks{fail: func(int) bool { return true }}
+	restore := graph.SetSemLinksHook(failing.hook)
+	first := openIndexClient(t, dir, bm25.Analysis{})
+	ten, err := first.Tenant(ctx, name, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &recallFixture{t: t, ctx: ctx, ten: ten}
+	storeLinkedTopics(f)
+	f.recall(q)
+	plain, _ := ten.BuildSemanticState(false)
+	ten.DropSemanticModel()
+	f.recall(q) // builds the model, partial
+	if _, partial, _ := ten.SemanticModel(); !partial {
+		t.Fatal("built while the links fail: not partial")
+	}
+	if err := ten.WriteSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	restore()
+
+	// open starts a process on the snapshot and loads the tenant's index from it, without a recall.
+	open := func() (*graph.Client, *graph.Tenant) {
+		t.Helper()
+		c := openIndexClient(t, dir, bm25.Analysis{})
+		ten, err := c.Tenant(ctx, name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ten.LoadTextIndex(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if loads := c.SnapshotLoads(); loads[graph.SnapshotLoaded] != 1 {
+			t.Fatalf("snapshot loads %v, want one loaded", loads)
+		}
+		return c, ten
+	}
+	reads := &failLinks{}
+	defer graph.SetSemLinksHook(reads.hook)()
+
+	// Process 2: the partial model serves until the first recall's repair.
+	second, ten := open()
+	m, partial, _ := ten.SemanticModel()
+	if !partial || m == nil || !reflect.DeepEqual(m.State(), plain) || reads.count() != 0 {
+		t.Fatalf("read back: partial %v, the model without links %v, %d link pages read", partial, m != nil && reflect.DeepEqual(m.State(), plain), reads.count())
+	}
+	// A write now records the partial model as what the file holds: the repair's write below is
+	// then due to the repair alone.
+	if err := ten.WriteSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	f = &recallFixture{t: t, ctx: ctx, ten: ten}
+	f.recall(q) // starts the repair
+	m, partial, _ = ten.SemanticModel()
+	want, _ := ten.BuildSemanticState(true)
+	if partial || !reflect.DeepEqual(m.State(), want) || reflect.DeepEqual(want, plain) {
+		t.Fatalf("after the first recall: partial %v, the model with links %v", partial, reflect.DeepEqual(m.State(), want))
+	}
+	// The repair writes the snapshot itself (the text index did not change), not only at a close.
+	path := filepath.Join(dir, strconv.FormatUint(ten.Namespace, 10), "index.snap")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, sections, err := snapshot.ReadFile(path, graph.SnapshotKey(dgraphtest.Shared(t).Secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, partial, err := graph.DecodeSemanticSection(sections["semantic"]); err == nil && !partial {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the snapshot still holds a partial model 30 s after the repair: %v", err)
+		}
+	}
+
+	// Process 3 (beside process 2, which has not closed): the whole model, from the file.
+	defer second.Close()
+	pages := reads.count()
+	third, ten := open()
+	defer third.Close()
+	m, partial, _ = ten.SemanticModel()
+	if partial || m == nil || !reflect.DeepEqual(m.State(), want) || reads.count() != pages {
+		t.Fatalf("read back after the repair: partial %v, the model with links %v, %d link pages read",
+			partial, m != nil && reflect.DeepEqual(m.State(), want), reads.count()-pages)
 	}
 }

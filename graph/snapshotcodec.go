@@ -310,11 +310,23 @@ func uint32sAsInt32s(v []uint32) []int32 {
 	return out
 }
 
-func encodeSemantic(s semvec.State, current bool) []byte {
+// Flags of the semantic section: semCurrent, the model was built from the text index the
+// snapshot holds; semPartial, it was built without the links it asked for (semantic.go). A
+// reader that knows only semCurrent compares the whole flag with it and so takes a partial model
+// for a stale one: rebuilt either way.
+const (
+	semCurrent = 1 << iota
+	semPartial
+)
+
+func encodeSemantic(s semvec.State, current, partial bool) []byte {
 	var e snapshot.Enc
 	flag := uint64(0)
 	if current {
-		flag = 1
+		flag |= semCurrent
+	}
+	if partial {
+		flag |= semPartial
 	}
 	e.Uvarint(flag)
 	e.Uvarint(uint64(s.Dims))
@@ -328,18 +340,18 @@ func encodeSemantic(s semvec.State, current bool) []byte {
 	return e.Bytes()
 }
 
-func decodeSemantic(b []byte) (*semvec.Model, bool, error) {
+func decodeSemantic(b []byte) (m *semvec.Model, current, partial bool, err error) {
 	d := snapshot.NewDec(b)
-	current := d.Uvarint() == 1
+	flag := d.Uvarint()
+	current, partial = flag&semCurrent != 0, flag&semPartial != 0
 	s := semvec.State{Dims: d.Int(1 << 16), Built: d.Int(1 << 31), Vocab: d.Strings()}
 	s.Words, s.IDF, s.Mean = d.Float32s(), d.Float32s(), d.Float32s()
 	s.Refs, s.Docs = d.Uvarints(), d.Float32s()
 	if err := d.Done(); err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
-	m, err := semvec.FromState(s)
-	if err != nil {
-		return nil, false, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
+	if m, err = semvec.FromState(s); err != nil {
+		return nil, false, false, fmt.Errorf("%w: %v", snapshot.ErrCorrupt, err)
 	}
-	return m, current, nil
+	return m, current, partial, nil
 }

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/knowmind/knowmind/bm25"
+	"github.com/knowmind/knowmind/semvec"
 	"github.com/knowmind/knowmind/snapshot"
 )
 
@@ -122,5 +124,26 @@ func TestSnapshotSectionCutsAreCorrupt(t *testing.T) {
 	}
 	if _, err := openSections(t, len(x.memories)+1, sections); !errors.Is(err, snapshot.ErrCorrupt) {
 		t.Fatalf("tagged with another count: %v", err)
+	}
+}
+
+// TestSemanticSectionFlags: the semantic section keeps whether its model is current and whether
+// it is partial, and a reader that knows only the current flag (the whole flag equal to it)
+// takes a partial model for a stale one.
+func TestSemanticSectionFlags(t *testing.T) {
+	var docs []semvec.Doc
+	for i := range 30 {
+		docs = append(docs, semvec.Doc{Ref: uint64(i + 1), Terms: []string{"w" + strconv.Itoa(i%7), "w" + strconv.Itoa(i%5), "common"}})
+	}
+	state := semvec.Build(docs, semOptions).State()
+	for _, c := range []struct{ current, partial bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		b := encodeSemantic(state, c.current, c.partial)
+		m, current, partial, err := decodeSemantic(b)
+		if err != nil || current != c.current || partial != c.partial || !reflect.DeepEqual(m.State(), state) {
+			t.Fatalf("%+v: read back current %v, partial %v, same model %v, %v", c, current, partial, err == nil && reflect.DeepEqual(m.State(), state), err)
+		}
+		if old := snapshot.NewDec(b).Uvarint() == 1; old != (c.current && !c.partial) {
+			t.Fatalf("%+v: a reader of the current flag alone takes it as current: %v", c, old)
+		}
 	}
 }

@@ -33,6 +33,7 @@ type restored struct {
 	seqs         *textdoc.Sequences
 	sem          *semvec.Model
 	semCurrent   bool
+	semPartial   bool
 	ahead        *syncAhead    // the catch-up's first reads, done during the decode
 	decoded      time.Duration // reading and decoding the file
 	waited       time.Duration // after it, for the store's answers
@@ -161,7 +162,7 @@ func decodeSnapshot(r *snapshot.Reader, memoriesIn func(memories map[string][]st
 		case sectionWords:
 			decode(func() (err error) { res.words, err = decodeWords(b); return })
 		case sectionSemantic:
-			decode(func() (err error) { res.sem, res.semCurrent, err = decodeSemantic(b); return })
+			decode(func() (err error) { res.sem, res.semCurrent, res.semPartial, err = decodeSemantic(b); return })
 		case sectionSequences:
 			decode(func() (err error) { res.seqs, err = decodeSequences(b); return })
 		case sectionVectors:
@@ -334,6 +335,9 @@ func (x *textIndex) openSnapshot(ctx context.Context, t *Tenant) bool {
 			gen, chg := x.ix.Version(t.Name)
 			s.gen, s.chg, s.built = gen, chg, time.Now()
 		}
+		// A partial model serves until the first recall's repair (semModel) replaces it: this
+		// process has not tried its links yet.
+		s.partial, s.repairs, s.repairAt = r.semPartial, 0, time.Time{}
 		s.mu.Unlock()
 	}
 
@@ -356,6 +360,7 @@ func (x *textIndex) openSnapshot(ctx context.Context, t *Tenant) bool {
 	}
 	gen, chg := x.ix.Version(t.Name)
 	x.snap.gen, x.snap.chg, x.snap.from, x.snap.written = gen, chg, r.tag.Watermark, time.Now()
+	x.snap.semPartial = r.sem != nil && r.semPartial
 	// The catch-up read the change watermark in a transaction begun after run.started: it is a
 	// check from then, so the first recall does not read the watermark again (fresh).
 	if run.started.After(x.watch.covered) {
