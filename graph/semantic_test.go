@@ -97,9 +97,9 @@ func TestSemanticLinksAreContext(t *testing.T) {
 	}
 }
 
-// The link read pages through each relation's linked memories: read one memory a page, it
-// finds every chunk's context that one page of all finds.
-func TestSemanticLinksPaged(t *testing.T) {
+// newLinkedFixture is a tenant of five memories, four of them linked (0-1, 2-3, 0-3), with its
+// text index loaded.
+func newLinkedFixture(t *testing.T) *recallFixture {
 	f := newRecallFixture(t)
 	var ids []string
 	for _, w := range []string{"alpha", "beta", "gamma", "delta", "epsilon"} {
@@ -109,6 +109,13 @@ func TestSemanticLinksPaged(t *testing.T) {
 	f.link(ids[2], ids[3], "RELATES_TO")
 	f.link(ids[0], ids[3], "RELATES_TO")
 	f.recall(knowmind.RecallQuery{Query: "alpha", K: 5}) // loads the text index
+	return f
+}
+
+// The link read pages through each relation's linked memories: read one memory a page, it
+// finds every chunk's context that one page of all finds.
+func TestSemanticLinksPaged(t *testing.T) {
+	f := newLinkedFixture(t)
 	whole, err := f.ten.SemanticLinks(f.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -232,15 +239,7 @@ func (h *failLinks) count() int {
 // A page of the link read that fails is read again at half the size, and the read finds every
 // chunk's context as before; a page that fails again fails the read.
 func TestSemanticLinksPageRetried(t *testing.T) {
-	f := newRecallFixture(t)
-	var ids []string
-	for _, w := range []string{"alpha", "beta", "gamma", "delta", "epsilon"} {
-		ids = append(ids, f.store(w, "The "+w+" memory talks about "+w+" things."))
-	}
-	f.link(ids[0], ids[1], "RELATES_TO")
-	f.link(ids[2], ids[3], "RELATES_TO")
-	f.link(ids[0], ids[3], "RELATES_TO")
-	f.recall(knowmind.RecallQuery{Query: "alpha", K: 5}) // loads the text index
+	f := newLinkedFixture(t)
 	whole, err := f.ten.SemanticLinks(f.ctx)
 	if err != nil || len(whole) != 4 {
 		t.Fatalf("%d chunks with context, want the four linked memories' chunks: %v, %v", len(whole), whole, err)

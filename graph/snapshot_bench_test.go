@@ -40,10 +40,9 @@ func BenchmarkSnapshotDecode(b *testing.B) {
 	}
 }
 
-// BenchmarkSnapshotOpen reads the same tenant's sealed snapshot file and decodes its sections as
-// opening a tenant does (snapshot.Open, decodeSnapshot: streamed, decoded in parallel): all of
-// an open but the store's sample check and the catch-up.
-func BenchmarkSnapshotOpen(b *testing.B) {
+// benchSnapshotFile writes benchSnapshotSections' tenant as a sealed snapshot file and returns
+// its path and key.
+func benchSnapshotFile(b *testing.B) (string, []byte) {
 	sections := benchSnapshotSections(b)
 	path, key := filepath.Join(b.TempDir(), "index.snap"), SnapshotKey([]byte("bench"))
 	m, _, err := decodeMemories(sections[1].Data)
@@ -53,6 +52,14 @@ func BenchmarkSnapshotOpen(b *testing.B) {
 	if err := snapshot.WriteFile(path, key, snapshot.Tag{Tenant: "t", Memories: len(m)}, sections); err != nil {
 		b.Fatal(err)
 	}
+	return path, key
+}
+
+// BenchmarkSnapshotOpen reads the same tenant's sealed snapshot file and decodes its sections as
+// opening a tenant does (snapshot.Open, decodeSnapshot: streamed, decoded in parallel): all of
+// an open but the store's sample check and the catch-up.
+func BenchmarkSnapshotOpen(b *testing.B) {
+	path, key := benchSnapshotFile(b)
 	if fi, err := os.Stat(path); err == nil {
 		b.Logf("file: %d B", fi.Size())
 	}

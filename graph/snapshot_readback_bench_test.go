@@ -3,7 +3,6 @@
 package graph
 
 import (
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -18,16 +17,7 @@ import (
 // search, the scores and terms of 300 references, their title scores), timed apart: the part
 // of a cold tenant's read-back that the open could shift onto its first recall.
 func BenchmarkSnapshotReadBack(b *testing.B) {
-	sections := benchSnapshotSections(b)
-	path, key := filepath.Join(b.TempDir(), "index.snap"), SnapshotKey([]byte("bench"))
-	m, _, err := decodeMemories(sections[1].Data)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := snapshot.WriteFile(path, key, snapshot.Tag{Tenant: "t", Memories: len(m)}, sections); err != nil {
-		b.Fatal(err)
-	}
-	sections = nil
+	path, key := benchSnapshotFile(b)
 	refs := make([]uint64, 300)
 	for i := range refs {
 		refs[i] = uint64(0x10000 + i*331)
